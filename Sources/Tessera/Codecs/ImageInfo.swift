@@ -1,0 +1,32 @@
+/// What a probe learns from an image's header, without decoding pixels.
+public struct ImageInfo: Sendable, Hashable, Codable {
+    /// The file format.
+    public var format: ImageFileFormat
+    /// Width of the stored pixels (before orientation).
+    public var width: Int
+    /// Height of the stored pixels (before orientation).
+    public var height: Int
+    /// EXIF orientation (``ImageOrientation/up`` when there is none).
+    public var orientation: ImageOrientation
+    /// Whether the image may have transparent pixels.
+    public var hasAlpha: Bool
+    /// Whether the image is grayscale (JPEG/PNG colour type), when the format says so.
+    public var isGrayscale: Bool
+
+    /// Creates an info value.
+    public init(format: ImageFileFormat, width: Int, height: Int, orientation: ImageOrientation = .up,
+                hasAlpha: Bool, isGrayscale: Bool = false) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.orientation = orientation
+        self.hasAlpha = hasAlpha
+        self.isGrayscale = isGrayscale
+    }
+
+    /// Size of the stored pixels.
+    public var storedSize: PixelSize { PixelSize(width: width, height: height) }
+
+    /// Size as displayed, after orientation (width and height swapped for 90° turns).
+    public var displaySize: PixelSize { orientation.displaySize(of: storedSize) }
+}

@@ -1,0 +1,44 @@
+/// The one error type Tessera throws. Switch on ``reason`` to learn exactly what failed.
+public struct TesseraError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What failed, grouped by area.
+    public enum Reason: Sendable, Equatable {
+        /// An image could not be probed or decoded.
+        case decoding(DecodingFailure)
+        /// An image could not be encoded.
+        case encoding(format: ImageFileFormat, message: String)
+        /// A bitmap geometry is impossible (non-positive size, stride shorter than a row, …).
+        case invalidLayout(width: Int, height: Int, bytesPerRow: Int)
+        /// The drawing library refused an operation.
+        case drawing(message: String)
+        /// An image table or its directory failed.
+        case storage(StorageFailure)
+        /// A file-system call failed.
+        case io(operation: String, path: String, errno: Int32)
+    }
+
+    /// What failed.
+    public let reason: Reason
+
+    /// Creates an error with a reason.
+    public init(_ reason: Reason) { self.reason = reason }
+
+    /// A one-line human-readable explanation.
+    public var description: String {
+        switch reason {
+        case .decoding(let failure): "decoding failed: \(failure)"
+        case .encoding(let format, let message): "\(format) encoding failed: \(message)"
+        case .invalidLayout(let w, let h, let bpr): "invalid bitmap layout \(w)x\(h) with \(bpr) bytes per row"
+        case .drawing(let message): "drawing failed: \(message)"
+        case .storage(let failure): "image table: \(failure)"
+        case .io(let operation, let path, let code): "\(operation) \(path): \(String(cString: strerror(code))) (errno \(code))"
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
