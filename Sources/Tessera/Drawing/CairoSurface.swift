@@ -1,0 +1,82 @@
+import CCairo
+
+/// A cairo image surface over pixels Tessera describes with a ``BitmapLayout``.
+///
+/// Styles cairo can address directly (``PixelStyle/bgra32`` = `ARGB32`, ``PixelStyle/bgr32`` = `RGB24`,
+/// ``PixelStyle/bgr565`` = `RGB16_565`) are wrapped without a copy. ``PixelStyle/gray8`` has no cairo
+/// equivalent, so it goes through a temporary `ARGB32` buffer (`scratch`).
+final class CairoSurface {
+    let surface: OpaquePointer
+    /// Owned ARGB32 buffer standing in for gray8 pixels, or `nil` when cairo uses the pixels directly.
+    let scratch: UnsafeMutableRawPointer?
+    let scratchLayout: BitmapLayout?
+
+    /// Wraps `pixels`. With `copyIn` a gray8 source is converted into the scratch buffer first.
+    init(pixels: UnsafeMutableRawPointer, layout: BitmapLayout, copyIn: Bool) throws(TesseraError) {
+        let format: cairo_format_t
+        var base = pixels
+        var stride = layout.bytesPerRow
+        switch layout.style {
+        case .bgra32: format = CAIRO_FORMAT_ARGB32
+        case .bgr32: format = CAIRO_FORMAT_RGB24
+        case .bgr565: format = CAIRO_FORMAT_RGB16_565
+        case .gray8: format = CAIRO_FORMAT_ARGB32
+        }
+        if layout.style == .gray8 {
+            let wide = BitmapLayout(width: layout.width, height: layout.height, style: .bgra32)
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: wide.byteCount, alignment: PixelStyle.rowAlignment)
+            if copyIn {
+                Self.expandGray(from: pixels, layout: layout, to: buffer, wideLayout: wide)
+            } else {
+                buffer.initializeMemory(as: UInt8.self, repeating: 0, count: wide.byteCount)
+            }
+            scratch = buffer
+            scratchLayout = wide
+            base = buffer
+            stride = wide.bytesPerRow
+        } else {
+            scratch = nil
+            scratchLayout = nil
+        }
+        let s = cairo_image_surface_create_for_data(base.assumingMemoryBound(to: UInt8.self), format,
+                                                     Int32(layout.width), Int32(layout.height), Int32(stride))!
+        let status = cairo_surface_status(s)
+        guard status == CAIRO_STATUS_SUCCESS else {
+            cairo_surface_destroy(s)
+            scratch?.deallocate()
+            throw TesseraError(.drawing(message: String(cString: cairo_status_to_string(status))))
+        }
+        surface = s
+    }
+
+    /// Writes the scratch buffer back to gray8 `pixels` (Rec. 601 luma of the composited colour).
+    func writeBack(to pixels: UnsafeMutableRawPointer, layout: BitmapLayout) {
+        cairo_surface_flush(surface)
+        guard let scratch, let wide = scratchLayout else { return }
+        for y in 0..<layout.height {
+            let src = (scratch + y * wide.bytesPerRow).assumingMemoryBound(to: UInt8.self)
+            let dst = (pixels + y * layout.bytesPerRow).assumingMemoryBound(to: UInt8.self)
+            for x in 0..<layout.width {
+                let b = UInt32(src[4 * x]), g = UInt32(src[4 * x + 1]), r = UInt32(src[4 * x + 2])
+                dst[x] = UInt8((r * 77 + g * 150 + b * 29 + 128) >> 8)
+            }
+        }
+    }
+
+    private static func expandGray(from pixels: UnsafeMutableRawPointer, layout: BitmapLayout,
+                                   to buffer: UnsafeMutableRawPointer, wideLayout: BitmapLayout) {
+        for y in 0..<layout.height {
+            let src = (pixels + y * layout.bytesPerRow).assumingMemoryBound(to: UInt8.self)
+            let dst = (buffer + y * wideLayout.bytesPerRow).assumingMemoryBound(to: UInt32.self)
+            for x in 0..<layout.width {
+                let v = UInt32(src[x])
+                dst[x] = 0xFF00_0000 | v << 16 | v << 8 | v
+            }
+        }
+    }
+
+    deinit {
+        cairo_surface_destroy(surface)
+        scratch?.deallocate()
+    }
+}

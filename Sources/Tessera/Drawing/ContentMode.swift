@@ -1,0 +1,25 @@
+/// How an image is placed in a rectangle of another shape.
+public enum ContentMode: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Stretch to the rectangle exactly; the aspect ratio may change.
+    case fill
+    /// Scale to the largest size that fits inside, centred; the rest of the rectangle is untouched.
+    case aspectFit
+    /// Scale to the smallest size that covers the rectangle, centred; the overflow is cropped.
+    case aspectFill
+
+    /// The rectangle `content` (of `contentSize`) occupies when placed in `bounds` with this mode.
+    /// For ``aspectFill`` it extends beyond `bounds`; draw it clipped.
+    public func placement(of contentSize: PixelSize, in bounds: Rect) -> Rect {
+        let cw = Double(contentSize.width), ch = Double(contentSize.height)
+        guard cw > 0, ch > 0 else { return bounds }
+        switch self {
+        case .fill:
+            return bounds
+        case .aspectFit, .aspectFill:
+            let sx = bounds.width / cw, sy = bounds.height / ch
+            let s = self == .aspectFit ? min(sx, sy) : max(sx, sy)
+            let w = cw * s, h = ch * s
+            return Rect(x: bounds.x + (bounds.width - w) / 2, y: bounds.y + (bounds.height - h) / 2, width: w, height: h)
+        }
+    }
+}
