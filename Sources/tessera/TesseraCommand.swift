@@ -7,6 +7,6 @@ struct TesseraCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tessera",
         abstract: "A fast, persistent image cache: decode once, keep pixels in memory-mapped tables.",
-        subcommands: []
+        subcommands: [ProbeCommand.self, ThumbnailCommand.self, BenchCommand.self]
     )
 }

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// `tessera bench …`: reproducible measurements behind every speed claim.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Benchmarks. Each reports medians and a ratio against the obvious alternative measured in the same run.",
+        subcommands: [DecodeBenchmark.self]
+    )
+}
