@@ -1,0 +1,92 @@
+/// Reads the few JPEG header facts TurboJPEG does not report: the EXIF orientation (tag 0x0112 of
+/// IFD0 in the APP1 "Exif" segment) and whether an Adobe APP14 segment is present (which tells
+/// how CMYK values are stored).
+///
+/// Every read is bounds-checked; malformed or missing EXIF yields ``ImageOrientation/up``, never a
+/// crash or an error. Only the markers before the first scan (SOS) are walked.
+enum ExifOrientationReader {
+    /// What the marker walk found.
+    struct Findings: Equatable {
+        /// The EXIF orientation, ``ImageOrientation/up`` when absent or malformed.
+        var orientation: ImageOrientation = .up
+        /// Whether an APP14 "Adobe" segment was seen.
+        var hasAdobeMarker = false
+    }
+
+    /// The EXIF orientation of a JPEG file.
+    static func orientation(inJPEG data: UnsafeRawBufferPointer) -> ImageOrientation {
+        scan(jpeg: data).orientation
+    }
+
+    /// Walks the JPEG markers from SOI up to SOS/EOI or the first malformed segment.
+    static func scan(jpeg data: UnsafeRawBufferPointer) -> Findings {
+        var findings = Findings()
+        let count = data.count
+        guard count >= 4, data[0] == 0xFF, data[1] == 0xD8 else { return findings }
+        var foundExif = false
+        var i = 2
+        while i < count {
+            guard data[i] == 0xFF else { break }
+            while i < count && data[i] == 0xFF { i += 1 }   // fill bytes
+            guard i < count else { break }
+            let marker = data[i]
+            i += 1
+            if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { continue }   // no length
+            if marker == 0xD9 || marker == 0xDA { break }   // EOI, start of scan
+            guard i + 2 <= count else { break }
+            let length = Int(data[i]) << 8 | Int(data[i + 1])
+            guard length >= 2, i + length <= count else { break }
+            let segment = UnsafeRawBufferPointer(rebasing: data[(i + 2)..<(i + length)])
+            if marker == 0xE1, !foundExif, starts(segment, with: [0x45, 0x78, 0x69, 0x66, 0, 0]) {   // "Exif\0\0"
+                foundExif = true
+                findings.orientation = orientation(inTIFF: UnsafeRawBufferPointer(rebasing: segment[6...]))
+            } else if marker == 0xEE, starts(segment, with: [0x41, 0x64, 0x6F, 0x62, 0x65]) {   // "Adobe"
+                findings.hasAdobeMarker = true
+            }
+            i += length
+        }
+        return findings
+    }
+
+    /// The orientation tag of IFD0 in a TIFF structure (the EXIF payload after "Exif\0\0").
+    static func orientation(inTIFF tiff: UnsafeRawBufferPointer) -> ImageOrientation {
+        let count = tiff.count
+        guard count >= 8 else { return .up }
+        let littleEndian: Bool
+        switch (tiff[0], tiff[1]) {
+        case (0x49, 0x49): littleEndian = true    // "II"
+        case (0x4D, 0x4D): littleEndian = false   // "MM"
+        default: return .up
+        }
+        func u16(_ at: Int) -> Int? {
+            guard at >= 0, at + 2 <= count else { return nil }
+            let a = Int(tiff[at]), b = Int(tiff[at + 1])
+            return littleEndian ? a | b << 8 : a << 8 | b
+        }
+        func u32(_ at: Int) -> Int? {
+            guard let lo = u16(littleEndian ? at : at + 2), let hi = u16(littleEndian ? at + 2 : at) else { return nil }
+            return hi << 16 | lo
+        }
+        guard u16(2) == 42, let ifd = u32(4), let entries = u16(ifd) else { return .up }
+        for k in 0..<entries {
+            let entry = ifd + 2 + 12 * k
+            guard entry + 12 <= count, let tag = u16(entry), let type = u16(entry + 2) else { return .up }
+            guard tag == 0x0112 else { continue }
+            let value: Int?
+            switch type {
+            case 3: value = u16(entry + 8)            // SHORT, the specified type
+            case 4: value = u32(entry + 8)            // LONG, seen in some writers
+            case 1, 7: value = Int(tiff[entry + 8])   // BYTE / UNDEFINED, ditto
+            default: value = nil
+            }
+            return value.flatMap { ImageOrientation(rawValue: $0) } ?? .up
+        }
+        return .up
+    }
+
+    private static func starts(_ bytes: UnsafeRawBufferPointer, with prefix: [UInt8]) -> Bool {
+        guard bytes.count >= prefix.count else { return false }
+        for (k, byte) in prefix.enumerated() where bytes[k] != byte { return false }
+        return true
+    }
+}

@@ -1,0 +1,171 @@
+import CTurboJPEG
+
+/// Decodes JPEG (baseline, progressive, grayscale, CMYK/YCCK) with libjpeg-turbo's TurboJPEG API.
+///
+/// - Scaling: DCT scaling by the factors TurboJPEG offers (1/8 … 1/1; never upscales).
+/// - Direct styles: ``PixelStyle/bgra32`` and ``PixelStyle/bgr32`` (both decoded as `TJPF_BGRA`,
+///   whose fourth byte TurboJPEG guarantees to be 255 — opaque, so trivially premultiplied) and
+///   ``PixelStyle/gray8`` (`TJPF_GRAY`, luma of the YCbCr data).
+/// - CMYK/YCCK: TurboJPEG cannot convert these to RGB, so they are decoded as `TJPF_CMYK` and
+///   converted here the way Pillow does: with an Adobe APP14 segment (Photoshop and libjpeg write
+///   one) the stored values are inverted, so `R = C·K / 255` on the stored values; without it they
+///   are taken as plain CMYK, `R = (255 − C)(255 − K) / 255`. Likewise for G (M) and B (Y).
+/// - Warnings: a torn image must never be cached. "Premature end of JPEG file" / "premature end
+///   of data segment" throw ``DecodingFailure/truncated(_:)``; every other libjpeg warning except
+///   the harmless "extraneous bytes before marker" throws ``DecodingFailure/codec(_:message:)``.
+/// - Progressive files with more than 500 scans are rejected (`TJFLAG_LIMITSCANS`), a guard
+///   against CPU-exhaustion inputs.
+public struct JPEGDecoder: ImageDecoding {
+    /// Limits checked before any pixel memory is allocated.
+    public var limits: DecodingLimits
+
+    /// Creates a decoder with `limits`.
+    public init(limits: DecodingLimits = .default) { self.limits = limits }
+
+    /// ``ImageFileFormat/jpeg``.
+    public var format: ImageFileFormat { .jpeg }
+
+    /// The header facts TurboJPEG reports.
+    struct Header {
+        var width: Int, height: Int, colorspace: Int32
+        var isCMYK: Bool { colorspace == TJCS_CMYK.rawValue || colorspace == TJCS_YCCK.rawValue }
+    }
+
+    /// Reads size and colour space with `tjDecompressHeader3` and the EXIF orientation.
+    public func probe(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> ImageInfo {
+        let header = try readHeader(data)
+        return ImageInfo(format: .jpeg, width: header.width, height: header.height,
+                         orientation: ExifOrientationReader.orientation(inJPEG: data),
+                         hasAlpha: false, isGrayscale: header.colorspace == TJCS_GRAY.rawValue)
+    }
+
+    /// The scaling factors no larger than 1/1, largest first, as (numerator, denominator).
+    static let scalingFactors: [(num: Int, denom: Int)] = {
+        var count: Int32 = 0
+        guard let factors = tjGetScalingFactors(&count), count > 0 else { return [(1, 1)] }
+        let all = (0..<Int(count)).map { (num: Int(factors[$0].num), denom: Int(factors[$0].denom)) }
+        let downscaling = all.filter { $0.num > 0 && $0.denom > 0 && $0.num <= $0.denom }
+        return downscaling.sorted { $0.num * $1.denom > $1.num * $0.denom }
+    }()
+
+    /// TurboJPEG's `TJSCALED`: `⌈dimension × num / denom⌉`.
+    static func scaled(_ dimension: Int, _ factor: (num: Int, denom: Int)) -> Int {
+        (dimension * factor.num + factor.denom - 1) / factor.denom
+    }
+
+    /// The smallest DCT-scaled size that is at least `target` in both dimensions.
+    public func decodedSize(for info: ImageInfo, atLeast target: PixelSize?) -> PixelSize {
+        let full = info.storedSize
+        guard let target else { return full }
+        var best = full
+        for factor in Self.scalingFactors {
+            let w = Self.scaled(info.width, factor), h = Self.scaled(info.height, factor)
+            guard w >= target.width, h >= target.height else { break }   // factors are sorted descending
+            best = PixelSize(width: w, height: h)
+        }
+        return best
+    }
+
+    /// ``PixelStyle/bgra32``, ``PixelStyle/bgr32`` and ``PixelStyle/gray8``.
+    public func supportsDirectDecode(to style: PixelStyle) -> Bool { style != .bgr565 }
+
+    /// Decodes into `target` (a size from ``decodedSize(for:atLeast:)``).
+    public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
+        try limits.checkInput(byteCount: data.count)
+        let layout = target.layout
+        guard let handle = tjInitDecompress() else { throw codecError("cannot create a TurboJPEG handle") }
+        defer { tjDestroy(handle) }
+        let header = try readHeader(data, handle: handle)
+        guard supportsDirectDecode(to: layout.style), layout.bytesPerRow <= Int(Int32.max),
+              Self.scalingFactors.contains(where: {
+                  Self.scaled(header.width, $0) == layout.width && Self.scaled(header.height, $0) == layout.height
+              })
+        else { throw TesseraError(.invalidLayout(width: layout.width, height: layout.height, bytesPerRow: layout.bytesPerRow)) }
+
+        if !header.isCMYK {
+            let pixelFormat = layout.style == .gray8 ? TJPF_GRAY : TJPF_BGRA
+            try decompress(handle, data, into: target.baseAddress, width: layout.width, pitch: layout.bytesPerRow,
+                           height: layout.height, pixelFormat: pixelFormat)
+            return
+        }
+        let inverted = ExifOrientationReader.scan(jpeg: data).hasAdobeMarker
+        if layout.style.bytesPerPixel == 4 {
+            // CMYK is 4 bytes per pixel too: decode in place, then convert each pixel in place.
+            try decompress(handle, data, into: target.baseAddress, width: layout.width, pitch: layout.bytesPerRow,
+                           height: layout.height, pixelFormat: TJPF_CMYK)
+            for y in 0..<layout.height { Self.cmykToBGRA(target.row(y), width: layout.width, inverted: inverted) }
+            return
+        }
+        let pitch = layout.width * 4
+        let temp = UnsafeMutableRawPointer.allocate(byteCount: pitch * layout.height, alignment: 64)
+        defer { temp.deallocate() }
+        try decompress(handle, data, into: temp, width: layout.width, pitch: pitch, height: layout.height, pixelFormat: TJPF_CMYK)
+        for y in 0..<layout.height {
+            let row = temp + y * pitch
+            Self.cmykToBGRA(row, width: layout.width, inverted: inverted)
+            PixelConversion.fromBGRA(UnsafeRawPointer(row), to: target.row(y), style: layout.style, width: layout.width)
+        }
+    }
+
+    /// Converts a row of CMYK pixels to opaque BGRA in place; see the type's documentation.
+    static func cmykToBGRA(_ row: UnsafeMutableRawPointer, width: Int, inverted: Bool) {
+        let p = row.assumingMemoryBound(to: UInt8.self)
+        for x in 0..<width {
+            let o = x &* 4
+            var c = UInt32(p[o]), m = UInt32(p[o &+ 1]), y = UInt32(p[o &+ 2]), k = UInt32(p[o &+ 3])
+            if !inverted { c = 255 &- c; m = 255 &- m; y = 255 &- y; k = 255 &- k }
+            p[o] = PixelConversion.mulDiv255(y, k)
+            p[o &+ 1] = PixelConversion.mulDiv255(m, k)
+            p[o &+ 2] = PixelConversion.mulDiv255(c, k)
+            p[o &+ 3] = 255
+        }
+    }
+
+    private func readHeader(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> Header {
+        try limits.checkInput(byteCount: data.count)
+        guard let handle = tjInitDecompress() else { throw codecError("cannot create a TurboJPEG handle") }
+        defer { tjDestroy(handle) }
+        return try readHeader(data, handle: handle)
+    }
+
+    private func readHeader(_ data: UnsafeRawBufferPointer, handle: tjhandle) throws(TesseraError) -> Header {
+        try limits.checkInput(byteCount: data.count)
+        guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw TesseraError(.decoding(.empty)) }
+        var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
+        if tjDecompressHeader3(handle, base, UInt(data.count), &width, &height, &subsampling, &colorspace) != 0 {
+            throw failure(handle)
+        }
+        try limits.checkDimensions(width: Int(width), height: Int(height))
+        return Header(width: Int(width), height: Int(height), colorspace: colorspace)
+    }
+
+    private func decompress(_ handle: tjhandle, _ data: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawPointer,
+                            width: Int, pitch: Int, height: Int, pixelFormat: TJPF) throws(TesseraError) {
+        guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw TesseraError(.decoding(.empty)) }
+        let result = tjDecompress2(handle, base, UInt(data.count), buffer.assumingMemoryBound(to: UInt8.self),
+                                   Int32(width), Int32(pitch), Int32(height), pixelFormat.rawValue, TJFLAG_LIMITSCANS)
+        guard result != 0 else { return }
+        let message = Self.message(handle)
+        if tjGetErrorCode(handle) == TJERR_WARNING.rawValue, message.contains("extraneous bytes before marker") { return }
+        throw failure(handle)
+    }
+
+    /// The typed error for TurboJPEG's last error or warning on `handle`.
+    private func failure(_ handle: tjhandle) -> TesseraError {
+        let message = Self.message(handle)
+        let lower = message.lowercased()
+        if lower.contains("premature end") || lower.contains("contains no image") {
+            return TesseraError(.decoding(.truncated(.jpeg)))
+        }
+        return codecError(message)
+    }
+
+    private static func message(_ handle: tjhandle) -> String {
+        guard let text = tjGetErrorStr2(handle) else { return "unknown TurboJPEG error" }
+        return String(cString: text)
+    }
+
+    private func codecError(_ message: String) -> TesseraError {
+        TesseraError(.decoding(.codec(.jpeg, message: message)))
+    }
+}
