@@ -30,6 +30,7 @@ struct DecodeBenchmark: ParsableCommand {
         var probeSeconds: Double
         var fullDecodeSeconds: Double
         var downscaledDecodeSeconds: Double
+        var cheapPathOnlySeconds: Double
         var fullDecodePlusResizeSeconds: Double
     }
 
@@ -42,6 +43,7 @@ struct DecodeBenchmark: ParsableCommand {
         var fullDecodeMegapixelsPerSecond: Double
         var downscaledDecodeMs: Double
         var downscaledDecodeMegapixelsPerSecond: Double
+        var cheapPathOnlyMs: Double
         var fullDecodePlusResizeMs: Double
         var speedupOfDownscaledOverFullPlusResize: Double
     }
@@ -86,6 +88,11 @@ struct DecodeBenchmark: ParsableCommand {
                 let thumb = Summary(try Stopwatch.samples(repetitions: repetitions) {
                     _ = try decoder.thumbnail(data, size: target, mode: .aspectFill)
                 }).median
+                let placed = ContentMode.aspectFill.placement(of: info.displaySize, in: Rect(size: target))
+                let covering = PixelSize(width: Int(placed.width.rounded(.up)), height: Int(placed.height.rounded(.up)))
+                let cheap = Summary(try Stopwatch.samples(repetitions: repetitions) {
+                    _ = try decoder.decode(data, minimumSize: covering)
+                }).median
                 let fullResize = Summary(try Stopwatch.samples(repetitions: repetitions) {
                     let big = try decoder.decode(data)
                     _ = try Bitmap.drawing(size: target) { try $0.draw(big, in: $0.bounds, mode: .aspectFill) }
@@ -93,7 +100,7 @@ struct DecodeBenchmark: ParsableCommand {
                 let mp = Double(info.width * info.height) / 1e6
                 results.append(FileResult(file: file, format: info.format.rawValue, width: info.width, height: info.height,
                                           megapixels: mp, sizeClass: Self.sizeClass(megapixels: mp), probeSeconds: probe,
-                                          fullDecodeSeconds: full, downscaledDecodeSeconds: thumb,
+                                          fullDecodeSeconds: full, downscaledDecodeSeconds: thumb, cheapPathOnlySeconds: cheap,
                                           fullDecodePlusResizeSeconds: fullResize))
             } catch {
                 failures.append("\(file): \(error)")
@@ -106,11 +113,11 @@ struct DecodeBenchmark: ParsableCommand {
         if json { try Terminal.json(report); return }
         print("Decode benchmark: \(results.count) images from \(directory), thumbnails \(target), medians of \(repetitions) runs")
         Terminal.table(
-            ["format", "size", "files", "probe µs", "full ms", "full MP/s", "thumb ms", "thumb MP/s", "full+resize ms", "thumb speedup"],
+            ["format", "size", "files", "probe µs", "full ms", "full MP/s", "thumb ms", "thumb MP/s", "scaled decode only ms", "full+resize ms", "thumb speedup"],
             groups.map { g in
                 [g.format, g.sizeClass, "\(g.files)", String(format: "%.1f", g.probeMicroseconds), String(format: "%.2f", g.fullDecodeMs),
                  String(format: "%.0f", g.fullDecodeMegapixelsPerSecond), String(format: "%.2f", g.downscaledDecodeMs),
-                 String(format: "%.0f", g.downscaledDecodeMegapixelsPerSecond), String(format: "%.2f", g.fullDecodePlusResizeMs),
+                 String(format: "%.0f", g.downscaledDecodeMegapixelsPerSecond), String(format: "%.2f", g.cheapPathOnlyMs), String(format: "%.2f", g.fullDecodePlusResizeMs),
                  String(format: "%.1fx", g.speedupOfDownscaledOverFullPlusResize)]
             })
         let big = results.filter { $0.format == "jpeg" && $0.megapixels >= 1 }
@@ -134,6 +141,7 @@ struct DecodeBenchmark: ParsableCommand {
                                probeMicroseconds: Summary(files.map(\.probeSeconds)).median * 1e6,
                                fullDecodeMs: full * 1000, fullDecodeMegapixelsPerSecond: mp / full,
                                downscaledDecodeMs: thumb * 1000, downscaledDecodeMegapixelsPerSecond: mp / thumb,
+                               cheapPathOnlyMs: Summary(files.map(\.cheapPathOnlySeconds)).median * 1000,
                                fullDecodePlusResizeMs: alt * 1000, speedupOfDownscaledOverFullPlusResize: alt / thumb)
         }.sorted { ($0.format, $0.sizeClass) < ($1.format, $1.sizeClass) }
     }
