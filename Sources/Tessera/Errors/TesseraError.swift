@@ -12,6 +12,8 @@ public struct TesseraError: Error, Sendable, Equatable, CustomStringConvertible 
         case drawing(message: String)
         /// An image table or its directory failed.
         case storage(StorageFailure)
+        /// An ``ImageCache`` request failed.
+        case cache(CacheFailure)
         /// A file-system call failed.
         case io(operation: String, path: String, errno: Int32)
     }
@@ -30,6 +32,7 @@ public struct TesseraError: Error, Sendable, Equatable, CustomStringConvertible 
         case .invalidLayout(let w, let h, let bpr): "invalid bitmap layout \(w)x\(h) with \(bpr) bytes per row"
         case .drawing(let message): "drawing failed: \(message)"
         case .storage(let failure): "image table: \(failure)"
+        case .cache(let failure): "image cache: \(failure)"
         case .io(let operation, let path, let code): "\(operation) \(path): \(String(cString: strerror(code))) (errno \(code))"
         }
     }

@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+@testable import Tessera
+
+let small = ImageFormat(name: "small", family: "users", style: .bgr565, size: PixelSize(width: 32, height: 32), maximumCount: 50)
+let medium = ImageFormat(name: "medium", family: "users", style: .bgra32, size: PixelSize(width: 64, height: 64), maximumCount: 50)
+let icon = ImageFormat(name: "icon", family: "misc", style: .gray8, size: PixelSize(width: 16, height: 16), maximumCount: 50)
+
+@Suite("ImageCache: entities, families, coalescing, cancellation")
+struct ImageCacheTests {
+    @Test("a file provider fills the table on a miss; the next lookup is a synchronous hit")
+    func fileProvider() async throws {
+        let dir = try temporaryDirectory()
+        let file = dir.appendingPathComponent("red.png")
+        try Data(try solidPNG(Color(red: 1, green: 0, blue: 0))).write(to: file)
+        let cache = try ImageCache(formats: [medium], directory: dir.appendingPathComponent("tables"), provider: FileSourceImageProvider())
+        let user = User("ann", url: file)
+        #expect(cache.cachedImage(for: user, format: "medium") == nil)
+        let image = try await cache.image(for: user, format: "medium")
+        #expect(image.pixel(x: 32, y: 32) == [0, 0, 255, 255])
+        let hit = try #require(cache.cachedImage(for: user, format: "medium"))
+        #expect(hit.hasSamePixels(as: image))
+    }
+
+    @Test("N concurrent requests for one URL: one fetch at the origin, one decode, every caller served")
+    func coalescing() async throws {
+        let png = try solidPNG(Color(red: 0, green: 1, blue: 0))
+        let server = try LoopbackHTTPServer { _ in .init(body: png) }
+        defer { server.stop() }
+        let decodes = Counter()
+        let provider = HTTPSourceProvider()
+        let cache = try ImageCache(formats: [small, medium], directory: try temporaryDirectory(), provider: provider,
+                                   decoder: countingDecoder(decodes))
+        let url = server.url("/avatar.png")
+        let users = (0..<40).map { User("u\($0 % 4)", url: url) }   // 4 entities sharing one URL
+        let images = try await withThrowingTaskGroup(of: TableImage.self) { group in
+            for (i, user) in users.enumerated() {
+                group.addTask { try await cache.image(for: user, format: i % 2 == 0 ? "small" : "medium") }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(images.count == 40)
+        #expect(server.requestCount("/avatar.png") == 1)
+        #expect(provider.fetches.count == 1)
+        #expect(decodes.count == 1)
+        for image in images where image.style == .bgra32 { #expect(image.pixel(x: 10, y: 10) == [0, 255, 0, 255]) }
+    }
+
+    @Test("one source fills every format of the family when the provider agrees, and only then")
+    func families() async throws {
+        for processFamilies in [true, false] {
+            let png = try solidPNG(.white)
+            let server = try LoopbackHTTPServer { _ in .init(body: png) }
+            defer { server.stop() }
+            var provider = HTTPSourceProvider()
+            provider.processFamilies = processFamilies
+            let cache = try ImageCache(formats: [small, medium, icon], directory: try temporaryDirectory(), provider: provider)
+            let user = User("bo", url: server.url("/bo.png"))
+            _ = try await cache.image(for: user, format: "small")
+            #expect(cache.imageExists(for: user, format: "small"))
+            #expect(cache.imageExists(for: user, format: "medium") == processFamilies)
+            #expect(!cache.imageExists(for: user, format: "icon"), "other families are not touched")
+            #expect(server.requestCount("/bo.png") == 1)
+        }
+    }
+
+    @Test("cancelling one requester leaves the others served and does not cancel the source")
+    func cancelOne() async throws {
+        let gate = Gate()
+        let png = try solidPNG(Color(red: 0, green: 0, blue: 1))
+        let server = try LoopbackHTTPServer { _ in gate.wait(); return .init(body: png) }
+        defer { server.stop(); gate.open() }
+        let provider = HTTPSourceProvider()
+        let cache = try ImageCache(formats: [medium], directory: try temporaryDirectory(), provider: provider)
+        let url = server.url("/shared.png")
+        let a = User("a", url: url), b = User("b", url: url)
+        let first = Task { try await cache.image(for: a, format: "medium") }
+        let second = Task { try await cache.image(for: b, format: "medium") }
+        while cache.waiterCount(for: url) < 2 { await Task.yield() }
+        first.cancel()
+        await #expect(throws: CancellationError.self) { try await first.value }
+        gate.open()
+        let image = try await second.value
+        #expect(image.pixel(x: 1, y: 1) == [255, 0, 0, 255])
+        #expect(provider.cancels.count == 0)
+        #expect(!cache.imageExists(for: a, format: "medium"), "a cancelled requester gets nothing drawn for it")
+        #expect(server.requestCount("/shared.png") == 1)
+    }
+
+    @Test("cancelling the last requester cancels the source exactly once and stores nothing")
+    func cancelLast() async throws {
+        let gate = Gate()
+        let png = try solidPNG(.black)
+        let server = try LoopbackHTTPServer { _ in gate.wait(); return .init(body: png) }
+        defer { server.stop(); gate.open() }
+        let provider = HTTPSourceProvider()
+        let cache = try ImageCache(formats: [medium], directory: try temporaryDirectory(), provider: provider)
+        let url = server.url("/slow.png")
+        let user = User("c", url: url)
+        let waiting = Task { try await cache.image(for: user, format: "medium") }
+        let explicit = Task { try await cache.image(for: user, format: "medium") }
+        while cache.waiterCount(for: url) < 2 { await Task.yield() }
+        cache.cancelRequest(for: user, format: "medium")
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        await #expect(throws: CancellationError.self) { try await explicit.value }
+        #expect(provider.cancels.count == 1)
+        #expect(cache.waiterCount(for: url) == 0)
+        gate.open()
+        #expect(!cache.imageExists(for: user, format: "medium"))
+    }
+
+    @Test("a changed source-image id is a miss and loads the new picture")
+    func invalidation() async throws {
+        let red = try solidPNG(Color(red: 1, green: 0, blue: 0)), blue = try solidPNG(Color(red: 0, green: 0, blue: 1))
+        let server = try LoopbackHTTPServer { path in .init(body: path == "/v1.png" ? red : blue) }
+        defer { server.stop() }
+        let cache = try ImageCache(formats: [medium], directory: try temporaryDirectory(), provider: HTTPSourceProvider())
+        let before = User("dee", url: server.url("/v1.png"))
+        _ = try await cache.image(for: before, format: "medium")
+        let after = User("dee", url: server.url("/v2.png"))
+        #expect(before.entityID == after.entityID)
+        #expect(cache.cachedImage(for: after, format: "medium") == nil)
+        let image = try await cache.image(for: after, format: "medium")
+        #expect(image.pixel(x: 5, y: 5) == [255, 0, 0, 255])
+        #expect(server.requestCount("/v2.png") == 1)
+    }
+
+    @Test("a source that fails reaches every waiter as a typed error and nothing is stored",
+          arguments: ["/missing.png", "/garbage.png"])
+    func errorsToAllWaiters(path: String) async throws {
+        let server = try LoopbackHTTPServer { path in
+            path == "/missing.png" ? .init(status: 404) : .init(body: Array("not an image at all".utf8))
+        }
+        defer { server.stop() }
+        let cache = try ImageCache(formats: [medium], directory: try temporaryDirectory(), provider: HTTPSourceProvider())
+        let user = User("eve", url: server.url(path))
+        let results = await withTaskGroup(of: (any Error)?.self) { group in
+            for _ in 0..<8 { group.addTask { do { _ = try await cache.image(for: user, format: "medium"); return nil } catch { return error } } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.count == 8)
+        for error in results {
+            let typed = try #require(error as? TesseraError)
+            if path == "/missing.png" {
+                guard case .cache(.sourceUnavailable) = typed.reason else { Issue.record("\(typed)"); continue }
+            } else {
+                guard case .decoding(.unsupportedFormat) = typed.reason else { Issue.record("\(typed)"); continue }
+            }
+        }
+        #expect(!cache.imageExists(for: user, format: "medium"))
+        #expect(server.requestCount(path) <= 8)
+    }
+
+    @Test("setImage, deleteImage, reset")
+    func setDeleteReset() async throws {
+        let cache = try ImageCache(formats: [small, medium], directory: try temporaryDirectory(), provider: FileSourceImageProvider())
+        let user = User("fay", url: URL(fileURLWithPath: "/nonexistent.png"))
+        let picture = try Bitmap.drawing(size: PixelSize(width: 50, height: 50)) { $0.fill(with: .white) }
+        try cache.setImage(picture, for: user, format: "medium")
+        #expect(cache.imageExists(for: user, format: "medium"))
+        #expect(!cache.imageExists(for: user, format: "small"))
+        cache.deleteImage(for: user, format: "medium")
+        #expect(!cache.imageExists(for: user, format: "medium"))
+        try cache.setImage(picture, for: user, format: "small")
+        try cache.reset()
+        #expect(!cache.imageExists(for: user, format: "small"))
+        await #expect(throws: TesseraError.self) { try await cache.image(for: user, format: "nope") }
+    }
+
+    @Test("stable ids: the same string hashes to the same UUID, different strings differ")
+    func stableIDs() {
+        #expect(UUID(hashing: "user:42") == UUID(hashing: "user:42"))
+        #expect(UUID(hashing: "user:42") != UUID(hashing: "user:43"))
+        let ids = Set((0..<10_000).map { UUID(hashing: "item-\($0)") })
+        #expect(ids.count == 10_000)
+    }
+}
