@@ -1,0 +1,211 @@
+import Foundation
+
+/// Everything an ``ImageTable`` keeps in memory, guarded by its mutex: the mapping, one record per
+/// slot in the file, the entity index, recency and free lists, and the logical clock.
+///
+/// Slot life cycle: **free** (in ``free``; commit word 0, no live image) → **reserved** by a
+/// writer (`live == 1`, not indexed, commit word 0) → **committed** (indexed; in ``recency`` while
+/// no image is live) → back to free when deleted, replaced or evicted and its last image is gone.
+/// A slot that is not indexed but still referenced is in neither list until its last lease ends.
+struct TableState {
+    /// What the table knows about one slot.
+    struct SlotRecord {
+        /// The entity stored in the slot, `nil` if no committed entry is indexed there.
+        var entityID: UUID?
+        /// The entry's source id.
+        var sourceID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        /// The commit word written when the entry was committed (checked on every hit).
+        var commit: UInt64 = 0
+        /// Live references: leases of ``TableImage`` values plus a reserving writer.
+        var live: Int32 = 0
+        /// Whether the pixel checksum was verified in this process.
+        var verified = false
+    }
+
+    let format: ImageFormat
+    var mapping: TableMapping
+    var records: [SlotRecord] = []
+    var index: [UUID: Int32] = [:]
+    var recency = SlotRecency()
+    var free = FreeSlots()
+    var clock: UInt64 = 1
+    var damage: [TableVerification.Damage] = []
+
+    /// Reads the slot headers of the file behind `mapping` and builds the in-memory state.
+    init(format: ImageFormat, mapping: TableMapping) {
+        self.format = format
+        self.mapping = mapping
+        let size = mapping.fileState()?.size ?? 0
+        let count = size >= format.headerBytes ? min(format.maximumCount, (size - format.headerBytes) / format.bytesPerEntry) : 0
+        records = Array(repeating: SlotRecord(), count: count)
+        recency.resize(to: count)
+        var byAccess: [(access: UInt64, slot: Int)] = []
+        var generations: [UInt64] = Array(repeating: 0, count: count)
+        var freeSlots: [Int] = []
+        var maxClock: UInt64 = 0
+        for slot in 0..<count {
+            let h = header(slot)
+            let commit = h.commitWord
+            if commit == 0 { freeSlots.append(slot); continue }
+            guard commit == h.expectedCommitWord else {
+                // A header that fails its own checksum: damaged, never served.
+                damage.append(.init(slot: slot, entityID: h.entityID, reason: "slot header checksum mismatch"))
+                h.invalidate()
+                freeSlots.append(slot)
+                continue
+            }
+            let entity = h.entityID
+            maxClock = max(maxClock, h.generation, h.lastAccess)
+            if let other = index[entity].map(Int.init) {
+                // Two commits for one entity (a crash inside a replacement): the newer one wins.
+                let loser = generations[other] > h.generation ? slot : other
+                header(loser).invalidate()
+                records[loser] = SlotRecord()
+                freeSlots.append(loser)
+                if loser == slot { continue }
+            }
+            index[entity] = Int32(slot)
+            generations[slot] = h.generation
+            records[slot] = SlotRecord(entityID: entity, sourceID: h.sourceID, commit: commit)
+            byAccess.append((h.lastAccess, slot))
+        }
+        byAccess.removeAll { records[$0.slot].entityID == nil }
+        for (_, slot) in byAccess.sorted(by: { $0.access < $1.access }) { recency.pushFront(slot) }
+        free.rebuild(freeSlots)
+        clock = maxClock + 1
+    }
+
+    // MARK: Geometry
+
+    func header(_ slot: Int) -> SlotHeader {
+        SlotHeader(pointer: mapping.base + ImageFormat.pageSize + slot * ImageFormat.slotHeaderSize, slot: slot)
+    }
+
+    func pixelOffset(_ slot: Int) -> Int { format.headerBytes + slot * format.bytesPerEntry }
+
+    func pixels(_ slot: Int) -> UnsafeMutableRawPointer { mapping.base + pixelOffset(slot) }
+
+    /// The file offset just past `slot`'s pixels.
+    func slotEnd(_ slot: Int) -> Int { pixelOffset(slot) + format.bytesPerEntry }
+
+    /// Whether the file (still) covers `slot` and has not been unlinked. One `fstat`.
+    func fileCovers(_ slot: Int) -> Bool {
+        guard let st = mapping.fileState() else { return false }
+        return st.links > 0 && st.size >= slotEnd(slot)
+    }
+
+    mutating func tick() -> UInt64 {
+        clock += 1
+        return clock
+    }
+
+    // MARK: References
+
+    /// Adds a live reference; a listed slot leaves the recency list (it cannot be evicted now).
+    mutating func pin(_ slot: Int) {
+        records[slot].live += 1
+        recency.remove(slot)
+    }
+
+    /// Drops a live reference; the last one returns the slot to the recency list (most recent) or,
+    /// if its entry is gone, to the free slots.
+    mutating func unpin(_ slot: Int) {
+        guard slot < records.count, records[slot].live > 0 else { return }
+        records[slot].live -= 1
+        guard records[slot].live == 0 else { return }
+        if records[slot].entityID != nil { recency.pushFront(slot) } else { free.insert(slot) }
+    }
+
+    /// Removes the entry in `slot` from the index and invalidates its header. Pixels are untouched,
+    /// so live images keep reading them; the slot becomes free when the last one ends.
+    mutating func discard(_ slot: Int) {
+        guard slot < records.count, let entity = records[slot].entityID else { return }
+        if index[entity] == Int32(slot) { index[entity] = nil }
+        header(slot).invalidate()
+        records[slot].entityID = nil
+        records[slot].commit = 0
+        records[slot].verified = false
+        if records[slot].live == 0 {
+            recency.remove(slot)
+            free.insert(slot)
+        }
+    }
+
+    // MARK: Slots and file size
+
+    /// Reserves a slot for a new entry (`live = 1`, invalid header): the lowest free slot, else a
+    /// new one from growing the file, else the least recently used entry without live images.
+    mutating func reserveSlot() throws(TesseraError) -> Int {
+        if free.count == 0 && records.count < format.maximumCount { try grow() }
+        let slot: Int
+        if let s = free.popLowest() {
+            slot = s
+        } else if let lru = recency.leastRecent {
+            discard(lru)              // `free` was empty, so it now holds exactly `lru`
+            _ = free.popLowest()
+            slot = lru
+        } else {
+            throw TesseraError(.storage(.allEntriesInUse(format: format.name)))
+        }
+        records[slot].live = 1
+        header(slot).invalidate()
+        try ensureFileCovers(slot)
+        return slot
+    }
+
+    /// Adds a chunk of slots (about 2 MiB, at least one) to the end of the file.
+    mutating func grow() throws(TesseraError) {
+        let chunk = max(1, (2 << 20) / format.bytesPerEntry)
+        let old = records.count
+        let new = min(format.maximumCount, old + chunk)
+        guard new > old else { return }
+        try mapping.setSize(format.headerBytes + new * format.bytesPerEntry)
+        records.append(contentsOf: repeatElement(SlotRecord(), count: new - old))
+        recency.resize(to: new)
+        for slot in old..<new {
+            header(slot).invalidate()   // a header left over from before a truncation must not revive
+            free.insert(slot)
+        }
+    }
+
+    /// Makes the file long enough for `slot` again after an external truncation; the lost slots'
+    /// headers read as zero (free), so nothing stale is served. Rewrites the file header if lost.
+    mutating func ensureFileCovers(_ slot: Int) throws(TesseraError) {
+        guard let st = mapping.fileState() else { throw TesseraError(.io(operation: "fstat", path: mapping.path, errno: errno)) }
+        let needed = format.headerBytes + records.count * format.bytesPerEntry
+        guard st.size < max(needed, slotEnd(slot)) else { return }
+        try mapping.setSize(max(needed, slotEnd(slot)))
+        if st.size < ImageFormat.pageSize { try mapping.writeHeader(format) }
+    }
+
+    /// Truncates the file after the last slot that holds an entry or a live image.
+    mutating func shrink() throws(TesseraError) {
+        var keep = records.count
+        while keep > 0, records[keep - 1].entityID == nil, records[keep - 1].live == 0 { keep -= 1 }
+        guard keep < records.count else { return }
+        for slot in keep..<records.count { header(slot).invalidate() }
+        try mapping.setSize(format.headerBytes + keep * format.bytesPerEntry)
+        records.removeLast(records.count - keep)
+        recency.resize(to: keep)
+        free.rebuild(records.indices.filter { records[$0].entityID == nil && records[$0].live == 0 })
+    }
+
+    /// Moves the committed entry in `from` (no live images) to the free slot `to`, with the same
+    /// protocol as a store: `to` is invalid while its pixels are written, then committed with a new
+    /// generation, and only then is `from` invalidated. A crash in between leaves two valid copies;
+    /// opening keeps the newer generation.
+    mutating func move(_ from: Int, to: Int) {
+        guard let entity = records[from].entityID else { return }
+        let source = header(from), target = header(to)
+        target.invalidate()
+        memcpy(pixels(to), pixels(from), format.bytesPerEntry)
+        let commit = target.commit(entityID: entity, sourceID: records[from].sourceID, generation: tick(),
+                                   pixelChecksum: source.pixelChecksum, lastAccess: source.lastAccess)
+        source.invalidate()
+        records[to] = records[from]
+        records[to].commit = commit
+        records[from] = SlotRecord()
+        index[entity] = Int32(to)
+        recency.replace(from, with: to)
+    }
+}
