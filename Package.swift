@@ -23,7 +23,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "tessera",
-            dependencies: ["Tessera", "CCairo", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Tessera", "CCairo", "CTurboJPEG", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(name: "TesseraTests", dependencies: ["Tessera"]),
     ],
