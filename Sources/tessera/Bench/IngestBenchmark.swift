@@ -97,13 +97,14 @@ struct IngestBenchmark: ParsableCommand {
 
     /// libjpeg-turbo alone: header + scaled decompress, as a C program would do it.
     static func turboScaledDecode(_ files: [String], target: PixelSize) throws -> Double {
-        guard let handle = tjInitDecompress() else { throw ValidationError("tjInitDecompress failed") }
-        defer { tjDestroy(handle) }
         var factorCount: Int32 = 0
         let factors = tjGetScalingFactors(&factorCount)!
         var buffer = [UInt8](repeating: 0, count: 4096 * 4096)
         let start = Stopwatch.now()
         for file in files {
+            // A fresh handle per image, as a service decoding unrelated files would use.
+            guard let handle = tjInitDecompress() else { throw ValidationError("tjInitDecompress failed") }
+            defer { tjDestroy(handle) }
             let data = try ImageFiles.read(file)
             try data.withUnsafeBytes { raw in
                 let jpeg = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
