@@ -99,7 +99,9 @@ struct IngestBenchmark: ParsableCommand {
     static func turboScaledDecode(_ files: [String], target: PixelSize) throws -> Double {
         var factorCount: Int32 = 0
         let factors = tjGetScalingFactors(&factorCount)!
-        var buffer = [UInt8](repeating: 0, count: 4096 * 4096)
+        let capacity = 4096 * 4096
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        defer { buffer.deallocate() }
         let start = Stopwatch.now()
         for file in files {
             // A fresh handle per image, as a service decoding unrelated files would use.
@@ -120,10 +122,8 @@ struct IngestBenchmark: ParsableCommand {
                     if sw >= needW, sh >= needH, sw * sh < bestW * bestH { bestW = sw; bestH = sh }
                 }
                 let pitch = bestW * 4
-                guard Int(pitch * bestH) <= buffer.count else { throw ValidationError("too large: \(file)") }
-                let result = buffer.withUnsafeMutableBufferPointer {
-                    tjDecompress2(handle, jpeg, UInt(raw.count), $0.baseAddress, bestW, pitch, bestH, TJPF_BGRA.rawValue, 0)
-                }
+                guard Int(pitch * bestH) <= capacity else { throw ValidationError("too large: \(file)") }
+                let result = tjDecompress2(handle, jpeg, UInt(raw.count), buffer, bestW, pitch, bestH, TJPF_BGRA.rawValue, 0)
                 if result != 0 && tjGetErrorCode(handle) != TJERR_WARNING.rawValue { throw ValidationError("decode: \(file)") }
             }
         }
