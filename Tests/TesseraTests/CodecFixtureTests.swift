@@ -76,6 +76,17 @@ struct CodecFixtureTests {
         #expect(bitmap.pixel(x: 8, y: 8) == Self.red)
     }
 
+    @Test("CMYK conversion: Adobe (inverted) and plain storage")
+    func cmykFormula() {
+        // Red is C=0 M=255 Y=255 K=0; Adobe files store 255 minus each value.
+        var adobe: [UInt8] = [255, 0, 0, 255, 255, 255, 255, 127]
+        var plain: [UInt8] = [0, 255, 255, 0, 0, 0, 0, 128]
+        adobe.withUnsafeMutableBytes { JPEGDecoder.cmykToBGRA($0.baseAddress!, width: 2, inverted: true) }
+        plain.withUnsafeMutableBytes { JPEGDecoder.cmykToBGRA($0.baseAddress!, width: 2, inverted: false) }
+        #expect(adobe == [0, 0, 255, 255, 127, 127, 127, 255])
+        #expect(plain == adobe)
+    }
+
     @Test("the right decoder format is reported")
     func formats() {
         #expect(JPEGDecoder().format == .jpeg)

@@ -15,7 +15,7 @@ struct CodecRoundTripTests {
     func png(style: PixelStyle) throws {
         let original = try S.bitmap(width: 45, height: 17, style: style, color: Self.pattern)
         let encoded = try PNGEncoder().encode(original)
-        #expect(ImageFileFormat(sniffing: UnsafeRawBufferPointer(start: encoded, count: encoded.count)) == .png)
+        #expect(encoded.withUnsafeBytes { ImageFileFormat(sniffing: $0) } == .png)
         let decoded = try S.decodeAny(encoded, with: PNGDecoder(), style: style)
         #expect(decoded.hasSamePixels(as: original))
         let info = try encoded.withUnsafeBytes { try PNGDecoder().probe($0) }
