@@ -58,12 +58,12 @@ struct CodecMutationTests {
         #expect(tally.failed > 0)
     }
 
-    @Test("hundreds of seeded bit flips and byte overwrites", arguments: CodecTestSupport.fixtures)
+    @Test("a thousand seeded bit flips and byte overwrites", arguments: CodecTestSupport.fixtures)
     func flips(fixture: (name: String, format: ImageFileFormat)) throws {
         let bytes = try S.fixture(fixture.name)
         var rng = SeededGenerator(seed: UInt64(truncatingIfNeeded: fixture.name.utf8.reduce(5381) { $0 &* 33 &+ Int($1) }))
         var tally = Tally()
-        for variant in 0..<300 {
+        for variant in 0..<1000 {
             var copy = bytes
             for _ in 0..<Int.random(in: 1...4, using: &rng) {
                 let at = Int.random(in: 0..<copy.count, using: &rng)
@@ -77,7 +77,7 @@ struct CodecMutationTests {
         }
         #expect(tally.foreignErrors == 0)
         #expect(tally.badSizes == 0)
-        #expect(tally.decoded + tally.failed == 300 * Self.decoders.count)
-        #expect(tally.failed >= 300 * (Self.decoders.count - 1), "foreign decoders must reject every variant")
+        #expect(tally.decoded + tally.failed == 1000 * Self.decoders.count)
+        #expect(tally.failed >= 1000 * (Self.decoders.count - 1), "foreign decoders must reject every variant")
     }
 }
