@@ -11,6 +11,19 @@ enum ExifOrientationReader {
         var orientation: ImageOrientation = .up
         /// Whether an APP14 "Adobe" segment was seen.
         var hasAdobeMarker = false
+        /// Whether the data ended before the walk reached SOS or EOI (the headers are cut off).
+        var endedEarly = false
+        /// Whether the walk reached a start-of-scan marker.
+        var reachedScan = false
+    }
+
+    /// Whether a JPEG that failed to decode was cut short: its headers end before the first scan,
+    /// or it has a scan but does not end with EOI (`FF D9`, which cannot occur inside entropy-coded data).
+    static func looksTruncated(jpeg data: UnsafeRawBufferPointer) -> Bool {
+        let findings = scan(jpeg: data)
+        if findings.endedEarly { return true }
+        let n = data.count
+        return findings.reachedScan && !(n >= 2 && data[n - 2] == 0xFF && data[n - 1] == 0xD9)
     }
 
     /// The EXIF orientation of a JPEG file.
@@ -25,17 +38,23 @@ enum ExifOrientationReader {
         guard count >= 4, data[0] == 0xFF, data[1] == 0xD8 else { return findings }
         var foundExif = false
         var i = 2
+        findings.endedEarly = true   // until SOS, EOI or malformed structure is seen
         while i < count {
-            guard data[i] == 0xFF else { break }
+            guard data[i] == 0xFF else { findings.endedEarly = false; break }
             while i < count && data[i] == 0xFF { i += 1 }   // fill bytes
             guard i < count else { break }
             let marker = data[i]
             i += 1
             if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { continue }   // no length
-            if marker == 0xD9 || marker == 0xDA { break }   // EOI, start of scan
+            if marker == 0xD9 || marker == 0xDA {   // EOI, start of scan
+                findings.endedEarly = false
+                findings.reachedScan = marker == 0xDA
+                break
+            }
             guard i + 2 <= count else { break }
             let length = Int(data[i]) << 8 | Int(data[i + 1])
-            guard length >= 2, i + length <= count else { break }
+            guard length >= 2 else { findings.endedEarly = false; break }
+            guard i + length <= count else { break }
             let segment = UnsafeRawBufferPointer(rebasing: data[(i + 2)..<(i + length)])
             if marker == 0xE1, !foundExif, starts(segment, with: [0x45, 0x78, 0x69, 0x66, 0, 0]) {   // "Exif\0\0"
                 foundExif = true

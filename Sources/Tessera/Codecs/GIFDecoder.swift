@@ -149,6 +149,8 @@ public struct GIFDecoder: ImageDecoding {
         let base: UnsafePointer<UInt8>
         let count: Int
         var offset = 0
+        /// Set when a read asked for more bytes than were left: the data ended early.
+        var ranOut = false
     }
 
     /// Opens `data` with giflib, checks the screen size, runs `body` and always closes the file.
@@ -161,11 +163,23 @@ public struct GIFDecoder: ImageDecoding {
             var error: Int32 = 0
             // The callback captures nothing: it finds the cursor through GifFileType.UserData, which
             // stays valid for the whole of this closure, where every giflib call happens.
+            // giflib sometimes names a cut-off file by what it failed to find ("no screen
+            // descriptor"), so a codec error after a short read is reported as truncation.
+            func classify(_ error: TesseraError) -> TesseraError {
+                if cursorPointer.pointee.ranOut, case .decoding(.codec(.gif, _)) = error.reason {
+                    return TesseraError(.decoding(.truncated(.gif)))
+                }
+                return error
+            }
             guard let gif = DGifOpen(cursorPointer, { gif, buffer, length in GIFDecoder.read(gif, buffer, length) }, &error)
-            else { throw Self.failure(error) }
+            else { throw classify(Self.failure(error)) }
             defer { var closeError: Int32 = 0; _ = DGifCloseFile(gif, &closeError) }
-            try limits.checkDimensions(width: Int(gif.pointee.SWidth), height: Int(gif.pointee.SHeight))
-            return try body(gif)
+            do throws(TesseraError) {
+                try limits.checkDimensions(width: Int(gif.pointee.SWidth), height: Int(gif.pointee.SHeight))
+                return try body(gif)
+            } catch {
+                throw classify(error)
+            }
         }
     }
 
@@ -176,6 +190,7 @@ public struct GIFDecoder: ImageDecoding {
         let cursor = user.assumingMemoryBound(to: Cursor.self)
         let available = cursor.pointee.count - cursor.pointee.offset
         let n = min(Int(length), available)
+        if n < Int(length) { cursor.pointee.ranOut = true }
         guard n > 0 else { return 0 }
         buffer.update(from: cursor.pointee.base + cursor.pointee.offset, count: n)
         cursor.pointee.offset += n

@@ -13,6 +13,8 @@ import CTurboJPEG
 /// - Warnings: a torn image must never be cached. "Premature end of JPEG file" / "premature end
 ///   of data segment" throw ``DecodingFailure/truncated(_:)``; every other libjpeg warning except
 ///   the harmless "extraneous bytes before marker" throws ``DecodingFailure/codec(_:message:)``.
+///   Any failure on data whose headers stop before the first scan, or that has a scan but does
+///   not end with EOI, is reported as ``DecodingFailure/truncated(_:)`` as well.
 /// - Progressive files with more than 500 scans are rejected (`TJFLAG_LIMITSCANS`), a guard
 ///   against CPU-exhaustion inputs.
 public struct JPEGDecoder: ImageDecoding {
@@ -133,7 +135,10 @@ public struct JPEGDecoder: ImageDecoding {
         guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw TesseraError(.decoding(.empty)) }
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
         if tjDecompressHeader3(handle, base, UInt(data.count), &width, &height, &subsampling, &colorspace) != 0 {
-            throw failure(handle)
+            throw failure(handle, data)
+        }
+        if width <= 0 || height <= 0, ExifOrientationReader.looksTruncated(jpeg: data) {   // tables only so far
+            throw TesseraError(.decoding(.truncated(.jpeg)))
         }
         try limits.checkDimensions(width: Int(width), height: Int(height))
         return Header(width: Int(width), height: Int(height), colorspace: colorspace)
@@ -147,14 +152,15 @@ public struct JPEGDecoder: ImageDecoding {
         guard result != 0 else { return }
         let message = Self.message(handle)
         if tjGetErrorCode(handle) == TJERR_WARNING.rawValue, message.contains("extraneous bytes before marker") { return }
-        throw failure(handle)
+        throw failure(handle, data)
     }
 
-    /// The typed error for TurboJPEG's last error or warning on `handle`.
-    private func failure(_ handle: tjhandle) -> TesseraError {
+    /// The typed error for TurboJPEG's last error or warning on `handle`. libjpeg often reports a
+    /// cut-off file as some other error (the EOI it fakes at the end lands inside a table), so the
+    /// marker structure of `data` is checked too.
+    private func failure(_ handle: tjhandle, _ data: UnsafeRawBufferPointer) -> TesseraError {
         let message = Self.message(handle)
-        let lower = message.lowercased()
-        if lower.contains("premature end") || lower.contains("contains no image") {
+        if message.lowercased().contains("premature end") || ExifOrientationReader.looksTruncated(jpeg: data) {
             return TesseraError(.decoding(.truncated(.jpeg)))
         }
         return codecError(message)

@@ -5,8 +5,9 @@ import CPNG
 ///
 /// - Direct styles: ``PixelStyle/bgra32`` (read as straight BGRA, then premultiplied here),
 ///   ``PixelStyle/bgr32`` (the same, then alpha set to 255: composited over black, exactly what
-///   converting premultiplied BGRA to BGR32 does) and ``PixelStyle/gray8`` (`PNG_FORMAT_GRAY`,
-///   alpha composited over black).
+///   converting premultiplied BGRA to BGR32 does) and ``PixelStyle/gray8`` (`PNG_FORMAT_GRAY` for
+///   grayscale files without alpha; otherwise through premultiplied BGRA and ``PixelConversion``,
+///   so the luma is the same Rec. 601 formula, over black, as everywhere else).
 /// - 16-bit files without gAMA/sRGB chunks are taken as sRGB-encoded (`PNG_IMAGE_FLAG_16BIT_sRGB`),
 ///   as browsers do, not as linear light (libpng's default).
 /// - No cheap scaling: ``decodedSize(for:atLeast:)`` is always the full size.
@@ -48,14 +49,23 @@ public struct PNGDecoder: ImageDecoding {
               layout.bytesPerRow <= Int(Int32.max)
         else { throw TesseraError(.invalidLayout(width: layout.width, height: layout.height, bytesPerRow: layout.bytesPerRow)) }
 
-        let isGray = layout.style == .gray8
-        image.format = isGray ? UInt32(PNG_FORMAT_GRAY) : UInt32(PNG_FORMAT_FLAG_COLOR | PNG_FORMAT_FLAG_BGR | PNG_FORMAT_FLAG_ALPHA)
         image.flags |= UInt32(PNG_IMAGE_FLAG_16BIT_sRGB)
-        var black = png_color(red: 0, green: 0, blue: 0)
-        // The row stride is in components, which are bytes for 8-bit formats. The background is
-        // used only when alpha is removed (gray output).
-        let ok = png_image_finish_read(&image, &black, target.baseAddress, Int32(layout.bytesPerRow), nil)
-        guard ok != 0 else { throw failure(image) }
+        let sourceIsPlainGray = image.format & UInt32(PNG_FORMAT_FLAG_COLOR | PNG_FORMAT_FLAG_ALPHA) == 0
+        if layout.style == .gray8 && !sourceIsPlainGray {
+            // libpng would compute luma in linear light; go through premultiplied BGRA instead so
+            // that gray8 is the same Rec. 601 luma (over black) as every other path in Tessera.
+            let bgra = BitmapLayout(width: layout.width, height: layout.height, style: .bgra32)
+            let temp = UnsafeMutableRawPointer.allocate(byteCount: bgra.byteCount, alignment: PixelStyle.rowAlignment)
+            defer { temp.deallocate() }
+            let view = MutableBitmapView(layout: bgra, baseAddress: temp)
+            try finish(&image, into: view, format: UInt32(PNG_FORMAT_FLAG_COLOR | PNG_FORMAT_FLAG_BGR | PNG_FORMAT_FLAG_ALPHA))
+            PixelConversion.premultiplyBGRA(view)
+            try PixelConversion.convert(source: UnsafeRawPointer(temp), layout: bgra, to: target)
+            return
+        }
+        let isGray = layout.style == .gray8
+        try finish(&image, into: target,
+                   format: isGray ? UInt32(PNG_FORMAT_GRAY) : UInt32(PNG_FORMAT_FLAG_COLOR | PNG_FORMAT_FLAG_BGR | PNG_FORMAT_FLAG_ALPHA))
         if layout.style == .bgra32 {
             PixelConversion.premultiplyBGRA(target)
         } else if layout.style == .bgr32 {
@@ -65,6 +75,16 @@ public struct PNGDecoder: ImageDecoding {
                 for x in 0..<layout.width { row[x &* 4 &+ 3] = 255 }
             }
         }
+    }
+
+    /// Reads the pixels as 8-bit `format` into `target` (whose stride must fit an `Int32`).
+    private func finish(_ image: inout png_image, into target: MutableBitmapView, format: UInt32) throws(TesseraError) {
+        image.format = format
+        var black = png_color(red: 0, green: 0, blue: 0)
+        // The row stride is in components, which are bytes for 8-bit formats. The background is
+        // used only if alpha had to be removed, which the callers avoid.
+        let ok = png_image_finish_read(&image, &black, target.baseAddress, Int32(target.layout.bytesPerRow), nil)
+        guard ok != 0 else { throw failure(image) }
     }
 
     /// Starts reading and checks the declared size against the limits.

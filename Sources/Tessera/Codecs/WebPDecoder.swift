@@ -50,7 +50,8 @@ public struct WebPDecoder: ImageDecoding {
         let features = try readFeatures(data)
         let layout = target.layout
         let width = Int(features.width), height = Int(features.height)
-        guard supportsDirectDecode(to: layout.style), layout.width <= width, layout.height <= height,
+        guard supportsDirectDecode(to: layout.style), layout.width > 0, layout.height > 0,
+              layout.width <= width, layout.height <= height,
               layout.bytesPerRow <= Int(Int32.max)
         else { throw TesseraError(.invalidLayout(width: layout.width, height: layout.height, bytesPerRow: layout.bytesPerRow)) }
         guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw TesseraError(.decoding(.empty)) }
