@@ -2,18 +2,18 @@
 //
 //   TesseraStress --dir D [--seed S] [--count N] [--every K]
 //
-// Opens a 32×32 bgra32 table "stress" (maximumCount 40) in D and performs N operations (0 = until
+// Opens a 64×64 bgra32 table "stress" (maximumCount 40) in D and performs N operations (0 = until
 // killed) on 100 entity ids: mostly stores, some lookups and deletes. Every stored image's pixels
 // are a pure function of (entity id, source id), and every source id encodes its entity, so a
 // verifier can recompute any entry exactly (see `StressPattern`). Prints "ready" once the table is
-// open, "progress <n>" after every K stores, "done" at the end; exits 3 if the table is locked,
+// open, "progress <n>" before every K-th store, "done" at the end; exits 3 if the table is locked,
 // 2 on a wrong hit.
 import Foundation
 import Tessera
 
 enum StressPattern {
     static let format = ImageFormat(name: "stress", family: "stress", style: .bgra32,
-                                    size: PixelSize(width: 32, height: 32), maximumCount: 40)
+                                    size: PixelSize(width: 64, height: 64), maximumCount: 40)
     static let entityCount = 100
 
     static func entityID(_ k: Int) -> UUID {
@@ -92,9 +92,11 @@ while count == 0 || operation < count {
     default:
         serial += 1
         let source = StressPattern.sourceID(entity: k, serial: serial)
-        try table.store(entityID: entity, sourceID: source) { StressPattern.fill($0, entity: entity, source: source) }
         stores += 1
+        // Announce the store *before* making it, so a parent that kills on reading this line
+        // tends to land inside the store (mostly inside the drawing closure).
         if stores % every == 0 { say("progress \(stores)") }
+        try table.store(entityID: entity, sourceID: source) { StressPattern.fill($0, entity: entity, source: source) }
     }
 }
 say("done")

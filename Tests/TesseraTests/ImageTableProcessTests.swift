@@ -53,6 +53,7 @@ struct ImageTableProcessTests {
             #expect(child.readLine() == "ready", "round \(round)")
             let lines = Int.random(in: 1...12, using: &rng)
             for _ in 0..<lines { #expect(child.readLine()?.hasPrefix("progress") == true) }
+            for _ in 0..<Int.random(in: 0...2, using: &rng) { sched_yield() }   // vary the kill's phase
             child.kill()
             #expect(child.process.terminationReason == .uncaughtSignal && child.process.terminationStatus == SIGKILL,
                     "round \(round): the writer must die by SIGKILL, not exit")

@@ -128,7 +128,7 @@ final class StressChild {
 /// The crash-test table's format and ids, mirrored from `TesseraStress`.
 enum StressMirror {
     static let format = ImageFormat(name: "stress", family: "stress", style: .bgra32,
-                                    size: PixelSize(width: 32, height: 32), maximumCount: 40)
+                                    size: PixelSize(width: 64, height: 64), maximumCount: 40)
 
     /// The entity index a stress entity id encodes, if it is one.
     static func entityIndex(_ id: UUID) -> Int? {
