@@ -1,6 +1,7 @@
 // TesseraStress: the writer half of the image table crash test.
 //
 //   TesseraStress --dir D [--seed S] [--count N] [--every K]
+//   TesseraStress --dir D --bench N      (open time and hit latency with N entries; use -c release)
 //
 // Opens a 64×64 bgra32 table "stress" (maximumCount 40) in D and performs N operations (0 = until
 // killed) on 100 entity ids: mostly stores, some lookups and deletes. Every stored image's pixels
@@ -54,6 +55,7 @@ while let key = args.next() {
     options[String(key.dropFirst(2))] = value
 }
 guard let dir = options["dir"] else { say("missing --dir"); exit(64) }
+if let n = options["bench"].flatMap(Int.init) { runBenchmark(directory: dir, entries: n); exit(0) }
 var rng = UInt64(options["seed"] ?? "1") ?? 1
 let count = Int(options["count"] ?? "0") ?? 0
 let every = max(1, Int(options["every"] ?? "20") ?? 20)
@@ -100,3 +102,33 @@ while count == 0 || operation < count {
     }
 }
 say("done")
+
+/// Fills an 8×8 gray8 table with `entries` entries, then times reopening it and hits.
+func runBenchmark(directory: String, entries: Int) {
+    let format = ImageFormat(name: "bench", style: .gray8, size: PixelSize(width: 8, height: 8), maximumCount: entries)
+    let url = URL(fileURLWithPath: directory, isDirectory: true)
+    let ids = (0..<entries).map { _ in UUID() }
+    let clock = ContinuousClock()
+    do {
+        let table = try! ImageTable(format: format, directory: url)
+        let t = clock.measure {
+            for (i, id) in ids.enumerated() { try! table.store(entityID: id, sourceID: id) { $0.baseAddress.storeBytes(of: UInt8(truncatingIfNeeded: i), as: UInt8.self) } }
+        }
+        say("store: \(t / entries) per entry (\(entries) entries)")
+    }
+    var table: ImageTable?
+    let open = clock.measure { table = try! ImageTable(format: format, directory: url) }
+    say("open with \(entries) entries: \(open)")
+    let hot = Array(ids.prefix(1000))
+    for id in hot { _ = table!.image(for: id) }   // first reads verify checksums
+    let rounds = 1_000_000
+    var hits = 0
+    let t = clock.measure {
+        for i in 0..<rounds where table!.image(for: hot[i % hot.count], sourceID: hot[i % hot.count]) != nil { hits += 1 }
+    }
+    say("hit (verified, with lease and fstat): \(t / rounds) each, \(hits) hits")
+    let c = clock.measure { for i in 0..<rounds where table!.contains(entityID: hot[i % hot.count]) { hits += 1 } }
+    say("contains: \(c / rounds) each")
+    let v = clock.measure { _ = table!.verify() }
+    say("verify all: \(v)")
+}

@@ -157,6 +157,12 @@ struct ImageTableRobustnessTests {
         #expect(P.isExact(try #require(table.image(for: P.id(3)))))
         #expect(table.image(for: P.id(2)) == nil)
         #expect(P.isExact(held))
+        #expect(unlink(table.path) == 0)
+        try table.reopen()
+        #expect(FileManager.default.fileExists(atPath: table.path))
+        #expect(table.entityIDs.isEmpty)
+        try table.reopen()   // not unlinked: a no-op, not a self-inflicted lock error
+        #expect(P.isExact(held))
     }
 
     @Test("a second instance on the same file fails fast with locked")

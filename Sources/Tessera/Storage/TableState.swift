@@ -38,6 +38,7 @@ struct TableState {
         let size = mapping.fileState()?.size ?? 0
         let count = size >= format.headerBytes ? min(format.maximumCount, (size - format.headerBytes) / format.bytesPerEntry) : 0
         records = Array(repeating: SlotRecord(), count: count)
+        index.reserveCapacity(count)
         recency.resize(to: count)
         var byAccess: [(access: UInt64, slot: Int)] = []
         var generations: [UInt64] = Array(repeating: 0, count: count)
