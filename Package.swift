@@ -25,7 +25,9 @@ let package = Package(
             name: "tessera",
             dependencies: ["Tessera", "CCairo", "CTurboJPEG", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .testTarget(name: "TesseraTests", dependencies: ["Tessera"]),
+        // Writer process for the image table crash test (killed with SIGKILL at random points).
+        .executableTarget(name: "TesseraStress", dependencies: ["Tessera"]),
+        .testTarget(name: "TesseraTests", dependencies: ["Tessera", "TesseraStress"]),
     ],
     swiftLanguageModes: [.v6]
 )

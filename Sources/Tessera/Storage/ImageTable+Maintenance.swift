@@ -32,6 +32,7 @@ extension ImageTable {
     /// references: those pixels stay untouched until the images are gone).
     public func reset() throws(TesseraError) {
         try state.withLock { s throws(TesseraError) in
+            try s.repairIfTruncated()
             for slot in Array(s.index.values) { s.discard(Int(slot)) }
             try s.shrink()
         }
@@ -43,7 +44,7 @@ extension ImageTable {
     /// images stay where they are and bound the truncation. Holds the table's mutex throughout.
     public func compact() throws(TesseraError) {
         try state.withLock { s throws(TesseraError) in
-            try s.ensureFileCovers(max(0, s.records.count - 1))
+            try s.repairIfTruncated()
             var high = s.records.count - 1
             while high >= 0 {
                 defer { high -= 1 }

@@ -109,7 +109,7 @@ public final class ImageTable: Sendable {
             let ok = state.withLock { s -> Bool in
                 guard s.mapping === found.mapping else { return false }
                 if sum == s.header(found.slot).pixelChecksum {
-                    s.records[found.slot].verified = true
+                    if s.records[found.slot].entityID == entityID { s.records[found.slot].verified = true }
                     return true
                 }
                 s.damage.append(.init(slot: found.slot, entityID: entityID, reason: "pixel checksum mismatch"))
@@ -163,6 +163,16 @@ public final class ImageTable: Sendable {
             s.index[entityID] = Int32(slot)
         }
         return TableImage(layout: layout, entityID: entityID, sourceID: sourceID, lease: lease)
+    }
+
+    /// If the table file was unlinked, creates a fresh one at the path now (a store would do it
+    /// too); otherwise does nothing. Images of the old file stay valid.
+    /// - Throws: what ``init(format:directory:)`` throws.
+    public func reopen() throws(TesseraError) {
+        try state.withLock { s throws(TesseraError) in
+            if let st = s.mapping.fileState(), st.links > 0 { return }
+            try s.recreate()
+        }
     }
 
     // MARK: Delete

@@ -38,6 +38,7 @@ struct TableState {
         let size = mapping.fileState()?.size ?? 0
         let count = size >= format.headerBytes ? min(format.maximumCount, (size - format.headerBytes) / format.bytesPerEntry) : 0
         records = Array(repeating: SlotRecord(), count: count)
+        index.reserveCapacity(count)
         recency.resize(to: count)
         var byAccess: [(access: UInt64, slot: Int)] = []
         var generations: [UInt64] = Array(repeating: 0, count: count)
@@ -121,7 +122,9 @@ struct TableState {
     mutating func discard(_ slot: Int) {
         guard slot < records.count, let entity = records[slot].entityID else { return }
         if index[entity] == Int32(slot) { index[entity] = nil }
-        header(slot).invalidate()
+        // After an external truncation of the header region there is nothing to invalidate (the
+        // region reads as zeros once re-extended), and touching it would fault.
+        if let st = mapping.fileState(), st.size >= format.headerBytes { header(slot).invalidate() }
         records[slot].entityID = nil
         records[slot].commit = 0
         records[slot].verified = false
@@ -136,6 +139,7 @@ struct TableState {
     /// Reserves a slot for a new entry (`live = 1`, invalid header): the lowest free slot, else a
     /// new one from growing the file, else the least recently used entry without live images.
     mutating func reserveSlot() throws(TesseraError) -> Int {
+        try repairIfTruncated()
         if free.count == 0 && records.count < format.maximumCount { try grow() }
         let slot: Int
         if let s = free.popLowest() {
@@ -149,7 +153,6 @@ struct TableState {
         }
         records[slot].live = 1
         header(slot).invalidate()
-        try ensureFileCovers(slot)
         return slot
     }
 
@@ -168,13 +171,14 @@ struct TableState {
         }
     }
 
-    /// Makes the file long enough for `slot` again after an external truncation; the lost slots'
-    /// headers read as zero (free), so nothing stale is served. Rewrites the file header if lost.
-    mutating func ensureFileCovers(_ slot: Int) throws(TesseraError) {
+    /// Re-extends the file to cover every slot the table knows of, after an external truncation
+    /// (one `fstat` when nothing is wrong). The lost slots' headers read as zero — free — so
+    /// nothing stale is served; a lost file header page is rewritten. Call before touching slots.
+    mutating func repairIfTruncated() throws(TesseraError) {
         guard let st = mapping.fileState() else { throw TesseraError(.io(operation: "fstat", path: mapping.path, errno: errno)) }
         let needed = format.headerBytes + records.count * format.bytesPerEntry
-        guard st.size < max(needed, slotEnd(slot)) else { return }
-        try mapping.setSize(max(needed, slotEnd(slot)))
+        guard st.size < needed else { return }
+        try mapping.setSize(needed)
         if st.size < ImageFormat.pageSize { try mapping.writeHeader(format) }
     }
 

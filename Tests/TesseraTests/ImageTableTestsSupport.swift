@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+@testable import Tessera
+
+/// A fresh temporary directory, removed when the value is released.
+final class TemporaryDirectory {
+    let url: URL
+    init() {
+        var template = Array((NSTemporaryDirectory() + "/tessera-tables-XXXXXX").utf8CString)
+        let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        url = URL(fileURLWithPath: path, isDirectory: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+enum TablePattern {
+    static func format(_ name: String = "t", width: Int = 32, height: Int = 32, count: Int = 8,
+                       style: PixelStyle = .bgra32) -> ImageFormat {
+        ImageFormat(name: name, family: "test", style: style, size: PixelSize(width: width, height: height), maximumCount: count)
+    }
+
+    static func id(_ k: Int, kind: UInt8 = 0xE0) -> UUID {
+        UUID(uuid: (kind, 0, UInt8(k & 0xFF), UInt8(k >> 8 & 0xFF), 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 1))
+    }
+
+    /// Same pixel function as `TesseraStress` (`StressPattern.fill`): a pure function of both ids.
+    static func fill(_ view: MutableBitmapView, entity: UUID, source: UUID) {
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for byte in withUnsafeBytes(of: entity.uuid, { Array($0) }) + withUnsafeBytes(of: source.uuid, { Array($0) }) {
+            seed = (seed ^ UInt64(byte)) &* 0x100_0000_01B3
+        }
+        let words = view.layout.byteCount / 8
+        let p = view.baseAddress.assumingMemoryBound(to: UInt64.self)
+        for i in 0..<words {
+            var z = seed &+ UInt64(i) &* 0x9E37_79B9_7F4A_7C15
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            p[i] = z ^ (z >> 31)
+        }
+    }
+
+    static func expected(_ layout: BitmapLayout, entity: UUID, source: UUID) -> Bitmap {
+        Bitmap(layout: layout) { fill($0, entity: entity, source: source) }
+    }
+
+    /// Whether `image` holds exactly (all bytes, padding included) the pattern for its ids.
+    static func isExact(_ image: TableImage) -> Bool {
+        let want = expected(image.layout, entity: image.entityID, source: image.sourceID)
+        return image.withUnsafeBytes { a in want.withUnsafeBytes { b in a.count == b.count && memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
+    }
+
+    @discardableResult
+    static func store(_ table: ImageTable, _ entity: UUID, _ source: UUID) throws -> TableImage {
+        try table.store(entityID: entity, sourceID: source) { fill($0, entity: entity, source: source) }
+    }
+
+    static func storageFailure(_ body: () throws -> Void) -> StorageFailure? {
+        do { try body() } catch let error as TesseraError {
+            if case .storage(let failure) = error.reason { return failure }
+        } catch {}
+        return nil
+    }
+}
+
+/// The `TesseraStress` executable built next to the test bundle.
+enum StressBinary {
+    static var url: URL? {
+        var candidates: [URL] = []
+        let arg0 = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        candidates.append(arg0)
+        if let exe = Bundle.main.executableURL { candidates.append(exe.deletingLastPathComponent()) }
+        if let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            candidates.append(URL(fileURLWithPath: link).deletingLastPathComponent())
+        }
+        for dir in candidates {
+            for d in [dir, dir.deletingLastPathComponent()] {
+                let url = d.appendingPathComponent("TesseraStress")
+                if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+            }
+        }
+        return nil
+    }
+}
+
+/// A running `TesseraStress` with line-by-line access to its standard output.
+final class StressChild {
+    let process = Process()
+    private let pipe = Pipe()
+    private var buffer: [UInt8] = []
+
+    init(directory: URL, seed: UInt64, count: Int = 0, every: Int = 20) throws {
+        guard let url = StressBinary.url else { throw CocoaError(.fileNoSuchFile) }
+        process.executableURL = url
+        process.arguments = ["--dir", directory.path, "--seed", String(seed), "--count", String(count), "--every", String(every)]
+        process.standardOutput = pipe
+        try process.run()
+    }
+
+    /// The next output line, or `nil` at end of file.
+    func readLine() -> String? {
+        let fd = pipe.fileHandleForReading.fileDescriptor
+        while true {
+            if let nl = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[..<nl], as: UTF8.self)
+                buffer.removeSubrange(...nl)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return buffer.isEmpty ? nil : String(decoding: buffer, as: UTF8.self) }
+            buffer.append(contentsOf: chunk[..<n])
+        }
+    }
+
+    func kill() {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func finish() -> Int32 {
+        while readLine() != nil {}
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+/// The crash-test table's format and ids, mirrored from `TesseraStress`.
+enum StressMirror {
+    static let format = ImageFormat(name: "stress", family: "stress", style: .bgra32,
+                                    size: PixelSize(width: 64, height: 64), maximumCount: 40)
+
+    /// The entity index a stress entity id encodes, if it is one.
+    static func entityIndex(_ id: UUID) -> Int? {
+        let u = id.uuid
+        guard u.0 == 0x7E, u.1 == 0x57 else { return nil }
+        return Int(u.2) | Int(u.3) << 8
+    }
+
+    /// The entity index a stress source id encodes, if it is one.
+    static func sourceEntityIndex(_ id: UUID) -> Int? {
+        let u = id.uuid
+        guard u.0 == 0x50, u.1 == 0x43 else { return nil }
+        return Int(u.2) | Int(u.3) << 8
+    }
+}
