@@ -114,7 +114,7 @@ struct DrawingContextTests {
     func orientation(_ orientation: ImageOrientation) throws {
         // A 4×2 stored image where every pixel has a distinct colour.
         let stored = PixelSize(width: 4, height: 2)
-        let source = try Bitmap(width: 4, height: 2, style: .bgra32) { view in
+        let source = Bitmap(width: 4, height: 2, style: .bgra32) { view in
             for y in 0..<2 { for x in 0..<4 {
                 let p = view.row(y).assumingMemoryBound(to: UInt8.self) + 4 * x
                 p[0] = UInt8(x * 60); p[1] = UInt8(y * 200); p[2] = 7; p[3] = 255

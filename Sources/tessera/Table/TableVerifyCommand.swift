@@ -18,7 +18,7 @@ struct TableVerifyCommand: ParsableCommand {
             damagedTotal += report.damaged.count
             print("\(table.format.name): \(report.checkedEntries) entries checked, \(report.damaged.count) damaged")
             for damage in report.damaged {
-                print("  damaged: slot \(damage.slot) entity \(damage.entityID): \(damage.reason)")
+                print("  damaged: \(damage)")
             }
         }
         if damagedTotal > 0 { throw ExitCode(1) }
