@@ -17,9 +17,11 @@ let package = Package(
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
+        // Absorbs SIGBUS from table files truncated by another program (see its header).
+        .target(name: "CTesseraGuard"),
         .target(
             name: "Tessera",
-            dependencies: ["CTurboJPEG", "CPNG", "CWebP", "CGIF", "CCairo"]
+            dependencies: ["CTurboJPEG", "CPNG", "CWebP", "CGIF", "CCairo", "CTesseraGuard"]
         ),
         .executableTarget(
             name: "tessera",

@@ -130,7 +130,7 @@ struct ImageTableRobustnessTests {
     func externalTruncation() throws {
         let dir = TemporaryDirectory()
         let format = P.format(count: 10)
-        let table = try ImageTable(format: format, directory: dir.url)
+        let table = try ImageTable(format: format, directory: dir.url, fileCheckInterval: .zero)
         for k in 0..<10 { try P.store(table, P.id(k), P.id(k, kind: 0x50)) }
         #expect(truncate(table.path, off_t(format.headerBytes + 4 * format.bytesPerEntry)) == 0)
         for k in 0..<4 { #expect(P.isExact(try #require(table.image(for: P.id(k))))) }
@@ -143,10 +143,27 @@ struct ImageTableRobustnessTests {
         for k in 0..<10 { #expect(table.image(for: P.id(k)) == nil) }
     }
 
+    @Test("truncation inside the check interval: reading a handed-out image does not crash, the table abandons the mapping and recovers")
+    func truncationUnderLiveImages() throws {
+        let dir = TemporaryDirectory()
+        let format = P.format(count: 10)
+        let table = try ImageTable(format: format, directory: dir.url, fileCheckInterval: .seconds(3600))
+        for k in 0..<10 { try P.store(table, P.id(k), P.id(k, kind: 0x50)) }
+        let held = try #require(table.image(for: P.id(7)))
+        #expect(truncate(table.path, off_t(format.headerBytes)) == 0)   // every slot's pixels vanish
+        // Without the SIGBUS guard this read would kill the test process.
+        let bytes = held.withUnsafeBytes { Array($0) }
+        #expect(bytes.allSatisfy { $0 == 0 }, "the vanished page reads as zeros")
+        for k in 0..<10 { #expect(table.image(for: P.id(k)) == nil, "a faulted mapping serves nothing") }
+        try P.store(table, P.id(30), P.id(30, kind: 0x50))              // remaps the same (locked) file
+        #expect(P.isExact(try #require(table.image(for: P.id(30)))))
+        #expect(table.verify().isClean)
+    }
+
     @Test("unlinking the file while open: misses, held images stay readable, next store recreates")
     func unlinkWhileOpen() throws {
         let dir = TemporaryDirectory()
-        let table = try ImageTable(format: P.format(count: 4), directory: dir.url)
+        let table = try ImageTable(format: P.format(count: 4), directory: dir.url, fileCheckInterval: .zero)
         let held = try P.store(table, P.id(1), P.id(1, kind: 0x50))
         try P.store(table, P.id(2), P.id(2, kind: 0x50))
         #expect(unlink(table.path) == 0)

@@ -101,6 +101,7 @@ extension ImageTable {
     /// with `synchronously`, `msync(MS_SYNC)` (wait). Stores never do this themselves.
     public func flush(synchronously: Bool = false) throws(TesseraError) {
         try state.withLock { s throws(TesseraError) in
+            s.persistRecency()
             guard let st = s.mapping.fileState(), st.size > 0 else { return }
             let length = min(st.size, s.mapping.length)
             guard msync(s.mapping.base, length, synchronously ? MS_SYNC : MS_ASYNC) == 0 else {

@@ -1,3 +1,4 @@
+import CTesseraGuard
 import Foundation
 
 /// One open, locked and memory-mapped table file.
@@ -19,18 +20,26 @@ final class TableMapping: @unchecked Sendable {
     let base: UnsafeMutableRawPointer
     /// Bytes mapped (the format's maximum size).
     let length: Int
+    /// This mapping's entry in the SIGBUS guard (`CTesseraGuard`), or -1 when unguarded.
+    private let guardHandle: Int32
 
     private init(path: String, fd: Int32, base: UnsafeMutableRawPointer, length: Int) {
         self.path = path
         self.fd = fd
         self.base = base
         self.length = length
+        self.guardHandle = tessera_guard_register(base, length)
     }
 
     deinit {
+        tessera_guard_unregister(guardHandle)
         munmap(base, length)
         close(fd)
     }
+
+    /// Whether an access hit a page the file no longer covers (someone truncated it): the guard
+    /// replaced that page with zeros. The mapping can no longer be trusted; the table abandons it.
+    var faulted: Bool { tessera_guard_faults(guardHandle) > 0 }
 
     /// File facts from `fstat`: size, allocated bytes and the link count (0 once unlinked).
     struct FileState {
@@ -93,6 +102,25 @@ final class TableMapping: @unchecked Sendable {
             }
         }
         throw TesseraError(.io(operation: "open (file keeps being replaced)", path: path, errno: EAGAIN))
+    }
+
+    /// A fresh mapping of `old`'s file through a duplicate of its descriptor (which shares the
+    /// `flock`), after `old` faulted because the file was truncated; the file is repaired as on open.
+    static func remap(_ old: TableMapping, format: ImageFormat) throws(TesseraError) -> TableMapping {
+        let fd = dup(old.fd)
+        guard fd >= 0 else { throw TesseraError(.io(operation: "dup", path: old.path, errno: errno)) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            let code = errno
+            close(fd)
+            throw TesseraError(.io(operation: "fstat", path: old.path, errno: code))
+        }
+        do throws(TesseraError) {
+            return try prepare(fd: fd, path: old.path, format: format, size: Int(st.st_size))
+        } catch {
+            close(fd)
+            throw error
+        }
     }
 
     private static func prepare(fd: Int32, path: String, format: ImageFormat, size: Int) throws(TesseraError) -> TableMapping {

@@ -20,6 +20,9 @@ struct TableState {
         var live: Int32 = 0
         /// Whether the pixel checksum was verified in this process.
         var verified = false
+        /// Logical time of the last hit. Kept here, not in the mapping, so that a hit writes no
+        /// page; ``persistRecency()`` copies it to the slot headers (on flush and close).
+        var lastAccess: UInt64 = 0
     }
 
     let format: ImageFormat
@@ -30,6 +33,11 @@ struct TableState {
     var free = FreeSlots()
     var clock: UInt64 = 1
     var damage: [TableVerification.Damage] = []
+    /// How long a lookup trusts the last `fstat` (nanoseconds); see ``ImageTable/init(format:directory:fileCheckInterval:)``.
+    var fileCheckInterval: UInt64 = 50_000_000
+    /// The last `fstat` result used by lookups and when it was taken (monotonic nanoseconds).
+    private var checkedFile: TableMapping.FileState?
+    private var checkedAt: UInt64 = 0
 
     /// Reads the slot headers of the file behind `mapping` and builds the in-memory state.
     init(format: ImageFormat, mapping: TableMapping) {
@@ -67,7 +75,7 @@ struct TableState {
             }
             index[entity] = Int32(slot)
             generations[slot] = h.generation
-            records[slot] = SlotRecord(entityID: entity, sourceID: h.sourceID, commit: commit)
+            records[slot] = SlotRecord(entityID: entity, sourceID: h.sourceID, commit: commit, lastAccess: h.lastAccess)
             byAccess.append((h.lastAccess, slot))
         }
         byAccess.removeAll { records[$0.slot].entityID == nil }
@@ -93,6 +101,43 @@ struct TableState {
     func fileCovers(_ slot: Int) -> Bool {
         guard let st = mapping.fileState() else { return false }
         return st.links > 0 && st.size >= slotEnd(slot)
+    }
+
+    /// Whether lookups may hand out `slot`: the mapping has not faulted, and the file covered the
+    /// slot and was linked at the last `fstat`, taken at most ``fileCheckInterval`` ago.
+    mutating func coversForLookup(_ slot: Int) -> Bool {
+        if mapping.faulted { return false }
+        let now = DispatchTime.now().uptimeNanoseconds
+        if checkedFile == nil || now &- checkedAt >= fileCheckInterval {
+            checkedFile = mapping.fileState()
+            checkedAt = now
+            if let st = checkedFile { forgetSlots(notCoveredBy: st.size) }
+        }
+        guard let st = checkedFile else { return false }
+        return st.links > 0 && st.size >= slotEnd(slot)
+    }
+
+    /// Drops every entry the file no longer covers (someone truncated it): their pixels and headers
+    /// are gone, and must not be served from memory even if the file grows again.
+    mutating func forgetSlots(notCoveredBy size: Int) {
+        guard size < format.headerBytes + records.count * format.bytesPerEntry else { return }
+        for slot in records.indices where records[slot].entityID != nil && (size < format.headerBytes || slotEnd(slot) > size) {
+            damage.append(.init(slot: slot, entityID: records[slot].entityID, reason: "the file was truncated before this entry"))
+            discard(slot)
+        }
+    }
+
+    /// Forgets the cached `fstat` (after this process changed the file's size).
+    mutating func fileSizeChanged() { checkedFile = nil }
+
+    /// Writes each entry's in-memory last-access time into its slot header, so the next process
+    /// restores the same recency order. Skipped when the file no longer covers the headers.
+    mutating func persistRecency() {
+        guard !mapping.faulted, let st = mapping.fileState(), st.links > 0 else { return }
+        for slot in records.indices where records[slot].entityID != nil && st.size >= slotEnd(slot) {
+            let h = header(slot)
+            if h.lastAccess != records[slot].lastAccess { h.lastAccess = records[slot].lastAccess }
+        }
     }
 
     mutating func tick() -> UInt64 {
@@ -163,6 +208,7 @@ struct TableState {
         let new = min(format.maximumCount, old + chunk)
         guard new > old else { return }
         try mapping.setSize(format.headerBytes + new * format.bytesPerEntry)
+        fileSizeChanged()
         records.append(contentsOf: repeatElement(SlotRecord(), count: new - old))
         recency.resize(to: new)
         for slot in old..<new {
@@ -178,7 +224,9 @@ struct TableState {
         guard let st = mapping.fileState() else { throw TesseraError(.io(operation: "fstat", path: mapping.path, errno: errno)) }
         let needed = format.headerBytes + records.count * format.bytesPerEntry
         guard st.size < needed else { return }
+        forgetSlots(notCoveredBy: st.size)
         try mapping.setSize(needed)
+        fileSizeChanged()
         if st.size < ImageFormat.pageSize { try mapping.writeHeader(format) }
     }
 
@@ -189,6 +237,7 @@ struct TableState {
         guard keep < records.count else { return }
         for slot in keep..<records.count { header(slot).invalidate() }
         try mapping.setSize(format.headerBytes + keep * format.bytesPerEntry)
+        fileSizeChanged()
         records.removeLast(records.count - keep)
         recency.resize(to: keep)
         free.rebuild(records.indices.filter { records[$0].entityID == nil && records[$0].live == 0 })
@@ -204,7 +253,7 @@ struct TableState {
         target.invalidate()
         memcpy(pixels(to), pixels(from), format.bytesPerEntry)
         let commit = target.commit(entityID: entity, sourceID: records[from].sourceID, generation: tick(),
-                                   pixelChecksum: source.pixelChecksum, lastAccess: source.lastAccess)
+                                   pixelChecksum: source.pixelChecksum, lastAccess: records[from].lastAccess)
         source.invalidate()
         records[to] = records[from]
         records[to].commit = commit
