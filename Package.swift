@@ -29,7 +29,7 @@ let package = Package(
         ),
         // Writer process for the image table crash test (killed with SIGKILL at random points).
         .executableTarget(name: "TesseraStress", dependencies: ["Tessera"]),
-        .testTarget(name: "TesseraTests", dependencies: ["Tessera", "TesseraStress"]),
+        .testTarget(name: "TesseraTests", dependencies: ["Tessera", "TesseraStress", "tessera"]),
     ],
     swiftLanguageModes: [.v6]
 )

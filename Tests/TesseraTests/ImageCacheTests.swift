@@ -175,3 +175,40 @@ struct ImageCacheTests {
         #expect(ids.count == 10_000)
     }
 }
+
+@Suite("ImageCache threading")
+struct ImageCacheThreadingTests {
+    /// A real codec wrapped to record whether it ever decoded on the main thread.
+    struct ThreadRecordingDecoder: ImageDecoding {
+        let base: any ImageDecoding
+        let onMain: Counter
+        let offMain: Counter
+        var format: ImageFileFormat { base.format }
+        func probe(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> ImageInfo { try base.probe(data) }
+        func decodedSize(for info: ImageInfo, atLeast target: PixelSize?) -> PixelSize { base.decodedSize(for: info, atLeast: target) }
+        func supportsDirectDecode(to style: PixelStyle) -> Bool { base.supportsDirectDecode(to: style) }
+        func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
+            (Thread.isMainThread ? onMain : offMain).increment()
+            try base.decode(data, info: info, into: target)
+        }
+    }
+
+    @MainActor
+    @Test("a main-actor caller gets its result back on the main actor; decoding ran off the main thread")
+    func decodingOffTheCallersActor() async throws {
+        let dir = try temporaryDirectory()
+        let file = dir.appendingPathComponent("p.png")
+        try Data(try solidPNG(.white)).write(to: file)
+        let onMain = Counter(), offMain = Counter()
+        let decoder = ImageDecoder(decoders: ImageDecoder.standardDecoders(limits: .default).map {
+            ThreadRecordingDecoder(base: $0, onMain: onMain, offMain: offMain)
+        })
+        let cache = try ImageCache(formats: [medium], directory: dir.appendingPathComponent("t"),
+                                   provider: FileSourceImageProvider(), decoder: decoder)
+        let image = try await cache.image(for: User("main", url: file), format: "medium")
+        MainActor.assertIsolated("resumed on the caller's actor")
+        #expect(image.width == 64)
+        #expect(offMain.count == 1)
+        #expect(onMain.count == 0)
+    }
+}

@@ -62,9 +62,9 @@ enum TablePattern {
     }
 }
 
-/// The `TesseraStress` executable built next to the test bundle.
-enum StressBinary {
-    static var url: URL? {
+/// An executable product built next to the test bundle (`TesseraStress`, `tessera`).
+enum BuiltExecutable {
+    static func url(_ name: String) -> URL? {
         var candidates: [URL] = []
         let arg0 = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         candidates.append(arg0)
@@ -74,12 +74,17 @@ enum StressBinary {
         }
         for dir in candidates {
             for d in [dir, dir.deletingLastPathComponent()] {
-                let url = d.appendingPathComponent("TesseraStress")
+                let url = d.appendingPathComponent(name)
                 if FileManager.default.isExecutableFile(atPath: url.path) { return url }
             }
         }
         return nil
     }
+}
+
+/// The `TesseraStress` executable built next to the test bundle.
+enum StressBinary {
+    static var url: URL? { BuiltExecutable.url("TesseraStress") }
 }
 
 /// A running `TesseraStress` with line-by-line access to its standard output.
