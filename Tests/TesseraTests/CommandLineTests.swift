@@ -11,7 +11,7 @@ struct CommandRun {
     static func tessera(_ arguments: [String]) throws -> CommandRun {
         let binary = try #require(BuiltExecutable.url("tessera"), "the tessera executable is built next to the tests")
         let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        #expect(FileManager.default.createFile(atPath: errorFile.path, contents: nil))
         defer { try? FileManager.default.removeItem(at: errorFile) }
         let process = Process()
         process.executableURL = binary

@@ -222,14 +222,7 @@ public final class ImageCache: Sendable {
         case .decoded(let bitmap):
             return bitmap
         case .encoded(let data):
-            let info = try decoder.probe(data)
-            var needed = PixelSize(width: 1, height: 1)
-            for format in formats.values {
-                let placed = ContentMode.aspectFill.placement(of: info.displaySize, in: Rect(size: format.size))
-                needed.width = max(needed.width, Int(placed.width.rounded(.up)))
-                needed.height = max(needed.height, Int(placed.height.rounded(.up)))
-            }
-            return try decoder.decode(data, minimumSize: needed)
+            return try decoder.decode(data, covering: formats.values.map(\.size))
         }
     }
 

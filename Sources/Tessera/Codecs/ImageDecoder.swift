@@ -70,9 +70,22 @@ public struct ImageDecoder: Sendable {
     public func thumbnail(_ data: Data, size: PixelSize, mode: ContentMode = .aspectFill,
                           style: PixelStyle = .bgra32) throws(TesseraError) -> Bitmap {
         try Bitmap(width: size.width, height: size.height, style: style) { (view) throws(TesseraError) in
-            Self.prepareOpaque(view)
+            view.prepareForDrawing()
             try Self.withBytes(of: data) { (bytes) throws(TesseraError) in try decode(bytes: bytes, into: view, mode: mode) }
         }
+    }
+
+    /// Decodes once, upright in `style`, just large enough (through the cheap path) to be drawn with
+    /// `mode` into every size in `targets` without upscaling: one decode for a family of formats.
+    public func decode(_ data: Data, covering targets: [PixelSize], mode: ContentMode = .aspectFill,
+                       style: PixelStyle = .bgra32) throws(TesseraError) -> Bitmap {
+        let info = try probe(data)
+        var needed = PixelSize(width: 1, height: 1)
+        for target in targets {
+            let size = mode.coveringSize(of: info.displaySize, in: target)
+            needed = PixelSize(width: max(needed.width, size.width), height: max(needed.height, size.height))
+        }
+        return try decode(data, style: style, minimumSize: needed)
     }
 
     // MARK: Decoding into caller memory
@@ -93,7 +106,7 @@ public struct ImageDecoder: Sendable {
         let (decoder, info) = try probe(bytes: bytes)
         let bounds = Rect(size: target.layout.size)
         let placed = mode.placement(of: info.displaySize, in: bounds)
-        let needed = PixelSize(width: max(1, Int(placed.width.rounded(.up))), height: max(1, Int(placed.height.rounded(.up))))
+        let needed = mode.coveringSize(of: info.displaySize, in: target.layout.size)
         let storedNeeded = info.orientation.swapsAxes ? needed.transposed : needed
         let stored = decoder.decodedSize(for: info, atLeast: storedNeeded)
         if info.orientation == .up, stored == target.layout.size, placed == bounds,
@@ -120,17 +133,10 @@ public struct ImageDecoder: Sendable {
     static func render(_ source: Bitmap, orientation: ImageOrientation, size: PixelSize, style: PixelStyle,
                        mode: ContentMode) throws(TesseraError) -> Bitmap {
         try Bitmap(width: size.width, height: size.height, style: style) { (view) throws(TesseraError) in
-            prepareOpaque(view)
+            view.prepareForDrawing()
             try drawing(into: view) { (context) throws(TesseraError) in
                 try context.draw(source, in: context.bounds, mode: mode, orientation: orientation)
             }
-        }
-    }
-
-    /// Opaque 32-bit targets start opaque black so that the unused byte reads 255.
-    static func prepareOpaque(_ view: MutableBitmapView) {
-        if view.layout.style == .bgr32 {
-            view.bytes.withMemoryRebound(to: UInt32.self) { $0.update(repeating: 0xFF00_0000) }
         }
     }
 

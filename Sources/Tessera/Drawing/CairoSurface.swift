@@ -26,7 +26,10 @@ final class CairoSurface {
             let wide = BitmapLayout(width: layout.width, height: layout.height, style: .bgra32)
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: wide.byteCount, alignment: PixelStyle.rowAlignment)
             if copyIn {
-                Self.expandGray(from: pixels, layout: layout, to: buffer, wideLayout: wide)
+                for y in 0..<layout.height {
+                    PixelConversion.toBGRA(pixels + y * layout.bytesPerRow, style: .gray8,
+                                           to: buffer + y * wide.bytesPerRow, width: layout.width)
+                }
             } else {
                 buffer.initializeMemory(as: UInt8.self, repeating: 0, count: wide.byteCount)
             }
@@ -54,24 +57,8 @@ final class CairoSurface {
         cairo_surface_flush(surface)
         guard let scratch, let wide = scratchLayout else { return }
         for y in 0..<layout.height {
-            let src = (scratch + y * wide.bytesPerRow).assumingMemoryBound(to: UInt8.self)
-            let dst = (pixels + y * layout.bytesPerRow).assumingMemoryBound(to: UInt8.self)
-            for x in 0..<layout.width {
-                let b = UInt32(src[4 * x]), g = UInt32(src[4 * x + 1]), r = UInt32(src[4 * x + 2])
-                dst[x] = UInt8((r * 77 + g * 150 + b * 29 + 128) >> 8)
-            }
-        }
-    }
-
-    private static func expandGray(from pixels: UnsafeMutableRawPointer, layout: BitmapLayout,
-                                   to buffer: UnsafeMutableRawPointer, wideLayout: BitmapLayout) {
-        for y in 0..<layout.height {
-            let src = (pixels + y * layout.bytesPerRow).assumingMemoryBound(to: UInt8.self)
-            let dst = (buffer + y * wideLayout.bytesPerRow).assumingMemoryBound(to: UInt32.self)
-            for x in 0..<layout.width {
-                let v = UInt32(src[x])
-                dst[x] = 0xFF00_0000 | v << 16 | v << 8 | v
-            }
+            PixelConversion.fromBGRA(scratch + y * wide.bytesPerRow, to: pixels + y * layout.bytesPerRow,
+                                     style: .gray8, width: layout.width)
         }
     }
 

@@ -7,6 +7,13 @@ public enum ContentMode: String, Sendable, Hashable, Codable, CaseIterable {
     /// Scale to the smallest size that covers the rectangle, centred; the overflow is cropped.
     case aspectFill
 
+    /// The whole-pixel size `contentSize` is scaled to when placed in `bounds` with this mode
+    /// (the placement rounded up): the smallest decoded size that needs no upscaling.
+    public func coveringSize(of contentSize: PixelSize, in bounds: PixelSize) -> PixelSize {
+        let placed = placement(of: contentSize, in: Rect(size: bounds))
+        return PixelSize(width: max(1, Int(placed.width.rounded(.up))), height: max(1, Int(placed.height.rounded(.up))))
+    }
+
     /// The rectangle `content` (of `contentSize`) occupies when placed in `bounds` with this mode.
     /// For ``aspectFill`` it extends beyond `bounds`; draw it clipped.
     public func placement(of contentSize: PixelSize, in bounds: Rect) -> Rect {

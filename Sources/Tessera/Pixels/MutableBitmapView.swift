@@ -25,6 +25,15 @@ public struct MutableBitmapView {
         baseAddress + y * layout.bytesPerRow
     }
 
+    /// Prepares fresh memory for drawing: ``PixelStyle/bgr32`` becomes opaque black (its unused byte
+    /// 255, which cairo's `RGB24` never writes); other styles are left as they are (zeroed memory is
+    /// transparent black).
+    public func prepareForDrawing() {
+        if layout.style == .bgr32 {
+            bytes.withMemoryRebound(to: UInt32.self) { $0.update(repeating: 0xFF00_0000) }
+        }
+    }
+
     /// Sets every byte, padding included, to zero (transparent black; black for opaque styles
     /// except that ``PixelStyle/bgr32`` keeps its unused byte at 0 here).
     public func clear() {

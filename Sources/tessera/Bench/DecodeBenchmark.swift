@@ -88,8 +88,7 @@ struct DecodeBenchmark: ParsableCommand {
                 let thumb = Summary(try Stopwatch.samples(repetitions: repetitions) {
                     _ = try decoder.thumbnail(data, size: target, mode: .aspectFill)
                 }).median
-                let placed = ContentMode.aspectFill.placement(of: info.displaySize, in: Rect(size: target))
-                let covering = PixelSize(width: Int(placed.width.rounded(.up)), height: Int(placed.height.rounded(.up)))
+                let covering = ContentMode.aspectFill.coveringSize(of: info.displaySize, in: target)
                 let cheap = Summary(try Stopwatch.samples(repetitions: repetitions) {
                     _ = try decoder.decode(data, minimumSize: covering)
                 }).median

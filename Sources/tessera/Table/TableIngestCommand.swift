@@ -89,14 +89,7 @@ struct TableIngester {
             try table.store(entityID: entityID, sourceID: sourceID) { view in try decoder.decode(data, into: view, mode: .aspectFill) }
             return
         }
-        let info = try decoder.probe(data)
-        var needed = PixelSize(width: 1, height: 1)
-        for table in targets {
-            let placed = ContentMode.aspectFill.placement(of: info.displaySize, in: Rect(size: table.format.size))
-            needed.width = max(needed.width, Int(placed.width.rounded(.up)))
-            needed.height = max(needed.height, Int(placed.height.rounded(.up)))
-        }
-        let source = try decoder.decode(data, minimumSize: needed)
+        let source = try decoder.decode(data, covering: targets.map(\.format.size))
         for table in targets {
             try table.store(entityID: entityID, sourceID: sourceID) { view in
                 try DrawingContext.draw(into: view) { try $0.draw(source, in: $0.bounds, mode: .aspectFill) }
