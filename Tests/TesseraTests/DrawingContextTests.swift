@@ -138,7 +138,7 @@ struct DrawingContextTests {
         }
         switch style {
         case .bgra32: #expect(image.pixel(x: 15, y: 5) == red)
-        case .bgr32: #expect(Array(image.pixel(x: 15, y: 5).prefix(3)) == [0, 0, 255])
+        case .bgr32: #expect(image.pixel(x: 15, y: 5) == [0, 0, 255, 255], "the unused byte stays 255")
         case .bgr565:
             let v = UInt16(image.pixel(x: 15, y: 5)[0]) | UInt16(image.pixel(x: 15, y: 5)[1]) << 8
             #expect(v == 0xF800)
@@ -147,6 +147,16 @@ struct DrawingContextTests {
             #expect(image.pixel(x: 2, y: 2) == [255])
             #expect((75...78).contains(image.pixel(x: 15, y: 5)[0]), "red luma ≈ 0.299")
         }
+    }
+
+    @Test("clearing an opaque style gives opaque black, not a zero fourth byte")
+    func clearOpaque() throws {
+        let image = try Bitmap.drawing(size: PixelSize(width: 4, height: 4), style: .bgr32) { context in
+            context.clear()
+            context.fill(Rect(x: 0, y: 0, width: 2, height: 4), with: Color(red: 1, green: 0, blue: 0))
+        }
+        #expect(image.pixel(x: 0, y: 0) == [0, 0, 255, 255])
+        #expect(image.pixel(x: 3, y: 0) == [0, 0, 0, 255])
     }
 
     @Test("a context over caller-owned memory with a custom stride writes only inside rows")

@@ -51,11 +51,19 @@ public final class DrawingContext {
         surface.writeBack(to: target.baseAddress, layout: layout)
     }
 
-    /// Sets every pixel (inside the current clip) to `color`, replacing what was there.
+    /// Sets every pixel (inside the current clip) to `color`, replacing what was there. Styles
+    /// without alpha get `color` composited over black (so ``PixelStyle/bgr32`` keeps its unused byte
+    /// at 255).
     public func clear(to color: Color = .clear) {
         cairo_save(cairo)
-        cairo_set_operator(cairo, CAIRO_OPERATOR_SOURCE)
-        setSource(color)
+        if layout.style.hasAlpha {
+            cairo_set_operator(cairo, CAIRO_OPERATOR_SOURCE)
+            setSource(color)
+        } else {
+            // An opaque colour drawn OVER replaces what is there, and pixman then writes the unused
+            // byte as 255 (SOURCE would write it as 0).
+            setSource(Color(red: color.red * color.alpha, green: color.green * color.alpha, blue: color.blue * color.alpha))
+        }
         cairo_paint(cairo)
         cairo_restore(cairo)
     }
