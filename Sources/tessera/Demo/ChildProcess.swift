@@ -9,7 +9,7 @@ enum ChildProcess {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
-    static func run(_ child: String, configurationPath: String) throws -> [MethodResult] {
+    static func run(_ child: String, configurationPath: String) throws -> [DemoMethodResult] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["demo", "--child", child, "--config", configurationPath]
@@ -22,7 +22,7 @@ enum ChildProcess {
         guard process.terminationStatus == 0 else {
             throw ChildFailure(message: "demo child '\(child)' exited with status \(process.terminationStatus)")
         }
-        return try JSONDecoder().decode([MethodResult].self, from: data)
+        return try JSONDecoder().decode([DemoMethodResult].self, from: data)
     }
 }
 

@@ -50,7 +50,7 @@ struct DemoCommand: ParsableCommand {
         let configuration = try prepare()
         let path = (configuration.workDirectory as NSString).appendingPathComponent("demo-config.json")
         try configuration.save(path)
-        var results: [MethodResult] = []
+        var results: [DemoMethodResult] = []
         for (index, name) in DemoRunner.children.enumerated() {
             Terminal.error("[\(index + 1)/\(DemoRunner.children.count)] scrolling \(configuration.totalFrames) frames: \(name)…")
             results += try ChildProcess.run(name, configurationPath: path)

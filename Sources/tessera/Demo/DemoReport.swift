@@ -20,11 +20,11 @@ struct DemoReport: Codable {
     var lowResolutionSize: PixelSize
     var memoryCacheLimit: Int
     /// One entry per method.
-    var methods: [MethodResult]
+    var methods: [DemoMethodResult]
     /// The numbers Fast Image Cache's README reports for its demo app, for comparison.
     var reference = "Fast Image Cache README (iPhone 5, 2013): conventional ~35 FPS, image tables ~59 FPS; disk 568 KB vs 2.2 MB; extra private memory 1.34 MB vs 0.09 MB"
 
-    init(configuration c: DemoConfiguration, results: [MethodResult], sourceBytes: Int) {
+    init(configuration c: DemoConfiguration, results: [DemoMethodResult], sourceBytes: Int) {
         let size = c.sourcePaths.first.flatMap { try? ImageDecoder().probe(ImageFiles.read($0)) }.map { PixelSize(width: $0.width, height: $0.height) }
         grid = c.grid
         pixelsPerFrame = c.pixelsPerFrame

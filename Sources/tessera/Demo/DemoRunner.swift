@@ -10,30 +10,30 @@ enum DemoRunner {
     /// The child names, in the order the parent runs them.
     static let children = ["conventional", "conventional-swap", "background", "memory-cache", "tables", "tables-cold"]
 
-    static func run(_ child: String, configuration c: DemoConfiguration) throws -> [MethodResult] {
+    static func run(_ child: String, configuration c: DemoConfiguration) throws -> [DemoMethodResult] {
         let full = c.grid.cellSize, low = c.lowResolutionSize
         switch child {
         case "conventional":
             let method = ConventionalMethod(paths: c.sourcePaths, fullSize: full, lowSize: low)
             let run = FrameLoop(configuration: c, swapsResolution: false).run(method)
-            return [MethodResult(id: child, label: "conventional (read+decode+scale on frame thread)", run: run,
+            return [DemoMethodResult(id: child, label: "conventional (read+decode+scale on frame thread)", run: run,
                                  configuration: c, failures: method.failures)]
         case "conventional-swap":
             let method = ConventionalMethod(paths: c.sourcePaths, fullSize: full, lowSize: low)
             let run = FrameLoop(configuration: c, swapsResolution: true).run(method)
-            return [MethodResult(id: child, label: "conventional, \(low) while moving", run: run,
+            return [DemoMethodResult(id: child, label: "conventional, \(low) while moving", run: run,
                                  configuration: c, failures: method.failures)]
         case "background":
             let method = BackgroundDecodeMethod(paths: c.sourcePaths, size: full)
             let run = FrameLoop(configuration: c, swapsResolution: false).run(method)
             drain(method)
-            return [MethodResult(id: child, label: "background decode + placeholders", run: run,
+            return [DemoMethodResult(id: child, label: "background decode + placeholders", run: run,
                                  configuration: c, failures: method.failures)]
         case "memory-cache":
             let method = MemoryCacheMethod(paths: c.sourcePaths, size: full, grid: c.grid, limit: c.memoryCacheLimit)
             let run = FrameLoop(configuration: c, swapsResolution: false).run(method)
             drain(method)
-            return [MethodResult(id: child, label: "memory cache + neighbour prefetch", run: run,
+            return [DemoMethodResult(id: child, label: "memory cache + neighbour prefetch", run: run,
                                  configuration: c, failures: method.failures)]
         case "tables":
             return try tables(c)
@@ -43,7 +43,7 @@ enum DemoRunner {
             let method = ImageTableMethod(cache: cache, photos: photos(c, origin: origin), fullName: c.fullFormat.name, lowName: c.lowFormat.name)
             let run = FrameLoop(configuration: c, swapsResolution: false).run(method)
             drain(method)
-            return [MethodResult(id: child, label: "image tables, cold start (new process)", run: run, configuration: c,
+            return [DemoMethodResult(id: child, label: "image tables, cold start (new process)", run: run, configuration: c,
                                  failures: method.failures, tableBytes: tableBytes(cache, c), newProcess: true)]
         default:
             throw TesseraError(.cache(.unknownFormat("no demo child named \(child)")))
@@ -51,27 +51,27 @@ enum DemoRunner {
     }
 
     /// Fill (empty tables), then warm, then warm with resolution swapping, in one process.
-    private static func tables(_ c: DemoConfiguration) throws -> [MethodResult] {
+    private static func tables(_ c: DemoConfiguration) throws -> [DemoMethodResult] {
         let (cache, origin) = try openCache(c)
         defer { origin?.stop() }
         try cache.reset()
         let list = photos(c, origin: origin)
         let from = origin == nil ? "files" : "loopback HTTP"
-        var results: [MethodResult] = []
+        var results: [DemoMethodResult] = []
         let fill = ImageTableMethod(cache: cache, photos: list, fullName: c.fullFormat.name, lowName: c.lowFormat.name)
         let fillRun = FrameLoop(configuration: c, swapsResolution: false).run(fill)
         drain(fill)
-        results.append(MethodResult(id: "tables-fill", label: "image tables, empty (filled from \(from))", run: fillRun,
+        results.append(DemoMethodResult(id: "tables-fill", label: "image tables, empty (filled from \(from))", run: fillRun,
                                     configuration: c, failures: fill.failures, tableBytes: tableBytes(cache, c)))
         let warm = ImageTableMethod(cache: cache, photos: list, fullName: c.fullFormat.name, lowName: c.lowFormat.name)
         let warmRun = FrameLoop(configuration: c, swapsResolution: false).run(warm)
         drain(warm)
-        results.append(MethodResult(id: "tables-warm", label: "image tables, warm", run: warmRun,
+        results.append(DemoMethodResult(id: "tables-warm", label: "image tables, warm", run: warmRun,
                                     configuration: c, failures: warm.failures, tableBytes: tableBytes(cache, c)))
         let swap = ImageTableMethod(cache: cache, photos: list, fullName: c.fullFormat.name, lowName: c.lowFormat.name)
         let swapRun = FrameLoop(configuration: c, swapsResolution: true).run(swap)
         drain(swap)
-        results.append(MethodResult(id: "tables-warm-swap", label: "image tables, warm, \(c.lowResolutionSize) while moving",
+        results.append(DemoMethodResult(id: "tables-warm-swap", label: "image tables, warm, \(c.lowResolutionSize) while moving",
                                     run: swapRun, configuration: c, failures: swap.failures, tableBytes: tableBytes(cache, c)))
         try cache.table(for: c.fullFormat.name)?.flush()
         try cache.table(for: c.lowFormat.name)?.flush()

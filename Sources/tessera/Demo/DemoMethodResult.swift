@@ -1,7 +1,7 @@
 import Tessera
 
 /// The measurements of one method, as a child process reports them and `--json` prints them.
-struct MethodResult: Codable {
+struct DemoMethodResult: Codable {
     /// A short identifier (`conventional`, `background`, `memory-cache`, `tables-fill`, …).
     var id: String
     /// The label printed in the table.
