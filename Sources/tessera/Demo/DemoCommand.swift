@@ -32,8 +32,7 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Frames while scrolling.") var frames = 480
     @Option(help: "Frames at rest after scrolling.") var restFrames = 60
     @Option(help: "Memory-cache method: most decoded images kept (default 3 screens).") var memoryCacheLimit: Int?
-    @Option(help: "Where the image-table method loads sources from: file, or http (a loopback origin on 127.0.0.1).")
-    var origin = "file"
+    @Flag(help: "Skip the run that fills tables over HTTP from a loopback origin.") var noHttp = false
     @Flag(help: "Run frames back to back instead of waiting for the next 16.7 ms tick.") var noPacing = false
     @Flag(help: "Print JSON.") var json = false
     @Option(help: "Write a chart of frame work per method (PNG).") var plot: String?
@@ -51,14 +50,18 @@ struct DemoCommand: ParsableCommand {
         let path = (configuration.workDirectory as NSString).appendingPathComponent("demo-config.json")
         try configuration.save(path)
         var results: [DemoMethodResult] = []
-        for (index, name) in DemoRunner.children.enumerated() {
-            Terminal.error("[\(index + 1)/\(DemoRunner.children.count)] scrolling \(configuration.totalFrames) frames: \(name)…")
+        let children = DemoRunner.children.filter { !(noHttp && $0 == "tables-http") }
+        for (index, name) in children.enumerated() {
+            Terminal.error("[\(index + 1)/\(children.count)] scrolling \(configuration.totalFrames) frames: \(name)…")
             results += try ChildProcess.run(name, configurationPath: path)
         }
         let sourceBytes = configuration.sourcePaths.reduce(0) { total, path in
             total + ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0)
         }
         for i in results.indices { results[i].sourceBytesOnDisk = sourceBytes }
+        let order = ["conventional", "background", "memory-cache", "tables-fill", "tables-http", "tables-warm", "tables-cold",
+                     "conventional-swap", "tables-warm-swap"]
+        results.sort { (order.firstIndex(of: $0.id) ?? order.count) < (order.firstIndex(of: $1.id) ?? order.count) }
         let report = DemoReport(configuration: configuration, results: results, sourceBytes: sourceBytes)
         if let plot {
             try Data(PNGEncoder().encode(FramePlot.draw(report))).write(to: URL(fileURLWithPath: plot))
@@ -75,7 +78,6 @@ struct DemoCommand: ParsableCommand {
         guard columns > 0, viewportHeight > 0, speed >= 0, frames > 0, restFrames >= 0 else {
             throw ValidationError("columns, viewport height and frames must be positive")
         }
-        guard origin == "file" || origin == "http" else { throw ValidationError("--origin must be file or http") }
         let work = workDir ?? ImageTable.defaultDirectory(appName: "tessera-demo").deletingLastPathComponent().path
         let count = ScrollingGrid.itemCount(columns: columns, rowHeight: cellSize.height, viewportHeight: viewportHeight,
                                             scrollDistance: frames * speed)
@@ -87,7 +89,7 @@ struct DemoCommand: ParsableCommand {
         let visible = grid.visibleItems(atOffset: 0).count
         return DemoConfiguration(sourcePaths: paths, workDirectory: work, grid: grid, pixelsPerFrame: speed,
                                  movingFrames: frames, restFrames: restFrames, budgetSeconds: 1.0 / 60, paced: !noPacing,
-                                 lowResolutionSize: low, memoryCacheLimit: memoryCacheLimit ?? 3 * visible, origin: origin)
+                                 lowResolutionSize: low, memoryCacheLimit: memoryCacheLimit ?? 3 * visible)
     }
 
     /// A short stable tag for a photo directory, so that sources from different directories never mix.

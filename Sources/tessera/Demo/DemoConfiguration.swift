@@ -24,8 +24,6 @@ struct DemoConfiguration: Codable, Sendable {
     var lowResolutionSize: PixelSize
     /// Largest number of decoded images the memory-cache method keeps.
     var memoryCacheLimit: Int
-    /// Where the table method's provider loads sources from: `file` or `http` (a loopback origin).
-    var origin: String
 
     /// The directory of the image tables.
     var tableDirectory: URL { URL(fileURLWithPath: workDirectory).appendingPathComponent("tables", isDirectory: true) }

@@ -16,7 +16,6 @@ struct DemoReport: Codable {
     var sourceImages: Int
     var sourceSize: PixelSize
     var sourceBytes: Int
-    var origin: String
     var lowResolutionSize: PixelSize
     var memoryCacheLimit: Int
     /// One entry per method.
@@ -35,14 +34,11 @@ struct DemoReport: Codable {
         sourceImages = c.sourcePaths.count
         sourceSize = size ?? PixelSize(width: 1, height: 1)
         self.sourceBytes = sourceBytes
-        origin = c.origin
         lowResolutionSize = c.lowResolutionSize
         memoryCacheLimit = c.memoryCacheLimit
         methods = results
         machine = Self.machine()
-        let fromWhere = c.origin == "http"
-            ? "tables are filled over HTTP from a loopback origin on 127.0.0.1 (URLSession); the other methods read local files"
-            : "every method reads local files (the page cache is warm: the sources were just prepared or read)"
+        let fromWhere = "every method reads local files (page cache warm: the sources were just prepared or read), except 'filled over HTTP', whose ImageCache provider fetches each source with URLSession from an HTTP/1.1 origin this process starts on 127.0.0.1 (loopback, no real network latency)"
         measured = [
             "\(c.grid.columns)-column grid of \(c.grid.cellSize) cells, viewport \(c.grid.viewportHeight) px high, scrolled \(c.pixelsPerFrame) px per frame (\(c.pixelsPerFrame * 60) px/s) for \(c.movingFrames) frames, then \(c.restFrames) frames at rest.",
             "Frame work = time on the frame thread (the child process's main thread) to get every newly visible cell's image at cell size (or a placeholder) and copy it into the frame buffer. Budget \(String(format: "%.1f", c.budgetSeconds * 1000)) ms; a frame over budget is dropped and occupies ⌈work/budget⌉ refresh intervals; effective FPS = frames / intervals.",
@@ -62,7 +58,7 @@ struct DemoReport: Codable {
 
     func print() {
         Swift.print("Tessera demo: \(measured[0])")
-        Swift.print("Sources: \(sourceImages) JPEGs \(sourceSize), \(Self.mb(sourceBytes)) on disk; origin for tables: \(origin == "http" ? "loopback HTTP" : "local files"). Machine: \(machine).")
+        Swift.print("Sources: \(sourceImages) JPEGs \(sourceSize), \(Self.mb(sourceBytes)) on disk. Machine: \(machine).")
         Swift.print("")
         Terminal.table(
             ["method", "frames ok", "dropped", "eff. FPS", "p50 ms", "p99 ms", "placeholder frames", "uploaded", "disk", "RSS Δ", "private dirty Δ"],

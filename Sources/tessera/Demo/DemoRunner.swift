@@ -4,11 +4,12 @@ import Tessera
 /// The work of one child process: builds a method, scrolls the grid with it and returns results.
 ///
 /// Children: `conventional`, `background`, `memory-cache`, `tables` (empty tables filled through
-/// the provider, then the same process scrolls again: warm, and warm with resolution swapping) and
-/// `tables-cold` (a new process reopening the tables the `tables` child left).
+/// the provider, then the same process scrolls again: warm, and warm with resolution swapping),
+/// `tables-cold` (a new process reopening the tables the `tables` child left) and `tables-http`
+/// (empty tables of their own, filled over HTTP from a loopback origin on 127.0.0.1).
 enum DemoRunner {
     /// The child names, in the order the parent runs them.
-    static let children = ["conventional", "conventional-swap", "background", "memory-cache", "tables", "tables-cold"]
+    static let children = ["conventional", "conventional-swap", "background", "memory-cache", "tables", "tables-cold", "tables-http"]
 
     static func run(_ child: String, configuration c: DemoConfiguration) throws -> [DemoMethodResult] {
         let full = c.grid.cellSize, low = c.lowResolutionSize
@@ -37,8 +38,17 @@ enum DemoRunner {
                                  configuration: c, failures: method.failures)]
         case "tables":
             return try tables(c)
+        case "tables-http":
+            let (cache, origin) = try openCache(c, http: true)
+            defer { origin?.stop() }
+            try cache.reset()
+            let method = ImageTableMethod(cache: cache, photos: photos(c, origin: origin), fullName: c.fullFormat.name, lowName: c.lowFormat.name)
+            let run = FrameLoop(configuration: c, swapsResolution: false).run(method)
+            drain(method)
+            return [DemoMethodResult(id: child, label: "image tables, empty (filled over HTTP, 127.0.0.1)", run: run, configuration: c,
+                                 failures: method.failures, tableBytes: tableBytes(cache, c))]
         case "tables-cold":
-            let (cache, origin) = try openCache(c)
+            let (cache, origin) = try openCache(c, http: false)
             defer { origin?.stop() }
             let method = ImageTableMethod(cache: cache, photos: photos(c, origin: origin), fullName: c.fullFormat.name, lowName: c.lowFormat.name)
             let run = FrameLoop(configuration: c, swapsResolution: false).run(method)
@@ -52,16 +62,15 @@ enum DemoRunner {
 
     /// Fill (empty tables), then warm, then warm with resolution swapping, in one process.
     private static func tables(_ c: DemoConfiguration) throws -> [DemoMethodResult] {
-        let (cache, origin) = try openCache(c)
+        let (cache, origin) = try openCache(c, http: false)
         defer { origin?.stop() }
         try cache.reset()
         let list = photos(c, origin: origin)
-        let from = origin == nil ? "files" : "loopback HTTP"
         var results: [DemoMethodResult] = []
         let fill = ImageTableMethod(cache: cache, photos: list, fullName: c.fullFormat.name, lowName: c.lowFormat.name)
         let fillRun = FrameLoop(configuration: c, swapsResolution: false).run(fill)
         drain(fill)
-        results.append(DemoMethodResult(id: "tables-fill", label: "image tables, empty (filled from \(from))", run: fillRun,
+        results.append(DemoMethodResult(id: "tables-fill", label: "image tables, empty (filled from files)", run: fillRun,
                                     configuration: c, failures: fill.failures, tableBytes: tableBytes(cache, c)))
         let warm = ImageTableMethod(cache: cache, photos: list, fullName: c.fullFormat.name, lowName: c.lowFormat.name)
         let warmRun = FrameLoop(configuration: c, swapsResolution: false).run(warm)
@@ -78,18 +87,21 @@ enum DemoRunner {
         return results
     }
 
-    /// Opens the demo's cache with a provider for the configured origin.
-    static func openCache(_ c: DemoConfiguration) throws -> (ImageCache, LoopbackOrigin?) {
+    /// Opens the demo's cache with a provider for local files, or for a loopback HTTP origin it
+    /// starts (with tables of their own). The provider is the only thing that changes: swap it for
+    /// issue 6's HTTP manager to fill the tables from a real server.
+    static func openCache(_ c: DemoConfiguration, http: Bool) throws -> (ImageCache, LoopbackOrigin?) {
         var origin: LoopbackOrigin? = nil
         let provider: any SourceImageProviding
-        if c.origin == "http" {
+        if http {
             let server = try LoopbackOrigin(files: c.sourcePaths)
             origin = server
             provider = HTTPSourceImageProvider()
         } else {
             provider = FileSourceImageProvider()
         }
-        let cache = try ImageCache(formats: [c.fullFormat, c.lowFormat], directory: c.tableDirectory, provider: provider)
+        let directory = http ? c.tableDirectory.appendingPathComponent("http", isDirectory: true) : c.tableDirectory
+        let cache = try ImageCache(formats: [c.fullFormat, c.lowFormat], directory: directory, provider: provider)
         return (cache, origin)
     }
 
