@@ -92,7 +92,7 @@ struct FormatsBenchmark: ParsableCommand {
         if let plot { try Data(PNGEncoder().encode(FormatsPlot.draw(report))).write(to: URL(fileURLWithPath: plot)) }
         if json { try Terminal.json(report); return }
         print("Format study: photo \(photoPath) and a rainbow gradient; JPEG q\(quality) 4:2:0, WebP lossy q\(webpQuality), PNG (libpng default)")
-        print("load = read the file (page cache), cold = after posix_fadvise(DONTNEED), decode = full-size BGRA; medians, ms")
+        print("load = read the file (page cache), cold = after posix_fadvise(DONTNEED), decode = full-size BGRA; medians, ms; \(DemoReport.machine())")
         var table: [[String]] = []
         for kind in ["photo", "gradient"] {
             for (w, h) in Self.sizes {

@@ -53,7 +53,8 @@ struct DemoReport: Codable {
         let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("model name") }?
             .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
-        return "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpu)"
+        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first.map(String.init) ?? "?"
+        return "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpu), load average \(load) at the end (other processes compete for the cores)"
     }
 
     func print() {
