@@ -73,6 +73,9 @@ struct DemoReport: Codable {
             })
         Swift.print("")
         for line in measured.dropFirst() { Swift.print("- " + line) }
+        Swift.print("- Frame-thread time per image shown (all frame work / images shown): " + methods.filter { !$0.id.hasSuffix("swap") }.map { m in
+            String(format: "%@ %.3f ms", m.id, m.frames.totalSeconds * 1000 / Double(max(1, m.imagesShown)))
+        }.joined(separator: ", ") + ".")
         for line in swapSummary() { Swift.print("- " + line) }
         Swift.print("- Reference: \(reference).")
     }
