@@ -25,7 +25,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "tessera",
-            dependencies: ["Tessera", "CCairo", "CTurboJPEG", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Tessera", "CCairo", "CTurboJPEG", "CWebP", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // Writer process for the image table crash test (killed with SIGKILL at random points).
         .executableTarget(name: "TesseraStress", dependencies: ["Tessera"]),

@@ -40,8 +40,8 @@ struct RetrievalBenchmark: ParsableCommand {
         var openEntries: Int
         var openMilliseconds: Double?
         var largeTableBytes: Int?
-        var memoryBeforeTouch: ProcessMemory?
-        var memoryAfterTouch: ProcessMemory?
+        var memoryBeforeTouch: MemoryUsage?
+        var memoryAfterTouch: MemoryUsage?
     }
 
     func run() throws {
@@ -96,7 +96,7 @@ struct RetrievalBenchmark: ParsableCommand {
         if openEntries > 0 { openMs = try Self.openTime(entries: openEntries, directory: scratch.appendingPathComponent("open")) }
 
         // 5. Memory after touching a large table.
-        var large: (Int, ProcessMemory, ProcessMemory)? = nil
+        var large: (Int, MemoryUsage, MemoryUsage)? = nil
         if largeTableMb > 0 {
             large = try Self.touchLargeTable(megabytes: largeTableMb, picture: thumb, directory: scratch.appendingPathComponent("large"))
         }
@@ -120,7 +120,8 @@ struct RetrievalBenchmark: ParsableCommand {
         if let openMs { print(String(format: "open a table of %d entries: %.1f ms (median of 5)", openEntries, openMs)) }
         if let (bytes, before, after) = large {
             let delta = after.delta(since: before)
-            print("touched every page of a \(ProcessMemory.mb(bytes)) table: RSS +\(ProcessMemory.mb(delta.rss)), private dirty +\(ProcessMemory.mb(delta.privateDirty)), private clean +\(ProcessMemory.mb(delta.privateClean)), shared clean +\(ProcessMemory.mb(delta.sharedClean))")
+            func mb(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
+            print("touched every page of a \(mb(bytes)) table: RSS +\(mb(delta.residentBytes)), private dirty +\(mb(delta.privateDirtyBytes)), private clean +\(mb(delta.privateCleanBytes))")
         }
     }
 
@@ -168,7 +169,7 @@ struct RetrievalBenchmark: ParsableCommand {
         }).median * 1000
     }
 
-    static func touchLargeTable(megabytes: Int, picture: Bitmap, directory: URL) throws -> (Int, ProcessMemory, ProcessMemory) {
+    static func touchLargeTable(megabytes: Int, picture: Bitmap, directory: URL) throws -> (Int, MemoryUsage, MemoryUsage) {
         let probe = ImageFormat(name: "large", style: .bgra32, size: picture.layout.size, maximumCount: 1)
         let count = max(1, megabytes * 1_048_576 / probe.bytesPerEntry)
         let format = ImageFormat(name: "large", style: .bgra32, size: picture.layout.size, maximumCount: count)
@@ -184,7 +185,7 @@ struct RetrievalBenchmark: ParsableCommand {
             try table.flush(synchronously: true)
         }
         let table = try ImageTable(format: format, directory: directory)
-        let before = ProcessMemory.current()
+        guard let before = MemoryUsage.current() else { throw ValidationError("/proc/self/smaps_rollup is unavailable") }
         var sink: UInt8 = 0
         for id in ids {
             guard let hit = table.image(for: id) else { throw ValidationError("miss in the large table") }
@@ -192,7 +193,7 @@ struct RetrievalBenchmark: ParsableCommand {
                 for offset in stride(from: 0, to: bytes.count, by: 4096) { sink &+= bytes[offset] }
             }
         }
-        let after = ProcessMemory.current()
+        guard let after = MemoryUsage.current() else { throw ValidationError("/proc/self/smaps_rollup is unavailable") }
         if sink == 42 { print("") }
         return (format.maximumBytesOnDisk, before, after)
     }
