@@ -55,7 +55,7 @@ public final class ImageTable: Sendable {
     public let format: ImageFormat
     /// The directory holding the table file.
     public let directory: URL
-    let state: Mutex<TableState>
+    let state: LockedValue<TableState>
 
     /// Opens (or creates) the table for `format` in `directory`, creating the directory with mode
     /// `0o700` if needed.
@@ -66,7 +66,7 @@ public final class ImageTable: Sendable {
         self.format = format
         self.directory = directory
         let mapping = try TableMapping.open(format: format, directory: directory)
-        self.state = Mutex(TableState(format: format, mapping: mapping))
+        self.state = LockedValue(TableState(format: format, mapping: mapping))
     }
 
     /// The table file's path.
