@@ -27,7 +27,7 @@ bench: release
 # Thread and address sanitizers over the whole test suite, in their own build directories.
 sanitize: setup
 	TESSERA_SETUP_DEMO=0 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
-	TESSERA_SETUP_DEMO=0 $(SWIFT) test --sanitize=address --scratch-path .build-asan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp TESSERA_SETUP_DEMO=0 $(SWIFT) test --sanitize=address --scratch-path .build-asan
 
 # libFuzzer over every decoder and the table file reader, FUZZ_SECONDS each (scripts/fuzz).
 FUZZ_SECONDS ?= 60
