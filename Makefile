@@ -4,7 +4,7 @@
 SWIFT ?= swift
 DEMO_ARGS ?=
 
-.PHONY: setup setup-build build release demo test bench clean
+.PHONY: setup setup-build build release demo test bench sanitize fuzz crash-test clean
 
 # Everything: build dependencies and the demo's photographs.
 setup:
@@ -29,5 +29,20 @@ test: setup-build
 bench: setup release
 	scripts/bench
 
+# Thread and address sanitizers over the whole test suite, in their own build directories.
+sanitize: setup-build
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp $(SWIFT) test --sanitize=address --scratch-path .build-asan
+
+# libFuzzer over every decoder and the table file reader, FUZZ_SECONDS each (scripts/fuzz).
+FUZZ_SECONDS ?= 60
+fuzz: setup-build
+	scripts/fuzz all $(FUZZ_SECONDS)
+
+# SIGKILL the table writer CRASH_ROUNDS times, verifying after each (scripts/crash-test).
+CRASH_ROUNDS ?= 200
+crash-test: setup-build
+	scripts/crash-test $(CRASH_ROUNDS)
+
 clean:
-	rm -rf .build
+	rm -rf .build .build-tsan .build-asan .build-fuzz

@@ -93,12 +93,24 @@ final class StressChild {
     private let pipe = Pipe()
     private var buffer: [UInt8] = []
 
-    init(directory: URL, seed: UInt64, count: Int = 0, every: Int = 20) throws {
+    convenience init(directory: URL, seed: UInt64, count: Int = 0, every: Int = 20) throws {
+        try self.init(arguments: ["--dir", directory.path, "--seed", String(seed), "--count", String(count), "--every", String(every)])
+    }
+
+    /// Runs `TesseraStress` with `arguments` (see Sources/TesseraStress/main.swift).
+    init(arguments: [String]) throws {
         guard let url = StressBinary.url else { throw CocoaError(.fileNoSuchFile) }
         process.executableURL = url
-        process.arguments = ["--dir", directory.path, "--seed", String(seed), "--count", String(count), "--every", String(every)]
+        process.arguments = arguments
         process.standardOutput = pipe
         try process.run()
+    }
+
+    /// Every remaining output line, up to end of file.
+    func allLines() -> [String] {
+        var lines: [String] = []
+        while let line = readLine() { lines.append(line) }
+        return lines
     }
 
     /// The next output line, or `nil` at end of file.

@@ -29,7 +29,7 @@ public final class ImageCache: Sendable {
     /// The decoder used for encoded source images.
     public let decoder: ImageDecoder
     let tables: [String: ImageTable]
-    private let state = Mutex(RequestState())
+    private let state = LockedValue(RequestState())
 
     /// Opens (or creates) one image table per format in `directory`.
     public init(formats: [ImageFormat], directory: URL, provider: any SourceImageProviding,

@@ -51,6 +51,7 @@ extension ImageTable {
                 guard s.records[high].entityID != nil, s.records[high].live == 0 else { continue }
                 guard s.header(high).commitWord == s.records[high].commit else { s.discard(high); continue }
                 guard let low = s.free.lowest, low < high else { break }
+                guard (try? s.allocate(low)) != nil else { break }   // disk full: stop moving, entries intact
                 _ = s.free.popLowest()
                 s.move(high, to: low)
                 s.free.insert(high)

@@ -58,7 +58,7 @@ public final class ImageTable: Sendable {
     public let format: ImageFormat
     /// The directory holding the table file.
     public let directory: URL
-    let state: Mutex<TableState>
+    let state: LockedValue<TableState>
 
     /// Opens (or creates) the table for `format` in `directory`, creating the directory with mode
     /// `0o700` if needed.
@@ -75,7 +75,7 @@ public final class ImageTable: Sendable {
         var state = TableState(format: format, mapping: mapping)
         let (seconds, attoseconds) = fileCheckInterval.components
         state.fileCheckInterval = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
-        self.state = Mutex(state)
+        self.state = LockedValue(state)
     }
 
     deinit {

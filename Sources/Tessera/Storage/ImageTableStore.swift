@@ -8,7 +8,7 @@ public final class ImageTableStore: Sendable {
     public let directory: URL
     /// The registered formats, by name.
     public let formats: [String: ImageFormat]
-    private let tables = Mutex<[String: ImageTable]>([:])
+    private let tables = LockedValue<[String: ImageTable]>([:])
 
     /// Registers `formats` (names must be unique) in `directory`. Nothing is opened yet.
     /// - Throws: `.storage(.invalidFormat)` for an invalid or duplicate format.

@@ -14,7 +14,7 @@ import Foundation
 final class TableMapping: @unchecked Sendable {
     /// The file's path.
     let path: String
-    /// The open descriptor (`O_RDWR | O_CLOEXEC`), holding `flock(LOCK_EX)`.
+    /// The open descriptor (`O_RDWR | O_CLOEXEC | O_NOFOLLOW`), holding `flock(LOCK_EX)`.
     let fd: Int32
     /// The start of the mapping.
     let base: UnsafeMutableRawPointer
@@ -62,6 +62,22 @@ final class TableMapping: @unchecked Sendable {
         guard result == 0 else { throw TesseraError(.io(operation: "ftruncate", path: path, errno: errno)) }
     }
 
+    /// Makes sure the file has disk blocks for `length` bytes at `offset` (`posix_fallocate`), growing
+    /// it if needed. Pages of the mapping are only ever written after this succeeded for them: on a
+    /// full disk a write into a hole of a shared mapping raises `SIGBUS`, whereas this returns
+    /// `ENOSPC` (or `EFBIG` past `RLIMIT_FSIZE`) as a typed error. Cheap when the blocks exist.
+    func allocate(offset: Int, length: Int) throws(TesseraError) {
+        var code: Int32
+        repeat { code = posix_fallocate(fd, off_t(offset), off_t(length)) } while code == EINTR
+        if code == 0 { return }
+        if code == EOPNOTSUPP || code == EINVAL {
+            // No fallocate on this file system (glibc's emulation failed too): extend as before.
+            if let st = fileState(), st.size < offset + length { try setSize(offset + length) }
+            return
+        }
+        throw TesseraError(.io(operation: "fallocate", path: path, errno: code))
+    }
+
     /// Writes the file header page with `pwrite` (used when creating or repairing the file).
     func writeHeader(_ format: ImageFormat) throws(TesseraError) {
         let page = TableFileHeader.encode(format)
@@ -79,7 +95,10 @@ final class TableMapping: @unchecked Sendable {
         let path = dir.hasSuffix("/") ? dir + format.fileName : dir + "/" + format.fileName
         let mode = mode_t(format.protection.mode)
         for _ in 0..<8 {
-            let fd = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode)
+            // O_NOFOLLOW: a table path replaced by a symlink fails with ELOOP instead of letting
+            // the table truncate and overwrite whatever the link points to. O_NONBLOCK: a FIFO
+            // planted at the path must not block the open (it is rejected below).
+            let fd = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode)
             guard fd >= 0 else { throw TesseraError(.io(operation: "open", path: path, errno: errno)) }
             if flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 let code = errno
@@ -90,16 +109,15 @@ final class TableMapping: @unchecked Sendable {
             // The path may have been unlinked or replaced between open and flock; then the lock
             // protects a file nobody else will find. Start over on the current file.
             var mine = stat(), named = stat()
-            guard fstat(fd, &mine) == 0, stat(path, &named) == 0, mine.st_ino == named.st_ino, mine.st_dev == named.st_dev else {
+            guard fstat(fd, &mine) == 0, lstat(path, &named) == 0, mine.st_ino == named.st_ino, mine.st_dev == named.st_dev else {
                 close(fd)
                 continue
             }
-            do throws(TesseraError) {
-                return try prepare(fd: fd, path: path, format: format, size: Int(mine.st_size))
-            } catch {
+            guard mine.st_mode & S_IFMT == S_IFREG else {   // a directory, FIFO, socket or device
                 close(fd)
-                throw error
+                throw TesseraError(.io(operation: "open (not a regular file)", path: path, errno: EINVAL))
             }
+            return try prepare(fd: fd, path: path, format: format, size: Int(mine.st_size))
         }
         throw TesseraError(.io(operation: "open (file keeps being replaced)", path: path, errno: EAGAIN))
     }
@@ -115,27 +133,28 @@ final class TableMapping: @unchecked Sendable {
             close(fd)
             throw TesseraError(.io(operation: "fstat", path: old.path, errno: code))
         }
-        do throws(TesseraError) {
-            return try prepare(fd: fd, path: old.path, format: format, size: Int(st.st_size))
-        } catch {
-            close(fd)
-            throw error
-        }
+        return try prepare(fd: fd, path: old.path, format: format, size: Int(st.st_size))   // owns fd now
     }
 
+    /// Checks the header and maps `fd`, taking ownership of it: on failure the descriptor is closed
+    /// exactly once — here before the mapping exists, by the mapping's `deinit` after.
     private static func prepare(fd: Int32, path: String, format: ImageFormat, size: Int) throws(TesseraError) -> TableMapping {
-        guard fchmod(fd, mode_t(format.protection.mode)) == 0 else {
-            throw TesseraError(.io(operation: "fchmod", path: path, errno: errno))
+        func fail(_ operation: String) -> TesseraError {
+            let error = TesseraError(.io(operation: operation, path: path, errno: errno))
+            close(fd)
+            return error
         }
+        guard fchmod(fd, mode_t(format.protection.mode)) == 0 else { throw fail("fchmod") }
         var matches = false
         if size >= ImageFormat.pageSize {
             var page = [UInt8](repeating: 0, count: ImageFormat.pageSize)
             let n = page.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 { throw fail("pread") }
             matches = n == page.count && TableFileHeader.matches(page, format)
         }
         let length = format.maximumBytesOnDisk
         guard let base = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), base != MAP_FAILED else {
-            throw TesseraError(.io(operation: "mmap", path: path, errno: errno))
+            throw fail("mmap")
         }
         let mapping = TableMapping(path: path, fd: fd, base: base, length: length)
         if !matches {

@@ -39,6 +39,11 @@ struct TableState {
     private var checkedFile: TableMapping.FileState?
     private var checkedAt: UInt64 = 0
 
+    /// Generations and access times read from a file are below this (2⁶²): a table would need
+    /// more than 10¹⁸ stores to get there, so larger values are damage, and the logical clock,
+    /// which continues from the largest value read, can never overflow.
+    static let clockLimit: UInt64 = 1 << 62
+
     /// Reads the slot headers of the file behind `mapping` and builds the in-memory state.
     init(format: ImageFormat, mapping: TableMapping) {
         self.format = format
@@ -56,15 +61,20 @@ struct TableState {
             let h = header(slot)
             let commit = h.commitWord
             if commit == 0 { freeSlots.append(slot); continue }
-            guard commit == h.expectedCommitWord else {
-                // A header that fails its own checksum: damaged, never served.
-                damage.append(.init(slot: slot, entityID: h.entityID, reason: "slot header checksum mismatch"))
+            guard commit == h.expectedCommitWord, h.generation < Self.clockLimit else {
+                // A header that fails its own checksum (or claims an impossible generation, which
+                // only a forged file can): damaged, never served.
+                damage.append(.init(slot: slot, entityID: h.entityID, reason: commit == h.expectedCommitWord
+                                    ? "slot generation out of range" : "slot header checksum mismatch"))
                 h.invalidate()
                 freeSlots.append(slot)
                 continue
             }
             let entity = h.entityID
-            maxClock = max(maxClock, h.generation, h.lastAccess)
+            // The last access is a hint outside the commit word: any value can appear after a
+            // bit flip. An out-of-range one falls back to the generation.
+            let access = h.lastAccess < Self.clockLimit ? h.lastAccess : h.generation
+            maxClock = max(maxClock, h.generation, access)
             if let other = index[entity].map(Int.init) {
                 // Two commits for one entity (a crash inside a replacement): the newer one wins.
                 let loser = generations[other] > h.generation ? slot : other
@@ -75,8 +85,8 @@ struct TableState {
             }
             index[entity] = Int32(slot)
             generations[slot] = h.generation
-            records[slot] = SlotRecord(entityID: entity, sourceID: h.sourceID, commit: commit, lastAccess: h.lastAccess)
-            byAccess.append((h.lastAccess, slot))
+            records[slot] = SlotRecord(entityID: entity, sourceID: h.sourceID, commit: commit, lastAccess: access)
+            byAccess.append((access, slot))
         }
         byAccess.removeAll { records[$0.slot].entityID == nil }
         for (_, slot) in byAccess.sorted(by: { $0.access < $1.access }) { recency.pushFront(slot) }
@@ -196,9 +206,29 @@ struct TableState {
         } else {
             throw TesseraError(.storage(.allEntriesInUse(format: format.name)))
         }
+        do throws(TesseraError) {
+            try allocate(slot)
+        } catch {
+            free.insert(slot)   // no space for it: the slot stays free, every other entry untouched
+            throw error
+        }
         records[slot].live = 1
         header(slot).invalidate()
         return slot
+    }
+
+    /// Gives `slot`'s header and pixels disk blocks before anything writes them (see
+    /// ``TableMapping/allocate(offset:length:)``): a full disk is a thrown `.io` error, not `SIGBUS`.
+    func allocate(_ slot: Int) throws(TesseraError) {
+        try mapping.allocate(offset: ImageFormat.pageSize + slot * ImageFormat.slotHeaderSize, length: ImageFormat.slotHeaderSize)
+        try mapping.allocate(offset: pixelOffset(slot), length: format.bytesPerEntry)
+    }
+
+    /// Invalidates `slot`'s header only if it is not already zero. Reading a hole is safe; writing
+    /// one may need a disk block, which a full disk turns into `SIGBUS`.
+    func clearHeader(_ slot: Int) {
+        let h = header(slot)
+        if h.commitWord != 0 { h.invalidate() }
     }
 
     /// Adds a chunk of slots (about 2 MiB, at least one) to the end of the file.
@@ -212,7 +242,7 @@ struct TableState {
         records.append(contentsOf: repeatElement(SlotRecord(), count: new - old))
         recency.resize(to: new)
         for slot in old..<new {
-            header(slot).invalidate()   // a header left over from before a truncation must not revive
+            clearHeader(slot)   // a header left over from before a truncation must not revive
             free.insert(slot)
         }
     }
@@ -235,7 +265,7 @@ struct TableState {
         var keep = records.count
         while keep > 0, records[keep - 1].entityID == nil, records[keep - 1].live == 0 { keep -= 1 }
         guard keep < records.count else { return }
-        for slot in keep..<records.count { header(slot).invalidate() }
+        for slot in keep..<records.count { clearHeader(slot) }
         try mapping.setSize(format.headerBytes + keep * format.bytesPerEntry)
         fileSizeChanged()
         records.removeLast(records.count - keep)
