@@ -22,8 +22,11 @@ struct CommandRun {
         try process.run()
         let outData = out.fileHandleForReading.readDataToEndOfFile()   // until the child closes stdout
         process.waitUntilExit()
+        // A FileHandle rather than Data/String(contentsOf:), which in this Foundation leak their
+        // buffer for an empty file (LeakSanitizer under `make sanitize`).
+        let errData = FileHandle(forReadingAtPath: errorFile.path)?.readDataToEndOfFile() ?? Data()
         return CommandRun(status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
-                          errors: (try? String(contentsOf: errorFile, encoding: .utf8)) ?? "")
+                          errors: String(decoding: errData, as: UTF8.self))
     }
 
     func json<T: Decodable>(_ type: T.Type) throws -> T {
