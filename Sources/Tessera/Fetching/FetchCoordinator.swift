@@ -32,11 +32,18 @@ actor FetchCoordinator {
         var delivered: [FetchProduct: FetchOutput] = [:]
         var phase = Phase.preparing
         var lane = FetchPriority.prefetch
+        /// Position in its queue: the request order, renewed on promotion, negative after a demotion
+        /// (front of the slow queue). Jobs reach ``acquireSlot(url:jobID:)`` in any order after their disk
+        /// lookups; sorting by this keeps the queues in request order.
+        var order: Int
         var slot: CheckedContinuation<ProgressRelay, any Error>?
         var task: Task<Void, Never>?
         let progress = ProgressRelay()
 
-        init(id: Int) { self.id = id }
+        init(id: Int, order: Int) {
+            self.id = id
+            self.order = order
+        }
 
         var wantedLane: FetchPriority { waiters.values.contains { $0.priority == .urgent } ? .urgent : .prefetch }
         var isAbandoned: Bool { waiters.isEmpty && holds.isEmpty }
@@ -50,6 +57,7 @@ actor FetchCoordinator {
     private var slowQueue: [URL] = []
     private var running: [Int: (url: URL, lane: FetchPriority)] = [:]
     private var nextID = 0
+    private var frontOrder = 0
     private var observers: [(condition: @Sendable (FetchQueueSnapshot) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
 
     init(pipeline: FetchPipeline, urgentWidth: Int, scheduling: FetchScheduling) {
@@ -141,7 +149,7 @@ actor FetchCoordinator {
                 job.lane = job.wantedLane
                 job.slot = continuation
                 jobs[url] = job
-                enqueue(url, lane: job.lane, atFront: false)
+                enqueue(url, lane: job.lane)
                 schedule()
             }
         } onCancel: {
@@ -231,8 +239,8 @@ actor FetchCoordinator {
     }
 
     private func startJob(for url: URL) -> Job {
-        var job = Job(id: makeID())
-        let id = job.id
+        let id = makeID()
+        var job = Job(id: id, order: id)
         job.task = Task.detached { [pipeline] in await pipeline.run(url: url, jobID: id, coordinator: self) }
         return job
     }
@@ -245,12 +253,20 @@ actor FetchCoordinator {
         guard wanted != job.lane else { return }
         let previous = job.lane
         job.lane = wanted
+        if scheduling == .prioritized {
+            if wanted == .urgent {
+                job.order = makeID()
+            } else {
+                frontOrder -= 1
+                job.order = frontOrder
+            }
+        }
         jobs[url] = job
         switch job.phase {
         case .queued:
             guard scheduling == .prioritized else { return }
             dequeue(url, lane: previous)
-            enqueue(url, lane: wanted, atFront: wanted == .prefetch)
+            enqueue(url, lane: wanted)
         case .running:
             running[job.id]?.lane = wanted
         case .preparing, .delivering:
@@ -258,14 +274,15 @@ actor FetchCoordinator {
         }
     }
 
-    private func enqueue(_ url: URL, lane: FetchPriority, atFront: Bool) {
-        if scheduling == .fifo || lane == .urgent {
-            urgentQueue.append(url)
-        } else if atFront {
-            slowQueue.insert(url, at: 0)
-        } else {
-            slowQueue.append(url)
+    /// Inserts `url` into its lane's queue by ``Job/order``.
+    private func enqueue(_ url: URL, lane: FetchPriority) {
+        let order = jobs[url]?.order ?? Int.max
+        func insert(into queue: inout [URL]) {
+            var index = queue.count
+            while index > 0, (jobs[queue[index - 1]]?.order ?? Int.min) > order { index -= 1 }
+            queue.insert(url, at: index)
         }
+        if scheduling == .fifo || lane == .urgent { insert(into: &urgentQueue) } else { insert(into: &slowQueue) }
     }
 
     private func dequeue(_ url: URL, lane: FetchPriority) {

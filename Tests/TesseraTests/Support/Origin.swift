@@ -5,7 +5,7 @@ import NIOCore
 import Synchronization
 
 /// A gate a route waits on until the test opens it: explicit synchronisation, never a sleep.
-final class Gate: Sendable {
+final class OriginGate: Sendable {
     private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
 
     func open() {
@@ -38,7 +38,7 @@ final class Origin: Sendable {
         var etag: String?
         var lastModified: String?
         /// The response waits until this gate opens.
-        var gate: Gate?
+        var gate: OriginGate?
         /// Stream the body in chunks of this size without `Content-Length`.
         var chunkSize: Int?
         /// Answer `302` to this location.
@@ -55,7 +55,7 @@ final class Origin: Sendable {
     private let resources = Mutex<[String: Resource]>([:])
     private let log = Mutex<[Arrival]>([])
     private let arrivalWaiters = Mutex<[(path: String, count: Int, continuation: CheckedContinuation<Void, Never>)]>([])
-    private let gates = Mutex<[Gate]>([])
+    private let gates = Mutex<[OriginGate]>([])
     private let task = Mutex<Task<Void, any Error>?>(nil)
 
     private init(port: Int) { self.port = port }
