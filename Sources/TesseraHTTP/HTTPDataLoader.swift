@@ -28,14 +28,18 @@ public final class HTTPDataLoader: DataLoading {
         public var maximumConnectionsPerHost: Int
         /// The `User-Agent` header.
         public var userAgent: String
+        /// Whether a failed connection attempt is retried with backoff until ``connectTimeout`` (the
+        /// AsyncHTTPClient default, robust against flaky networks) rather than failing at once.
+        public var retriesConnectionEstablishment: Bool
 
         /// Creates settings: 5 redirects, 10 s to connect, 8 connections per host.
         public init(maximumRedirects: Int = 5, connectTimeout: Duration = .seconds(10), maximumConnectionsPerHost: Int = 8,
-                    userAgent: String = "Tessera/1 (AsyncHTTPClient)") {
+                    userAgent: String = "Tessera/1 (AsyncHTTPClient)", retriesConnectionEstablishment: Bool = true) {
             self.maximumRedirects = maximumRedirects
             self.connectTimeout = connectTimeout
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.userAgent = userAgent
+            self.retriesConnectionEstablishment = retriesConnectionEstablishment
         }
     }
 
@@ -55,6 +59,7 @@ public final class HTTPDataLoader: DataLoading {
             ? .follow(max: configuration.maximumRedirects, allowCycles: false) : .disallow
         settings.timeout = HTTPClient.Configuration.Timeout(connect: TimeAmount(configuration.connectTimeout))
         settings.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maximumConnectionsPerHost
+        settings.connectionPool.retryConnectionEstablishment = configuration.retriesConnectionEstablishment
         settings.decompression = .disabled
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
     }
