@@ -5,10 +5,17 @@ let package = Package(
     name: "Tessera",
     products: [
         .library(name: "Tessera", targets: ["Tessera"]),
+        // The default HTTP loader for `ImageManager`, on AsyncHTTPClient; kept apart so that the core stays free of NIO.
+        .library(name: "TesseraHTTP", targets: ["TesseraHTTP"]),
         .executable(name: "tessera", targets: ["tessera"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
+        // A real HTTP origin on 127.0.0.1 for the fetch tests and `tessera bench fetch`.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // C libraries, found through pkg-config; `scripts/setup` installs the Debian packages.
@@ -23,13 +30,35 @@ let package = Package(
             name: "Tessera",
             dependencies: ["CTurboJPEG", "CPNG", "CWebP", "CGIF", "CCairo", "CTesseraGuard"]
         ),
+        .target(
+            name: "TesseraHTTP",
+            dependencies: [
+                "Tessera",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "tessera",
-            dependencies: ["Tessera", "CCairo", "CTurboJPEG", "CWebP", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "Tessera", "TesseraHTTP", "CCairo", "CTurboJPEG", "CWebP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // Writer process for the image table crash test (killed with SIGKILL at random points).
         .executableTarget(name: "TesseraStress", dependencies: ["Tessera"]),
-        .testTarget(name: "TesseraTests", dependencies: ["Tessera", "TesseraStress", "tessera"]),
+        .testTarget(
+            name: "TesseraTests",
+            dependencies: [
+                "Tessera", "TesseraHTTP", "TesseraStress", "tessera",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

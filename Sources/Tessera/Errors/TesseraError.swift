@@ -14,6 +14,8 @@ public struct TesseraError: Error, Sendable, Equatable, CustomStringConvertible 
         case storage(StorageFailure)
         /// An ``ImageCache`` request failed.
         case cache(CacheFailure)
+        /// A remote image could not be fetched (see ``ImageManager``).
+        case fetching(FetchFailure)
         /// A file-system call failed.
         case io(operation: String, path: String, errno: Int32)
     }
@@ -33,6 +35,7 @@ public struct TesseraError: Error, Sendable, Equatable, CustomStringConvertible 
         case .drawing(let message): "drawing failed: \(message)"
         case .storage(let failure): "image table: \(failure)"
         case .cache(let failure): "image cache: \(failure)"
+        case .fetching(let failure): "fetch: \(failure)"
         case .io(let operation, let path, let code): "\(operation) \(path): \(String(cString: strerror(code))) (errno \(code))"
         }
     }

@@ -1,0 +1,35 @@
+import Foundation
+
+/// Why an ``ImageManager`` request or a ``DataLoading`` load failed.
+///
+/// Cancellation is not a failure: cancelled requests throw `CancellationError`.
+public enum FetchFailure: Sendable, Equatable, CustomStringConvertible {
+    /// The server answered with a status that is neither a success nor `304 Not Modified`.
+    case httpStatus(code: Int, url: String)
+    /// No complete response arrived within the configured timeout.
+    case timeout(url: String)
+    /// The body is larger than the configured maximum: refused on `Content-Length` before any byte of
+    /// the body is read, or aborted while streaming once `bytes` exceeded `limit`.
+    case tooLarge(bytes: Int, limit: Int, url: String)
+    /// More redirects than the configured limit, or a redirect cycle.
+    case redirectLimit(url: String)
+    /// Offline mode, and nothing is cached for the URL.
+    case offlineMiss(url: String)
+    /// The URL cannot be loaded (no host, an unsupported scheme, …).
+    case invalidURL(String)
+    /// The connection failed; `message` is the transport's own text.
+    case transport(url: String, message: String)
+
+    /// A one-line explanation.
+    public var description: String {
+        switch self {
+        case .httpStatus(let code, let url): "HTTP \(code) from \(url)"
+        case .timeout(let url): "timed out loading \(url)"
+        case .tooLarge(let bytes, let limit, let url): "\(url): body of \(bytes) bytes exceeds the limit of \(limit) bytes"
+        case .redirectLimit(let url): "too many redirects (or a redirect cycle) from \(url)"
+        case .offlineMiss(let url): "offline and \(url) is not cached"
+        case .invalidURL(let url): "invalid URL \(url)"
+        case .transport(let url, let message): "\(url): \(message)"
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Tessera
+
+/// The default ``DataLoading`` loader: HTTP and HTTPS GET on AsyncHTTPClient.
+///
+/// - **Timeout**: ``LoadRequest/timeout`` is the deadline of the whole load (connection, redirects, head
+///   and body); past it the load fails with ``FetchFailure/timeout(url:)``.
+/// - **Size**: a `Content-Length` above ``LoadRequest/maximumBytes`` fails before the body is read; a
+///   body without one is counted while it streams and cut off as soon as it passes the limit
+///   (``FetchFailure/tooLarge(bytes:limit:url:)``).
+/// - **Redirects**: followed up to ``Configuration/maximumRedirects``, cycles refused
+///   (``FetchFailure/redirectLimit(url:)``).
+/// - **Status**: 2xx is a success, 304 is returned as is for a conditional request, anything else is
+///   ``FetchFailure/httpStatus(code:url:)``.
+/// - **Progress** is reported after every chunk; **cancellation** of the calling task cancels the
+///   request (AsyncHTTPClient closes the connection) and throws `CancellationError`.
+public final class HTTPDataLoader: DataLoading {
+    /// Client-wide settings (per-load limits come with each ``LoadRequest``).
+    public struct Configuration: Sendable, Hashable {
+        /// Redirects followed before failing.
+        public var maximumRedirects: Int
+        /// Time allowed to establish a connection.
+        public var connectTimeout: Duration
+        /// Connections kept per host.
+        public var maximumConnectionsPerHost: Int
+        /// The `User-Agent` header.
+        public var userAgent: String
+        /// Whether a failed connection attempt is retried with backoff until ``connectTimeout`` (the
+        /// AsyncHTTPClient default, robust against flaky networks) rather than failing at once.
+        public var retriesConnectionEstablishment: Bool
+
+        /// Creates settings: 5 redirects, 10 s to connect, 8 connections per host.
+        public init(maximumRedirects: Int = 5, connectTimeout: Duration = .seconds(10), maximumConnectionsPerHost: Int = 8,
+                    userAgent: String = "Tessera/1 (AsyncHTTPClient)", retriesConnectionEstablishment: Bool = true) {
+            self.maximumRedirects = maximumRedirects
+            self.connectTimeout = connectTimeout
+            self.maximumConnectionsPerHost = maximumConnectionsPerHost
+            self.userAgent = userAgent
+            self.retriesConnectionEstablishment = retriesConnectionEstablishment
+        }
+    }
+
+    /// A loader with the default settings that lives as long as the process (never shut down).
+    public static let shared = HTTPDataLoader()
+
+    /// The settings.
+    public let configuration: Configuration
+    private let client: HTTPClient
+
+    /// Creates a loader with its own `HTTPClient` on the shared event loop group. Call ``shutdown()``
+    /// when done with it (dropping it without does so in the background).
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        var settings = HTTPClient.Configuration()
+        settings.redirectConfiguration = configuration.maximumRedirects > 0
+            ? .follow(max: configuration.maximumRedirects, allowCycles: false) : .disallow
+        settings.timeout = HTTPClient.Configuration.Timeout(connect: TimeAmount(configuration.connectTimeout))
+        settings.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maximumConnectionsPerHost
+        settings.connectionPool.retryConnectionEstablishment = configuration.retriesConnectionEstablishment
+        settings.decompression = .disabled
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
+    }
+
+    deinit {
+        // The shutdown callback keeps the client alive until it has closed its connections.
+        client.shutdown { _ in }
+    }
+
+    /// Closes the client's connections. Loads after this fail.
+    public func shutdown() async throws {
+        try await client.shutdown()
+    }
+
+    /// Loads `request` (see the type's documentation for limits and errors).
+    public func load(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
+        let address = request.url.absoluteString
+        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = request.url.host, !host.isEmpty else {
+            throw TesseraError(.fetching(.invalidURL(address)))
+        }
+        var http = HTTPClientRequest(url: address)
+        http.method = .GET
+        http.headers.add(name: "User-Agent", value: configuration.userAgent)
+        if let etag = request.ifNoneMatch { http.headers.add(name: "If-None-Match", value: etag) }
+        if let date = request.ifModifiedSince { http.headers.add(name: "If-Modified-Since", value: date) }
+        do {
+            let response = try await client.execute(http, deadline: .now() + TimeAmount(request.timeout))
+            let url = response.url ?? request.url
+            let code = Int(response.status.code)
+            var headers: [String: String] = [:]
+            for (name, value) in response.headers {
+                let key = name.lowercased()
+                headers[key] = headers[key].map { "\($0), \(value)" } ?? value
+            }
+            if code == 304, request.isConditional { return LoadResponse(url: url, statusCode: 304, headers: headers) }
+            guard (200..<300).contains(code) else {
+                throw TesseraError(.fetching(.httpStatus(code: code, url: address)))
+            }
+            let expected = response.headers.first(name: "content-length").flatMap { Int($0) }
+            if let expected, expected > request.maximumBytes {
+                throw TesseraError(.fetching(.tooLarge(bytes: expected, limit: request.maximumBytes, url: address)))
+            }
+            var body = Data()
+            body.reserveCapacity(min(expected ?? 0, request.maximumBytes))
+            progress(LoadProgress(receivedBytes: 0, expectedBytes: expected))
+            for try await chunk in response.body {
+                let total = body.count + chunk.readableBytes
+                if total > request.maximumBytes {
+                    throw TesseraError(.fetching(.tooLarge(bytes: total, limit: request.maximumBytes, url: address)))
+                }
+                chunk.withUnsafeReadableBytes { body.append(contentsOf: $0) }
+                progress(LoadProgress(receivedBytes: body.count, expectedBytes: expected))
+            }
+            return LoadResponse(url: url, statusCode: code, headers: headers, data: body)
+        } catch {
+            throw Self.typed(error, address: address)
+        }
+    }
+
+    /// Maps AsyncHTTPClient's and NIO's errors to ``TesseraError``; cancellation stays `CancellationError`.
+    static func typed(_ error: any Error, address: String) -> any Error {
+        if error is TesseraError || error is CancellationError { return error }
+        if Task.isCancelled { return CancellationError() }
+        if let client = error as? HTTPClientError {
+            switch client {
+            case .deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout, .getConnectionFromPoolTimeout:
+                return TesseraError(.fetching(.timeout(url: address)))
+            case .redirectLimitReached, .redirectCycleDetected:
+                return TesseraError(.fetching(.redirectLimit(url: address)))
+            case .cancelled:
+                return CancellationError()
+            default:
+                break
+            }
+        }
+        return TesseraError(.fetching(.transport(url: address, message: "\(error)")))
+    }
+}
