@@ -108,10 +108,8 @@ struct FetchLoaderTests {
         await #expect(throws: TesseraError(.fetching(.invalidURL(ftp.absoluteString)))) {
             _ = try await loader.load(LoadRequest(url: ftp), progress: { _ in })
         }
-        // A port nobody listens on (an origin that was stopped); no retries, so refused at once.
-        let origin = try await Origin.start()
-        let url = origin.url("/gone.png")
-        await origin.stop()
+        // A port nobody listens on; no retries, so refused at once.
+        let url = URL(string: "http://127.0.0.1:\(try Origin.unusedPort())/gone.png")!
         let impatient = HTTPDataLoader(configuration: .init(retriesConnectionEstablishment: false))
         do {
             _ = try await impatient.load(LoadRequest(url: url, timeout: .seconds(10)), progress: { _ in })

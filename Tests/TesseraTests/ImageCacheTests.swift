@@ -24,14 +24,13 @@ struct ImageCacheTests {
 
     @Test("N concurrent requests for one URL: one fetch at the origin, one decode, every caller served")
     func coalescing() async throws {
-        let png = try solidPNG(Color(red: 0, green: 1, blue: 0))
-        let server = try LoopbackHTTPServer { _ in .init(body: png) }
-        defer { server.stop() }
+        try await Origin.with { origin in
+        origin.set("/avatar.png", .init(body: try solidPNG(Color(red: 0, green: 1, blue: 0))))
         let decodes = Counter()
         let provider = HTTPSourceProvider()
         let cache = try ImageCache(formats: [small, medium], directory: try temporaryDirectory(), provider: provider,
                                    decoder: countingDecoder(decodes))
-        let url = server.url("/avatar.png")
+        let url = origin.url("/avatar.png")
         let users = (0..<40).map { User("u\($0 % 4)", url: url) }   // 4 entities sharing one URL
         let images = try await withThrowingTaskGroup(of: TableImage.self) { group in
             for (i, user) in users.enumerated() {
@@ -40,39 +39,39 @@ struct ImageCacheTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(images.count == 40)
-        #expect(server.requestCount("/avatar.png") == 1)
+        #expect(origin.count("/avatar.png") == 1)
         #expect(provider.fetches.count == 1)
         #expect(decodes.count == 1)
         for image in images where image.style == .bgra32 { #expect(image.pixel(x: 10, y: 10) == [0, 255, 0, 255]) }
+        }
     }
 
     @Test("one source fills every format of the family when the provider agrees, and only then")
     func families() async throws {
         for processFamilies in [true, false] {
-            let png = try solidPNG(.white)
-            let server = try LoopbackHTTPServer { _ in .init(body: png) }
-            defer { server.stop() }
+            try await Origin.with { origin in
+            origin.set("/bo.png", .init(body: try solidPNG(.white)))
             var provider = HTTPSourceProvider()
             provider.processFamilies = processFamilies
             let cache = try ImageCache(formats: [small, medium, icon], directory: try temporaryDirectory(), provider: provider)
-            let user = User("bo", url: server.url("/bo.png"))
+            let user = User("bo", url: origin.url("/bo.png"))
             _ = try await cache.image(for: user, format: "small")
             #expect(cache.imageExists(for: user, format: "small"))
             #expect(cache.imageExists(for: user, format: "medium") == processFamilies)
             #expect(!cache.imageExists(for: user, format: "icon"), "other families are not touched")
-            #expect(server.requestCount("/bo.png") == 1)
+            #expect(origin.count("/bo.png") == 1)
+            }
         }
     }
 
     @Test("cancelling one requester leaves the others served and does not cancel the source")
     func cancelOne() async throws {
-        let gate = Gate()
-        let png = try solidPNG(Color(red: 0, green: 0, blue: 1))
-        let server = try LoopbackHTTPServer { _ in gate.wait(); return .init(body: png) }
-        defer { server.stop(); gate.open() }
+        try await Origin.with { origin in
+        let gate = OriginGate()
+        origin.set("/shared.png", .init(body: try solidPNG(Color(red: 0, green: 0, blue: 1)), gate: gate))
         let provider = HTTPSourceProvider()
         let cache = try ImageCache(formats: [medium], directory: try temporaryDirectory(), provider: provider)
-        let url = server.url("/shared.png")
+        let url = origin.url("/shared.png")
         let a = User("a", url: url), b = User("b", url: url)
         let first = Task { try await cache.image(for: a, format: "medium") }
         let second = Task { try await cache.image(for: b, format: "medium") }
@@ -84,18 +83,18 @@ struct ImageCacheTests {
         #expect(image.pixel(x: 1, y: 1) == [255, 0, 0, 255])
         #expect(provider.cancels.count == 0)
         #expect(!cache.imageExists(for: a, format: "medium"), "a cancelled requester gets nothing drawn for it")
-        #expect(server.requestCount("/shared.png") == 1)
+        #expect(origin.count("/shared.png") == 1)
+        }
     }
 
     @Test("cancelling the last requester cancels the source exactly once and stores nothing")
     func cancelLast() async throws {
-        let gate = Gate()
-        let png = try solidPNG(.black)
-        let server = try LoopbackHTTPServer { _ in gate.wait(); return .init(body: png) }
-        defer { server.stop(); gate.open() }
+        try await Origin.with { origin in
+        let gate = OriginGate()
+        origin.set("/slow.png", .init(body: try solidPNG(.black), gate: gate))
         let provider = HTTPSourceProvider()
         let cache = try ImageCache(formats: [medium], directory: try temporaryDirectory(), provider: provider)
-        let url = server.url("/slow.png")
+        let url = origin.url("/slow.png")
         let user = User("c", url: url)
         let waiting = Task { try await cache.image(for: user, format: "medium") }
         let explicit = Task { try await cache.image(for: user, format: "medium") }
@@ -107,33 +106,33 @@ struct ImageCacheTests {
         #expect(cache.waiterCount(for: url) == 0)
         gate.open()
         #expect(!cache.imageExists(for: user, format: "medium"))
+        }
     }
 
     @Test("a changed source-image id is a miss and loads the new picture")
     func invalidation() async throws {
-        let red = try solidPNG(Color(red: 1, green: 0, blue: 0)), blue = try solidPNG(Color(red: 0, green: 0, blue: 1))
-        let server = try LoopbackHTTPServer { path in .init(body: path == "/v1.png" ? red : blue) }
-        defer { server.stop() }
+        try await Origin.with { origin in
+        origin.set("/v1.png", .init(body: try solidPNG(Color(red: 1, green: 0, blue: 0))))
+        origin.set("/v2.png", .init(body: try solidPNG(Color(red: 0, green: 0, blue: 1))))
         let cache = try ImageCache(formats: [medium], directory: try temporaryDirectory(), provider: HTTPSourceProvider())
-        let before = User("dee", url: server.url("/v1.png"))
+        let before = User("dee", url: origin.url("/v1.png"))
         _ = try await cache.image(for: before, format: "medium")
-        let after = User("dee", url: server.url("/v2.png"))
+        let after = User("dee", url: origin.url("/v2.png"))
         #expect(before.entityID == after.entityID)
         #expect(cache.cachedImage(for: after, format: "medium") == nil)
         let image = try await cache.image(for: after, format: "medium")
         #expect(image.pixel(x: 5, y: 5) == [255, 0, 0, 255])
-        #expect(server.requestCount("/v2.png") == 1)
+        #expect(origin.count("/v2.png") == 1)
+        }
     }
 
     @Test("a source that fails reaches every waiter as a typed error and nothing is stored",
           arguments: ["/missing.png", "/garbage.png"])
     func errorsToAllWaiters(path: String) async throws {
-        let server = try LoopbackHTTPServer { path in
-            path == "/missing.png" ? .init(status: 404) : .init(body: Array("not an image at all".utf8))
-        }
-        defer { server.stop() }
+        try await Origin.with { origin in
+        origin.set("/garbage.png", .init(body: Array("not an image at all".utf8)))   // "/missing.png" is a 404
         let cache = try ImageCache(formats: [medium], directory: try temporaryDirectory(), provider: HTTPSourceProvider())
-        let user = User("eve", url: server.url(path))
+        let user = User("eve", url: origin.url(path))
         let results = await withTaskGroup(of: (any Error)?.self) { group in
             for _ in 0..<8 { group.addTask { do { _ = try await cache.image(for: user, format: "medium"); return nil } catch { return error } } }
             return await group.reduce(into: []) { $0.append($1) }
@@ -142,13 +141,14 @@ struct ImageCacheTests {
         for error in results {
             let typed = try #require(error as? TesseraError)
             if path == "/missing.png" {
-                guard case .cache(.sourceUnavailable) = typed.reason else { Issue.record("\(typed)"); continue }
+                guard case .fetching(.httpStatus(code: 404, _)) = typed.reason else { Issue.record("\(typed)"); continue }
             } else {
                 guard case .decoding(.unsupportedFormat) = typed.reason else { Issue.record("\(typed)"); continue }
             }
         }
         #expect(!cache.imageExists(for: user, format: "medium"))
-        #expect(server.requestCount(path) <= 8)
+        #expect(origin.count(path) >= 1 && origin.count(path) <= 8)
+        }
     }
 
     @Test("setImage, deleteImage, reset")

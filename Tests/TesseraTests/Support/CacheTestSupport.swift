@@ -1,9 +1,7 @@
 import Foundation
 import Synchronization
 @testable import Tessera
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import TesseraHTTP
 
 /// A thread-safe counter.
 final class Counter: Sendable {
@@ -44,7 +42,9 @@ struct User: ImageEntity {
     func sourceImageURL(for format: ImageFormat) -> URL? { url }
 }
 
-/// Fetches source images over HTTP with URLSession (a real client), counting fetches and cancels.
+/// Fetches source images over HTTP with the project's AsyncHTTPClient loader, counting fetches and
+/// cancels. The load task is cancelled by `ImageCache` when the last requester goes; the loader
+/// cancels the HTTP request with it.
 struct HTTPSourceProvider: SourceImageProviding {
     let fetches = Counter()
     let cancels = Counter()
@@ -52,23 +52,8 @@ struct HTTPSourceProvider: SourceImageProviding {
 
     func sourceImage(at url: URL, for entity: any ImageEntity, format: ImageFormat) async throws -> SourceImage {
         fetches.increment()
-        let box = Mutex<URLSessionDataTask?>(nil)
-        let data: Data = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let task = URLSession.shared.dataTask(with: url) { data, response, error in
-                    if let error { continuation.resume(throwing: error); return }
-                    guard let http = response as? HTTPURLResponse, http.statusCode == 200, let data else {
-                        continuation.resume(throwing: URLError(.badServerResponse)); return
-                    }
-                    continuation.resume(returning: data)
-                }
-                box.withLock { $0 = task }
-                task.resume()
-            }
-        } onCancel: {
-            box.withLock { $0?.cancel() }
-        }
-        return .encoded(data)
+        let response = try await HTTPDataLoader.shared.load(LoadRequest(url: url), progress: { _ in })
+        return .encoded(response.data)
     }
 
     func cancelSourceImage(at url: URL) { cancels.increment() }

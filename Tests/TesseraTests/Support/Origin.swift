@@ -56,21 +56,34 @@ final class Origin: Sendable {
     private let log = Mutex<[Arrival]>([])
     private let arrivalWaiters = Mutex<[(path: String, count: Int, continuation: CheckedContinuation<Void, Never>)]>([])
     private let gates = Mutex<[OriginGate]>([])
-    private let task = Mutex<Task<Void, any Error>?>(nil)
 
     private init(port: Int) { self.port = port }
 
-    /// Starts a server and runs `body` with it, stopping it afterwards (opening every gate first).
+    /// Starts a server and runs `body` with it, then releases every request still waiting on a gate.
+    ///
+    /// The server is left running until the test process exits: cancelling a Hummingbird server while
+    /// a client (AsyncHTTPClient's pool) is still connecting makes NIO trap ("Deinited NIOAsyncWriter
+    /// without calling finish()"), and an idle listener per test costs nothing.
     static func with<R>(_ body: (Origin) async throws -> R) async throws -> R {
         let origin = try await start()
-        do {
-            let result = try await body(origin)
-            await origin.stop()
-            return result
-        } catch {
-            await origin.stop()
-            throw error
+        defer { origin.openGates() }
+        return try await body(origin)
+    }
+
+    /// A loopback port nobody listens on (bound, then closed at once): connecting is refused.
+    static func unusedPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
         }
+        guard ok else { throw POSIXError(.EADDRNOTAVAIL) }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     static func start() async throws -> Origin {
@@ -96,16 +109,13 @@ final class Origin: Sendable {
         }
         let origin = Origin(port: port)
         box.withLock { $0 = origin }
-        origin.task.withLock { $0 = running }
+        _ = running   // runs until the process exits (see `with`)
         return origin
     }
 
-    /// Opens every gate and shuts the server down.
-    func stop() async {
+    /// Opens every gate, releasing the requests that wait on them.
+    func openGates() {
         for gate in gates.withLock({ $0 }) { gate.open() }
-        let running = task.withLock { $0 }
-        running?.cancel()
-        _ = await running?.result
     }
 
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
