@@ -1,4 +1,4 @@
-// TesseraStress: crash, load and disk-full tools for image tables (issue 7).
+// TesseraStress: crash, load and disk-full tools for image tables and the disk cache (issue 7).
 //
 //   TesseraStress --dir D [--seed S] [--count N] [--every K] [--journal J]
 //       the crash-test writer (StressWriter): N operations (0 = until killed) on 100 entity ids of a
@@ -8,18 +8,41 @@
 //   TesseraStress --load --dir D [--seconds S | --operations N] [--tasks T]   (StressLoad)
 //   TesseraStress --fill --dir D [--rlimit]         disk full / file size limit (StressFill)
 //   TesseraStress --dir D --bench N                 open time and hit latency (use -c release)
+//   TesseraStress --disk-cache C [--seed S] [--count N] [--every K] [--journal J]
+//       the disk cache crash-test writer (StressDiskWriter): stores, reads, revalidates and removes
+//       entries of 100 URLs in a DiskCache at C; prints "ready", "progress <n>", "done"; exits 2 on a wrong hit.
+//   TesseraStress --disk-verify --disk-cache C --journal J   check after a crash (StressDiskVerifier)
 import Foundation
 import Tessera
 
 var options: [String: String] = [:]
 var args = CommandLine.arguments.dropFirst().makeIterator()
-let flags: Set<String> = ["verify", "load", "fill", "rlimit"]
+let flags: Set<String> = ["verify", "load", "fill", "rlimit", "disk-verify"]
 while let key = args.next() {
     guard key.hasPrefix("--") else { say("usage: see the comment at the top of Sources/TesseraStress/main.swift"); exit(64) }
     let name = String(key.dropFirst(2))
     if flags.contains(name) { options[name] = "1"; continue }
     guard let value = args.next() else { say("missing value for \(key)"); exit(64) }
     options[name] = value
+}
+if let cacheDirectory = options["disk-cache"] {
+    let url = URL(fileURLWithPath: cacheDirectory, isDirectory: true)
+    guard let journalPath = options["journal"] else { say("--disk-cache needs --journal"); exit(64) }
+    if options["disk-verify"] != nil {
+        do { exit(try await StressDiskVerifier(directory: url, journalPath: journalPath).run() ? 0 : 2) } catch { say("error \(error)"); exit(1) }
+    }
+    let fd = open(journalPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { say("cannot open journal \(journalPath)"); exit(1) }
+    do {
+        let cache = try DiskCache(configuration: StressDiskPattern.configuration(url))
+        say("ready")
+        var writer = StressDiskWriter(cache: cache, random: SplitMix(state: UInt64(options["seed"] ?? "1") ?? 1), journal: fd)
+        guard try await writer.run(count: Int(options["count"] ?? "0") ?? 0, every: max(1, Int(options["every"] ?? "20") ?? 20)) else { exit(2) }
+    } catch {
+        say("error \(error)"); exit(1)
+    }
+    say("done")
+    exit(0)
 }
 guard let dir = options["dir"] else { say("missing --dir"); exit(64) }
 let directory = URL(fileURLWithPath: dir, isDirectory: true)

@@ -3,7 +3,7 @@ import Foundation
 /// The freshness and validators of a cached response, stored next to its bytes in ``DiskCache``.
 ///
 /// Freshness follows RFC 9111 in simplified form: `Cache-Control: max-age` (less the `Age` header)
-/// wins over `Expires`; `no-cache` makes the copy stale at once. A response that says nothing about
+/// wins over `Expires`; lifetimes are clamped to 0…2³¹ seconds; `no-cache` makes the copy stale at once. A response that says nothing about
 /// freshness is fresh for a configurable default (``ImageManager/Configuration/defaultMaxAge``),
 /// the usual heuristic of image caches. A stale copy with an `ETag` or `Last-Modified` is revalidated
 /// with `If-None-Match`/`If-Modified-Since`; a `304` refreshes it without downloading the body again.
@@ -32,7 +32,8 @@ public struct HTTPCacheInfo: Sendable, Hashable, Codable {
     /// gives no freshness of its own.
     public init(response: LoadResponse, requestedURL: URL, now: Date, defaultMaxAge: TimeInterval) {
         let control = CacheControl(parsing: response.headers["cache-control"])
-        let age = response.headers["age"].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        // Age is delta-seconds: `Double("-inf")` once made a copy fresh forever (and unstorable).
+        let age = response.headers["age"].flatMap(CacheControl.deltaSeconds).map(Double.init) ?? 0
         let lifetime: TimeInterval
         if control.noCache {
             lifetime = 0
@@ -48,7 +49,13 @@ public struct HTTPCacheInfo: Sendable, Hashable, Codable {
         }
         self.init(url: requestedURL.absoluteString, etag: response.headers["etag"],
                   lastModified: response.headers["last-modified"], storedAt: now,
-                  expiresAt: now.addingTimeInterval(max(0, lifetime)))
+                  expiresAt: now.addingTimeInterval(HTTPCacheInfo.clampedLifetime(lifetime)))
+    }
+
+    /// `lifetime` within 0…2³¹ seconds (``CacheControl/maximumDeltaSeconds``); `nan` counts as 0.
+    static func clampedLifetime(_ lifetime: TimeInterval) -> TimeInterval {
+        guard lifetime > 0 else { return 0 }
+        return min(lifetime, TimeInterval(CacheControl.maximumDeltaSeconds))
     }
 
     /// Whether the response may be written to disk at all (`Cache-Control: no-store` says no).
