@@ -155,6 +155,9 @@ public final class DiskCache: DiskCaching {
         let limit = configuration.sizeLimit
         guard state.withLock({ $0.index[name] != nil }),
               let contents = DiskCacheFile.read(path: file, limit: limit) else {
+            // Whatever is there (a symbolic link, a FIFO, a directory, an unreadable file) is not an
+            // entry: unlink it (a link itself, never its target) so that a new store can take its place.
+            DiskCacheFile.remove(path: file)
             state.withLock { state in
                 state.drop(name)
                 state.misses += 1
