@@ -12,12 +12,13 @@
 //       the disk cache crash-test writer (StressDiskWriter): stores, reads, revalidates and removes
 //       entries of 100 URLs in a DiskCache at C; prints "ready", "progress <n>", "done"; exits 2 on a wrong hit.
 //   TesseraStress --disk-verify --disk-cache C --journal J   check after a crash (StressDiskVerifier)
+//   TesseraStress --disk-fill --disk-cache C        writes refused (RLIMIT_FSIZE) keep entries (StressDiskFill)
 import Foundation
 import Tessera
 
 var options: [String: String] = [:]
 var args = CommandLine.arguments.dropFirst().makeIterator()
-let flags: Set<String> = ["verify", "load", "fill", "rlimit", "disk-verify"]
+let flags: Set<String> = ["verify", "load", "fill", "rlimit", "disk-verify", "disk-fill"]
 while let key = args.next() {
     guard key.hasPrefix("--") else { say("usage: see the comment at the top of Sources/TesseraStress/main.swift"); exit(64) }
     let name = String(key.dropFirst(2))
@@ -27,6 +28,7 @@ while let key = args.next() {
 }
 if let cacheDirectory = options["disk-cache"] {
     let url = URL(fileURLWithPath: cacheDirectory, isDirectory: true)
+    if options["disk-fill"] != nil { exit(await StressDiskFill(directory: url).run() ? 0 : 2) }
     guard let journalPath = options["journal"] else { say("--disk-cache needs --journal"); exit(64) }
     if options["disk-verify"] != nil {
         do { exit(try await StressDiskVerifier(directory: url, journalPath: journalPath).run() ? 0 : 2) } catch { say("error \(error)"); exit(1) }

@@ -136,8 +136,9 @@ enum DiskCacheFile {
     private static func makeTimespec(_ date: Date) -> timespec {
         let time = date.timeIntervalSince1970
         guard time.isFinite else { return timespec(tv_sec: time > 0 ? 1 << 62 : 0, tv_nsec: 0) }
-        let seconds = min(max(time.rounded(.down), -0x1p62), 0x1p62)
-        return timespec(tv_sec: Int(seconds), tv_nsec: min(999_999_999, max(0, Int((time - seconds) * 1e9))))
+        let clamped = min(max(time, -0x1p62), 0x1p62)
+        let seconds = clamped.rounded(.down)
+        return timespec(tv_sec: Int(seconds), tv_nsec: min(999_999_999, max(0, Int((clamped - seconds) * 1e9))))
     }
 
     private static func date(_ time: timespec) -> Date {

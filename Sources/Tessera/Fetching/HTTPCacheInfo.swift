@@ -102,11 +102,12 @@ public struct HTTPCacheInfo: Sendable, Hashable, Codable {
               let day = number(bytes[5..<7]), let year = number(bytes[12..<16]), let hour = number(bytes[17..<19]),
               let minute = number(bytes[20..<22]), let second = number(bytes[23..<25]),
               (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
-        // Days from 1970-01-01 to the civil date (Howard Hinnant's algorithm, proleptic Gregorian).
+        // Days from 1970-01-01 to the civil date (Howard Hinnant's algorithm, proleptic Gregorian;
+        // `month` counts from 0 here, so March is 2).
         let y = month < 2 ? year - 1 : year
         let era = y / 400
         let yearOfEra = y - era * 400
-        let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
+        let dayOfYear = (153 * ((month + 10) % 12) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         let days = era * 146_097 + dayOfEra - 719_468
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + second))
