@@ -7,6 +7,8 @@
 //   TesseraStress --verify --dir D --journal J      check after a crash (StressVerifier)
 //   TesseraStress --load --dir D [--seconds S | --operations N] [--tasks T]   (StressLoad)
 //   TesseraStress --fill --dir D [--rlimit]         disk full / file size limit (StressFill)
+//   TesseraStress --fetch-load --dir D [--seconds S | --operations N] [--tasks T]
+//       ImageManager, memory and disk caches against a local origin, alongside the table load (StressFetchLoad)
 //   TesseraStress --dir D --bench N                 open time and hit latency (use -c release)
 //   TesseraStress --disk-cache C [--seed S] [--count N] [--every K] [--journal J]
 //       the disk cache crash-test writer (StressDiskWriter): stores, reads, revalidates and removes
@@ -18,7 +20,7 @@ import Tessera
 
 var options: [String: String] = [:]
 var args = CommandLine.arguments.dropFirst().makeIterator()
-let flags: Set<String> = ["verify", "load", "fill", "rlimit", "disk-verify", "disk-fill"]
+let flags: Set<String> = ["verify", "load", "fill", "rlimit", "disk-verify", "disk-fill", "fetch-load"]
 while let key = args.next() {
     guard key.hasPrefix("--") else { say("usage: see the comment at the top of Sources/TesseraStress/main.swift"); exit(64) }
     let name = String(key.dropFirst(2))
@@ -51,6 +53,11 @@ let directory = URL(fileURLWithPath: dir, isDirectory: true)
 
 if let n = options["bench"].flatMap(Int.init) { runBenchmark(directory: dir, entries: n); exit(0) }
 if options["fill"] != nil { exit(StressFill(directory: directory, useRLimit: options["rlimit"] != nil).run() ? 0 : 2) }
+if options["fetch-load"] != nil {
+    let load = StressFetchLoad(directory: directory, seconds: Double(options["seconds"] ?? "0") ?? 0,
+                               operationsPerTask: Int(options["operations"] ?? "300") ?? 300, tasks: Int(options["tasks"] ?? "8") ?? 8)
+    do { exit(try await load.run() ? 0 : 2) } catch { say("error \(error)"); exit(1) }
+}
 if options["load"] != nil {
     let load = StressLoad(directory: directory, seconds: Double(options["seconds"] ?? "0") ?? 0,
                           operationsPerTask: Int(options["operations"] ?? "2000") ?? 2000, tasks: Int(options["tasks"] ?? "8") ?? 8)
