@@ -34,12 +34,12 @@ sanitize: setup-build
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp $(SWIFT) test --sanitize=address --scratch-path .build-asan
 
-# libFuzzer over every decoder and the table file reader, FUZZ_SECONDS each (scripts/fuzz).
+# libFuzzer over every decoder, the table file reader, the disk cache reader and the HTTP freshness parsers, FUZZ_SECONDS each (scripts/fuzz).
 FUZZ_SECONDS ?= 60
 fuzz: setup-build
 	scripts/fuzz all $(FUZZ_SECONDS)
 
-# SIGKILL the table writer CRASH_ROUNDS times, verifying after each (scripts/crash-test).
+# SIGKILL the table and disk cache writers CRASH_ROUNDS times, verifying after each (scripts/crash-test).
 CRASH_ROUNDS ?= 200
 crash-test: setup-build
 	scripts/crash-test $(CRASH_ROUNDS)

@@ -49,7 +49,15 @@ let package = Package(
             ]
         ),
         // Writer process for the image table crash test (killed with SIGKILL at random points).
-        .executableTarget(name: "TesseraStress", dependencies: ["Tessera"]),
+        // Also the load tool for ImageManager (`--fetch-load`), with its own Hummingbird origin.
+        .executableTarget(
+            name: "TesseraStress",
+            dependencies: [
+                "Tessera", "TesseraHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "TesseraTests",
             dependencies: [

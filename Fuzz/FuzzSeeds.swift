@@ -14,6 +14,8 @@ enum FuzzSeeds {
         case .gif: seeds = [gif(width: 5, height: 4, interlaced: false), gif(width: 9, height: 17, interlaced: true)]
         case .webp: seeds = []   // libwebp's encoder is not linked; Tests/Fixtures has WebP files
         case .table: seeds = tables()
+        case .diskcache: seeds = diskCacheFiles()
+        case .freshness: seeds = FuzzSeeds.responseHeaders.map { Array($0.utf8) }
         }
         for (i, seed) in seeds.enumerated() {
             _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("generated-\(i)").path, contents: Data(seed))
@@ -98,4 +100,34 @@ enum FuzzSeeds {
         }
         return seeds
     }
+
+    /// Cached files as the disk cache writes them, and the same JSON for the wrapping mode (bit 0).
+    static func diskCacheFiles() -> [[UInt8]] {
+        let date = Date(timeIntervalSince1970: 1_700_000_000)
+        let infos = [
+            HTTPCacheInfo(url: DiskCacheFuzzing.probeURL.absoluteString, storedAt: date, expiresAt: date.addingTimeInterval(60)),
+            HTTPCacheInfo(url: DiskCacheFuzzing.probeURL.absoluteString, etag: "\"abc\"", lastModified: "Sun, 06 Nov 1994 08:49:37 GMT",
+                          storedAt: date.addingTimeInterval(-100_000), expiresAt: date),
+        ]
+        var seeds: [[UInt8]] = []
+        for (i, info) in infos.enumerated() {
+            guard let file = try? DiskCacheFile.encode(Data(repeating: UInt8(i), count: 40 * i + 3), info: info) else { continue }
+            for control: UInt8 in [0, 2, 4 | 8, 16] { seeds.append([control] + Array(file)) }
+            let json = Array(file.dropFirst(8).prefix(file.count - 8 - (40 * i + 3)))
+            seeds.append([1] + json + [0, 9, 9, 9])
+            seeds.append([1 | 2 | 8] + json + [0] + [UInt8](repeating: 0xFF, count: 16))
+        }
+        return seeds
+    }
+
+    /// Response headers as servers send them (for the freshness harness).
+    static let responseHeaders = [
+        "Cache-Control: public, max-age=3600\nAge: 100\nETag: \"v1\"",
+        "Cache-Control: no-cache\nLast-Modified: Sun, 06 Nov 1994 08:49:37 GMT",
+        "Cache-Control: no-store",
+        "Expires: Thu, 01 Dec 2094 16:00:00 GMT\nDate: Sun, 06 Nov 1994 08:49:37 GMT",
+        "Expires: 0",
+        "Cache-Control: max-age=\"60\", must-revalidate\nAge: 30",
+        "Cache-Control: max-age=9223372036854775807\nAge: 1",
+    ]
 }

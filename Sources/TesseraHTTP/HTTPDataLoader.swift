@@ -7,7 +7,7 @@ import Tessera
 /// The default ``DataLoading`` loader: HTTP and HTTPS GET on AsyncHTTPClient.
 ///
 /// - **Timeout**: ``LoadRequest/timeout`` is the deadline of the whole load (connection, redirects, head
-///   and body); past it the load fails with ``FetchFailure/timeout(url:)``.
+///   and body, also a body that stops trickling); past it the load fails with ``FetchFailure/timeout(url:)``.
 /// - **Size**: a `Content-Length` above ``LoadRequest/maximumBytes`` fails before the body is read; a
 ///   body without one is counted while it streams and cut off as soon as it passes the limit
 ///   (``FetchFailure/tooLarge(bytes:limit:url:)``).
@@ -75,7 +75,28 @@ public final class HTTPDataLoader: DataLoading {
     }
 
     /// Loads `request` (see the type's documentation for limits and errors).
+    ///
+    /// AsyncHTTPClient's deadline only bounds the wait for the response head: a body that stalls after
+    /// its first bytes (slow-loris) would hang the load forever (found by `FetchHostileTests.stalledBody`).
+    /// So the load races a timer for the whole ``LoadRequest/timeout``; when the timer wins, the load's
+    /// task is cancelled (AsyncHTTPClient closes the connection) and ``FetchFailure/timeout(url:)`` is thrown.
     public func load(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
+        let address = request.url.absoluteString
+        let deadline = ContinuousClock.now + request.timeout
+        return try await withThrowingTaskGroup(of: LoadResponse.self) { group in
+            group.addTask { try await self.perform(request, progress: progress) }
+            group.addTask {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                throw TesseraError(.fetching(.timeout(url: address)))
+            }
+            defer { group.cancelAll() }
+            guard let response = try await group.next() else { throw CancellationError() }
+            return response
+        }
+    }
+
+    /// The load itself, bounded by AsyncHTTPClient's deadline up to the response head.
+    private func perform(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
         let address = request.url.absoluteString
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = request.url.host, !host.isEmpty else {

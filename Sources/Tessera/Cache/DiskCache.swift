@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The default ``DiskCaching``: one file per URL (see ``DiskCacheFile`` for the format), an in-memory
 /// index, size and age limits, statistics.
@@ -11,7 +10,10 @@ import Synchronization
 ///   recently accessed entries until the total is within ``Configuration/sizeLimit``. A body larger than
 ///   the whole size limit is not stored. ``startSweeping(every:)`` runs ``sweep()`` periodically.
 /// - **Atomicity.** Writes go to a temporary file renamed into place; leftovers of a crash are deleted by
-///   `init`. An unreadable or foreign file is removed on read and reported as a miss.
+///   `init`. An unreadable or foreign file is removed on read and reported as a miss. Files are read
+///   without following symbolic links or blocking on FIFOs, and only regular files are indexed.
+/// - **Errors.** A failed write (disk full, `RLIMIT_FSIZE`, permissions) throws ``TesseraError`` `.io`
+///   with its errno and leaves the previous entry and every other one as they were.
 /// - **Clock.** `now` is injected so that tests can age entries without waiting.
 public final class DiskCache: DiskCaching {
     /// Where and how much.
@@ -104,7 +106,7 @@ public final class DiskCache: DiskCaching {
 
     /// The directory path.
     public let path: String
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
     private let now: @Sendable () -> Date
 
     /// Opens (creating when missing) the cache directory and builds the index from the files' metadata.
@@ -126,7 +128,7 @@ public final class DiskCache: DiskCaching {
                 initial.put(name, IndexEntry(size: status.size, storedAt: status.modified, accessedAt: status.accessed))
             }
         }
-        state = Mutex(initial)
+        state = LockedValue(initial)
     }
 
     deinit { state.withLock { $0.sweeper?.cancel() } }
@@ -150,8 +152,12 @@ public final class DiskCache: DiskCaching {
     public func entry(for url: URL) async -> DiskCacheEntry? {
         let name = DiskCacheFile.name(for: url)
         let file = path + "/" + name
+        let limit = configuration.sizeLimit
         guard state.withLock({ $0.index[name] != nil }),
-              let contents = FileManager.default.contents(atPath: file) else {
+              let contents = DiskCacheFile.read(path: file, limit: limit) else {
+            // Whatever is there (a symbolic link, a FIFO, a directory, an unreadable file) is not an
+            // entry: unlink it (a link itself, never its target) so that a new store can take its place.
+            DiskCacheFile.remove(path: file)
             state.withLock { state in
                 state.drop(name)
                 state.misses += 1

@@ -52,18 +52,68 @@ enum DiskCacheFile {
         return DiskCacheEntry(data: Data(file[(start + length)...]), info: info)
     }
 
-    /// Writes `contents` to `path` atomically with the given times (modification = stored, access = used).
+    /// Writes `contents` to `path` atomically with the given times (modification = stored, access = used):
+    /// to a fresh temporary file in `directory` (created exclusively, never through a symbolic link),
+    /// which is renamed into place only once it is complete. On any failure the temporary file is removed
+    /// and the old entry, if any, stays as it was.
+    ///
+    /// Not Foundation's atomic write: it names its temporary files `.dat.nosync…`, which a crash leaves
+    /// behind where ``DiskCache`` cannot tell them from foreign files (found by `scripts/crash-test`).
+    /// - Throws: ``TesseraError`` `.io` with the failing call's errno (`ENOSPC` on a full disk, `EFBIG`
+    ///   past `RLIMIT_FSIZE` when `SIGXFSZ` is ignored, `EACCES` in a read-only directory).
     static func writeAtomically(_ contents: Data, to path: String, directory: String, stored: Date, accessed: Date) throws {
         let temporary = directory + "/" + temporaryPrefix + UUID().uuidString
-        guard FileManager.default.createFile(atPath: temporary, contents: contents) else {
-            throw TesseraError(.io(operation: "write", path: temporary, errno: errno == 0 ? EIO : errno))
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw TesseraError(.io(operation: "open", path: temporary, errno: errno)) }
+        var failure: (operation: String, code: Int32)?
+        contents.withUnsafeBytes { bytes in
+            var done = 0
+            while done < bytes.count {
+                let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { failure = ("write", n < 0 ? errno : EIO); return }
+                done += n
+            }
         }
-        setTimes(path: temporary, accessed: accessed, modified: stored)
+        if failure == nil {
+            var times = [makeTimespec(accessed), makeTimespec(stored)]
+            _ = futimens(fd, &times)
+        }
+        if close(fd) != 0, failure == nil { failure = ("close", errno) }
+        if let failure {
+            unlink(temporary)
+            throw TesseraError(.io(operation: failure.operation, path: temporary, errno: failure.code))
+        }
         guard rename(temporary, path) == 0 else {
             let code = errno
             unlink(temporary)
             throw TesseraError(.io(operation: "rename", path: path, errno: code))
         }
+    }
+
+    /// The bytes of the cache file at `path`, or `nil` when it is missing, unreadable, larger than
+    /// `limit`, or not a regular file. A symbolic link planted in its place is not followed and a FIFO
+    /// does not block (`O_NOFOLLOW | O_NONBLOCK`, then `fstat` of what was opened).
+    static func read(path: String, limit: Int) -> Data? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size >= 0, Int(info.st_size) <= limit else { return nil }
+        var data = Data(count: Int(info.st_size))
+        var done = 0
+        let complete = data.withUnsafeMutableBytes { bytes -> Bool in
+            while done < bytes.count {
+                let n = systemRead(fd, bytes.baseAddress! + done, bytes.count - done)
+                if n < 0 && errno == EINTR { continue }
+                guard n >= 0 else { return false }
+                if n == 0 { break }   // shrank since fstat: not a file the cache wrote whole; decoding decides
+                done += n
+            }
+            return true
+        }
+        guard complete else { return nil }
+        return done == data.count ? data : data.prefix(done)
     }
 
     /// Sets the access time and, when given, the modification time.
@@ -72,21 +122,31 @@ enum DiskCacheFile {
         _ = utimensat(AT_FDCWD, path, &times, 0)
     }
 
-    /// Size, modification and access times of `path`, or `nil` when it is not a regular file.
+    /// Size, modification and access times of `path`, or `nil` when it is not a regular file (a symbolic
+    /// link is not followed: `lstat`).
     static func status(path: String) -> (size: Int, modified: Date, accessed: Date)? {
         var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return (Int(info.st_size), date(info.st_mtim), date(info.st_atim))
     }
 
     static func remove(path: String) { unlink(path) }
 
+    /// `date` as a `timespec`, clamped to ±2⁶² seconds (a date read from a hostile file must not trap).
     private static func makeTimespec(_ date: Date) -> timespec {
-        let seconds = date.timeIntervalSince1970.rounded(.down)
-        return timespec(tv_sec: Int(seconds), tv_nsec: Int((date.timeIntervalSince1970 - seconds) * 1e9))
+        let time = date.timeIntervalSince1970
+        guard time.isFinite else { return timespec(tv_sec: time > 0 ? 1 << 62 : 0, tv_nsec: 0) }
+        let clamped = min(max(time, -0x1p62), 0x1p62)
+        let seconds = clamped.rounded(.down)
+        return timespec(tv_sec: Int(seconds), tv_nsec: min(999_999_999, max(0, Int((clamped - seconds) * 1e9))))
     }
 
     private static func date(_ time: timespec) -> Date {
         Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
     }
+}
+
+/// `read(2)`, under a name that ``DiskCacheFile/read(path:limit:)`` does not shadow.
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(fd, buffer, count)
 }

@@ -43,6 +43,10 @@ final class Origin: Sendable {
         var chunkSize: Int?
         /// Answer `302` to this location.
         var redirect: String?
+        /// Send the head (with the full `Content-Length`) and the first ``stallAfter`` bytes, then wait for
+        /// this gate before the rest: a body that stops trickling (slow-loris).
+        var stall: OriginGate?
+        var stallAfter = 0
     }
 
     struct Arrival: Sendable {
@@ -121,7 +125,7 @@ final class Origin: Sendable {
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
 
     func set(_ path: String, _ resource: Resource) {
-        if let gate = resource.gate { gates.withLock { $0.append(gate) } }
+        for gate in [resource.gate, resource.stall].compactMap({ $0 }) { gates.withLock { $0.append(gate) } }
         resources.withLock { $0[path] = resource }
     }
 
@@ -156,7 +160,8 @@ final class Origin: Sendable {
         }
         for continuation in ready { continuation.resume() }
 
-        guard let resource = resources.withLock({ $0[path] }) else { return Response(status: .notFound) }
+        // "*" answers every path that has no resource of its own.
+        guard let resource = resources.withLock({ $0[path] ?? $0["*"] }) else { return Response(status: .notFound) }
         await resource.gate?.wait()
         var headers = HTTPFields()
         if let value = resource.cacheControl { headers[.cacheControl] = value }
@@ -170,6 +175,15 @@ final class Origin: Sendable {
             || (resource.etag == nil && resource.lastModified != nil && arrival.ifModifiedSince == resource.lastModified)
         if notModified { return Response(status: .notModified, headers: headers) }
         let status = HTTPResponse.Status(code: resource.status)
+        if let stall = resource.stall {
+            let body = resource.body, first = min(resource.stallAfter, resource.body.count)
+            return Response(status: status, headers: headers, body: ResponseBody(contentLength: body.count) { writer in
+                try await writer.write(ByteBuffer(bytes: body[..<first]))
+                await stall.wait()
+                try await writer.write(ByteBuffer(bytes: body[first...]))
+                try await writer.finish(nil)
+            })
+        }
         if let chunkSize = resource.chunkSize {
             let body = resource.body
             return Response(status: status, headers: headers, body: ResponseBody { writer in
