@@ -24,6 +24,8 @@ public final class HTTPDataLoader: DataLoading {
         public var maximumRedirects: Int
         /// Time allowed to establish a connection.
         public var connectTimeout: Duration
+        /// Longest silence between two reads of one connection before AsyncHTTPClient gives up on it.
+        public var readTimeout: Duration = .seconds(30)
         /// Connections kept per host.
         public var maximumConnectionsPerHost: Int
         /// The `User-Agent` header.
@@ -57,7 +59,9 @@ public final class HTTPDataLoader: DataLoading {
         var settings = HTTPClient.Configuration()
         settings.redirectConfiguration = configuration.maximumRedirects > 0
             ? .follow(max: configuration.maximumRedirects, allowCycles: false) : .disallow
-        settings.timeout = HTTPClient.Configuration.Timeout(connect: TimeAmount(configuration.connectTimeout))
+        // The read timeout ends a load abandoned after its deadline whose body stalls (see `load`).
+        settings.timeout = HTTPClient.Configuration.Timeout(connect: TimeAmount(configuration.connectTimeout),
+                                                            read: TimeAmount(configuration.readTimeout))
         settings.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maximumConnectionsPerHost
         settings.connectionPool.retryConnectionEstablishment = configuration.retriesConnectionEstablishment
         settings.decompression = .disabled
@@ -83,15 +87,27 @@ public final class HTTPDataLoader: DataLoading {
     public func load(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
         let address = request.url.absoluteString
         let deadline = ContinuousClock.now + request.timeout
-        return try await withThrowingTaskGroup(of: LoadResponse.self) { group in
-            group.addTask { try await self.perform(request, progress: progress) }
-            group.addTask {
-                try await Task.sleep(until: deadline, clock: .continuous)
-                throw TesseraError(.fetching(.timeout(url: address)))
+        // Unstructured on purpose: a task group would wait for a cancelled load that AsyncHTTPClient
+        // does not end promptly (a stalled body under load), so the timeout would not bound the call.
+        // The abandoned load ends on its own: cancelled, and bounded by the client's read timeout.
+        let work = Task { try await self.perform(request, progress: progress) }
+        let outcome = FirstOutcome<LoadResponse>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                outcome.install(continuation)
+                let timer = Task {
+                    try? await Task.sleep(until: deadline, clock: .continuous)
+                    if !Task.isCancelled, outcome.finish(.failure(TesseraError(.fetching(.timeout(url: address))))) { work.cancel() }
+                }
+                Task {
+                    let result = await work.result
+                    timer.cancel()
+                    outcome.finish(result)
+                }
             }
-            defer { group.cancelAll() }
-            guard let response = try await group.next() else { throw CancellationError() }
-            return response
+        } onCancel: {
+            work.cancel()
+            outcome.finish(.failure(CancellationError()))
         }
     }
 
