@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Tessera
+@testable import TesseraStress
 
 /// A fresh temporary directory, removed when the value is released.
 final class TemporaryDirectory {
@@ -23,20 +24,10 @@ enum TablePattern {
         UUID(uuid: (kind, 0, UInt8(k & 0xFF), UInt8(k >> 8 & 0xFF), 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 1))
     }
 
-    /// Same pixel function as `TesseraStress` (`StressPattern.fill`): a pure function of both ids.
+    /// The crash-test writer's own pixel function (`TesseraStress`'s `StressPattern.fill`): a pure
+    /// function of both ids, so a reader recomputes exactly what the killed writer stored.
     static func fill(_ view: MutableBitmapView, entity: UUID, source: UUID) {
-        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
-        for byte in withUnsafeBytes(of: entity.uuid, { Array($0) }) + withUnsafeBytes(of: source.uuid, { Array($0) }) {
-            seed = (seed ^ UInt64(byte)) &* 0x100_0000_01B3
-        }
-        let words = view.layout.byteCount / 8
-        let p = view.baseAddress.assumingMemoryBound(to: UInt64.self)
-        for i in 0..<words {
-            var z = seed &+ UInt64(i) &* 0x9E37_79B9_7F4A_7C15
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            p[i] = z ^ (z >> 31)
-        }
+        StressPattern.fill(view, entity: entity, source: source)
     }
 
     static func expected(_ layout: BitmapLayout, entity: UUID, source: UUID) -> Bitmap {
