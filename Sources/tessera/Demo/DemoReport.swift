@@ -38,7 +38,7 @@ struct DemoReport: Codable {
         memoryCacheLimit = c.memoryCacheLimit
         methods = results
         machine = Self.machine()
-        let fromWhere = "every method reads local files (page cache warm: the sources were just prepared or read), except 'filled over HTTP', whose ImageCache provider fetches each source with URLSession from an HTTP/1.1 origin this process starts on 127.0.0.1 (loopback, no real network latency)"
+        let fromWhere = "every method reads local files (page cache warm: the sources were just prepared or read), except 'filled over HTTP', whose ImageCache provider (ImageManager on AsyncHTTPClient) fetches each source from an HTTP/1.1 origin this process starts on 127.0.0.1 (loopback, no real network latency)"
         measured = [
             "\(c.grid.columns)-column grid of \(c.grid.cellSize) cells, viewport \(c.grid.viewportHeight) px high, scrolled \(c.pixelsPerFrame) px per frame (\(c.pixelsPerFrame * 60) px/s) for \(c.movingFrames) frames, then \(c.restFrames) frames at rest.",
             "Frame work = time on the frame thread (the child process's main thread) to get every newly visible cell's image at cell size (or a placeholder) and copy it into the frame buffer. Budget \(String(format: "%.1f", c.budgetSeconds * 1000)) ms; a frame over budget is dropped and occupies ⌈work/budget⌉ refresh intervals; effective FPS = frames / intervals.",

@@ -1,5 +1,6 @@
 import Foundation
 import Tessera
+import TesseraHTTP
 
 /// The work of one child process: builds a method, scrolls the grid with it and returns results.
 ///
@@ -87,16 +88,17 @@ enum DemoRunner {
         return results
     }
 
-    /// Opens the demo's cache with a provider for local files, or for a loopback HTTP origin it
-    /// starts (with tables of their own). The provider is the only thing that changes: swap it for
-    /// issue 6's HTTP manager to fill the tables from a real server.
+    /// Opens the demo's cache with a provider for local files, or — for a loopback HTTP origin it
+    /// starts, with tables of their own — the project's `ImageManager` on its AsyncHTTPClient loader
+    /// (no memory or disk cache of its own: the tables are the cache). The provider is the only thing
+    /// that changes between the two fill paths.
     static func openCache(_ c: DemoConfiguration, http: Bool) throws -> (ImageCache, LoopbackOrigin?) {
         var origin: LoopbackOrigin? = nil
         let provider: any SourceImageProviding
         if http {
             let server = try LoopbackOrigin(files: c.sourcePaths)
             origin = server
-            provider = HTTPSourceImageProvider()
+            provider = ImageManager(loader: HTTPDataLoader(), memoryCache: nil, diskCache: nil)
         } else {
             provider = FileSourceImageProvider()
         }
