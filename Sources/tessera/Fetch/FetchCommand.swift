@@ -52,8 +52,13 @@ struct FetchCommand: AsyncParsableCommand {
                     guard let url = URL(string: text), url.scheme != nil else {
                         return (text, .failure(TesseraError(.fetching(.invalidURL(text)))))
                     }
-                    do { return (text, .success(try await manager.image(for: url, size: target, mode: contentMode, priority: priority))) }
-                    catch { return (text, .failure(error)) }
+                    // The result is built before the tuple on purpose: Swift 6.3.1 at -O drops the store of
+                    // `text` into a tuple built around a `try await` inside do/catch, so `(text, .success(try await …))`
+                    // hands the group a garbage tuple (docs/COMPILER-BUGS.md, reproducer included).
+                    let result: Result<Bitmap, any Error>
+                    do { result = .success(try await manager.image(for: url, size: target, mode: contentMode, priority: priority)) }
+                    catch { result = .failure(error) }
+                    return (text, result)
                 }
             }
             var done = 0
