@@ -1,18 +1,16 @@
 # Tessera: two commands on a fresh Debian machine with the Swift toolchain.
 #   make demo   set up (build packages + photographs), build in release mode, run the main job
-#   make test   set up (build packages), run the test suite
+#   make test   set up (build packages, photographs, nginx), run the tests and the release end-to-end suites
 SWIFT ?= swift
 DEMO_ARGS ?=
 
 .PHONY: setup setup-build build release demo test bench sanitize fuzz crash-test clean
 
-# Everything: build dependencies and the demo's photographs.
+# Build dependencies, the photographs and nginx (the tests and the demo use both).
 setup:
 	@scripts/setup
 
-# Build dependencies only (what the tests need).
-setup-build:
-	@TESSERA_SETUP_DEMO=0 scripts/setup
+setup-build: setup
 
 build: setup-build
 	$(SWIFT) build
@@ -23,8 +21,10 @@ release: setup-build
 demo: setup release
 	scripts/demo $(DEMO_ARGS)
 
+# The unit and integration tests (debug), then the end-to-end suites on the release binary that users run.
 test: setup-build
-	$(SWIFT) test
+	$(SWIFT) build -c release --product tessera
+	TESSERA_RELEASE_BINARY="$$($(SWIFT) build -c release --show-bin-path)/tessera" $(SWIFT) test
 
 bench: setup release
 	scripts/bench

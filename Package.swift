@@ -37,6 +37,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(
@@ -66,6 +67,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
+        ),
+        // End to end: the release `tessera` binary (TESSERA_RELEASE_BINARY, set by `make test`) against real
+        // photographs and a real nginx; checks what each command produces.
+        .testTarget(
+            name: "TesseraEndToEndTests",
+            dependencies: ["Tessera"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Tessera
 
 /// The default ``DataLoading`` loader: HTTP and HTTPS GET on AsyncHTTPClient.
@@ -13,6 +14,10 @@ import Tessera
 ///   (``FetchFailure/tooLarge(bytes:limit:url:)``).
 /// - **Redirects**: followed up to ``Configuration/maximumRedirects``, cycles refused
 ///   (``FetchFailure/redirectLimit(url:)``).
+/// - **Refused connections** fail at once with ``FetchFailure/connectionRefused(url:recently:)``
+///   (connection establishment is not retried by default), and the host is then refused locally for
+///   ``Configuration/refusedHostCooldown`` (a per-host circuit breaker): a batch of URLs on a closed port
+///   costs one connection attempt per download lane, not one connect timeout per URL.
 /// - **Status**: 2xx is a success, 304 is returned as is for a conditional request, anything else is
 ///   ``FetchFailure/httpStatus(code:url:)``.
 /// - **Progress** is reported after every chunk; **cancellation** of the calling task cancels the
@@ -30,18 +35,25 @@ public final class HTTPDataLoader: DataLoading {
         public var maximumConnectionsPerHost: Int
         /// The `User-Agent` header.
         public var userAgent: String
-        /// Whether a failed connection attempt is retried with backoff until ``connectTimeout`` (the
-        /// AsyncHTTPClient default, robust against flaky networks) rather than failing at once.
+        /// Whether a failed connection attempt is retried with backoff until ``connectTimeout`` (robust
+        /// against a flaky network, but a closed port then costs the whole connect timeout per load) rather
+        /// than failing at once, the default.
         public var retriesConnectionEstablishment: Bool
+        /// After a host refuses a connection or cannot be reached, loads for it fail at once for this long
+        /// without connecting; then it is tried again. `.zero` turns this off.
+        public var refusedHostCooldown: Duration
 
-        /// Creates settings: 5 redirects, 10 s to connect, 8 connections per host.
+        /// Creates settings: 5 redirects, 10 s to connect, 8 connections per host, refused connections
+        /// failing at once and their host refused locally for 2 s.
         public init(maximumRedirects: Int = 5, connectTimeout: Duration = .seconds(10), maximumConnectionsPerHost: Int = 8,
-                    userAgent: String = "Tessera/1 (AsyncHTTPClient)", retriesConnectionEstablishment: Bool = true) {
+                    userAgent: String = "Tessera/1 (AsyncHTTPClient)", retriesConnectionEstablishment: Bool = false,
+                    refusedHostCooldown: Duration = .seconds(2)) {
             self.maximumRedirects = maximumRedirects
             self.connectTimeout = connectTimeout
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.userAgent = userAgent
             self.retriesConnectionEstablishment = retriesConnectionEstablishment
+            self.refusedHostCooldown = refusedHostCooldown
         }
     }
 
@@ -51,11 +63,13 @@ public final class HTTPDataLoader: DataLoading {
     /// The settings.
     public let configuration: Configuration
     private let client: HTTPClient
+    private let refusedHosts: RefusedHosts
 
     /// Creates a loader with its own `HTTPClient` on the shared event loop group. Call ``shutdown()``
     /// when done with it (dropping it without does so in the background).
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        refusedHosts = RefusedHosts(cooldown: configuration.refusedHostCooldown)
         var settings = HTTPClient.Configuration()
         settings.redirectConfiguration = configuration.maximumRedirects > 0
             ? .follow(max: configuration.maximumRedirects, allowCycles: false) : .disallow
@@ -118,13 +132,22 @@ public final class HTTPDataLoader: DataLoading {
               let host = request.url.host, !host.isEmpty else {
             throw TesseraError(.fetching(.invalidURL(address)))
         }
+        let hostKey = "\(scheme)://\(host.lowercased()):\(request.url.port ?? (scheme == "https" ? 443 : 80))"
+        if refusedHosts.isOpen(hostKey) { throw TesseraError(.fetching(.connectionRefused(url: address, recently: true))) }
         var http = HTTPClientRequest(url: address)
         http.method = .GET
         http.headers.add(name: "User-Agent", value: configuration.userAgent)
         if let etag = request.ifNoneMatch { http.headers.add(name: "If-None-Match", value: etag) }
         if let date = request.ifModifiedSince { http.headers.add(name: "If-Modified-Since", value: date) }
         do {
-            let response = try await client.execute(http, deadline: .now() + TimeAmount(request.timeout))
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(http, deadline: .now() + TimeAmount(request.timeout))
+            } catch where Self.isConnectFailure(error) {
+                refusedHosts.refused(hostKey)
+                throw TesseraError(.fetching(.connectionRefused(url: address, recently: false)))
+            }
+            refusedHosts.answered(hostKey)
             let url = response.url ?? request.url
             let code = Int(response.status.code)
             var headers: [String: String] = [:]
@@ -155,6 +178,15 @@ public final class HTTPDataLoader: DataLoading {
         } catch {
             throw Self.typed(error, address: address)
         }
+    }
+
+    /// Whether `error` says that no connection could be established (refused, unreachable, or no answer
+    /// within the connect timeout), as opposed to a failure on an established connection.
+    static func isConnectFailure(_ error: any Error) -> Bool {
+        if error is NIOConnectionError { return true }
+        if let io = error as? IOError { return [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(io.errnoCode) }
+        if let client = error as? HTTPClientError { return client == .connectTimeout }
+        return false
     }
 
     /// Maps AsyncHTTPClient's and NIO's errors to ``TesseraError``; cancellation stays `CancellationError`.

@@ -108,17 +108,27 @@ struct FetchLoaderTests {
         await #expect(throws: TesseraError(.fetching(.invalidURL(ftp.absoluteString)))) {
             _ = try await loader.load(LoadRequest(url: ftp), progress: { _ in })
         }
-        // A port nobody listens on; no retries, so refused at once.
-        let url = URL(string: "http://127.0.0.1:\(try Origin.unusedPort())/gone.png")!
-        let impatient = HTTPDataLoader(configuration: .init(retriesConnectionEstablishment: false))
-        do {
+        // A port nobody listens on: refused at once (no retries by default), then refused locally
+        // (the per-host breaker) without another connection attempt.
+        let port = try Origin.unusedPort()
+        let url = URL(string: "http://127.0.0.1:\(port)/gone.png")!
+        let other = URL(string: "http://127.0.0.1:\(port)/other.png")!
+        let impatient = HTTPDataLoader(configuration: .init(refusedHostCooldown: .seconds(600)))
+        await #expect(throws: TesseraError(.fetching(.connectionRefused(url: url.absoluteString, recently: false)))) {
             _ = try await impatient.load(LoadRequest(url: url, timeout: .seconds(10)), progress: { _ in })
-            Issue.record("should fail")
-        } catch {
-            guard case .transport(let failed, _)? = fetchFailure(error) else { Issue.record("unexpected \(error)"); return }
-            #expect(failed == url.absoluteString)
+        }
+        await #expect(throws: TesseraError(.fetching(.connectionRefused(url: other.absoluteString, recently: true)))) {
+            _ = try await impatient.load(LoadRequest(url: other, timeout: .seconds(10)), progress: { _ in })
         }
         try await impatient.shutdown()
+        // With the breaker off, the second load tries (and is refused) again.
+        let plain = HTTPDataLoader(configuration: .init(refusedHostCooldown: .zero))
+        for target in [url, other] {
+            await #expect(throws: TesseraError(.fetching(.connectionRefused(url: target.absoluteString, recently: false)))) {
+                _ = try await plain.load(LoadRequest(url: target, timeout: .seconds(10)), progress: { _ in })
+            }
+        }
+        try await plain.shutdown()
     }
 
     @Test("bytes that are not an image give a decoding error and are not written to disk")

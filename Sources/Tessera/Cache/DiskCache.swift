@@ -117,7 +117,8 @@ public final class DiskCache: DiskCaching {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
-            throw TesseraError(.io(operation: "mkdir", path: path, errno: Int32((error as NSError).code)))
+            // `NSError.code` is a Cocoa code (516, 512…), not an errno: report the POSIX error beneath it.
+            throw TesseraError(.io(operation: "mkdir", path: path, errno: TesseraError.posixCode(of: error)))
         }
         var initial = State(configuration: configuration)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {

@@ -17,6 +17,10 @@ public enum FetchFailure: Sendable, Equatable, CustomStringConvertible {
     case offlineMiss(url: String)
     /// The URL cannot be loaded (no host, an unsupported scheme, …).
     case invalidURL(String)
+    /// The host refused the connection or could not be reached. With ``recently`` set, no connection was
+    /// attempted: the host refused one a moment ago and is not tried again until a short cooldown passes
+    /// (`HTTPDataLoader.Configuration.refusedHostCooldown`).
+    case connectionRefused(url: String, recently: Bool)
     /// The connection failed; `message` is the transport's own text.
     case transport(url: String, message: String)
 
@@ -29,6 +33,8 @@ public enum FetchFailure: Sendable, Equatable, CustomStringConvertible {
         case .redirectLimit(let url): "too many redirects (or a redirect cycle) from \(url)"
         case .offlineMiss(let url): "offline and \(url) is not cached"
         case .invalidURL(let url): "invalid URL \(url)"
+        case .connectionRefused(let url, false): "connection refused loading \(url)"
+        case .connectionRefused(let url, true): "connection refused loading \(url) (its host refused moments ago; not tried again yet)"
         case .transport(let url, let message): "\(url): \(message)"
         }
     }

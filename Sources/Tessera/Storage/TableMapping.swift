@@ -176,7 +176,8 @@ final class TableMapping: @unchecked Sendable {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw TesseraError(.io(operation: "mkdir", path: path, errno: errno == 0 ? EIO : errno))
+            // The global errno is stale by now (often 0, hence a bogus EIO): take the one FileManager wraps.
+            throw TesseraError(.io(operation: "mkdir", path: path, errno: TesseraError.posixCode(of: error)))
         }
     }
 }

@@ -55,6 +55,11 @@ struct FetchBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         guard backlog > 0, urgent > 0, width > 0, repetitions > 0 else { throw ValidationError("counts must be positive") }
+        // Half of the urgent requests (rounded down) promote the last URLs of the backlog, so the backlog
+        // must hold that many; otherwise `measure` would index before its first URL and trap.
+        guard urgent / 2 <= backlog else {
+            throw ValidationError("--urgent \(urgent) promotes \(urgent / 2) backlog URLs but --backlog is \(backlog)")
+        }
         let png = try PNGEncoder().encode(try Bitmap.drawing(size: PixelSize(width: 256, height: 256)) {
             $0.fill(with: Color(red: 0.2, green: 0.5, blue: 0.8))
         })

@@ -26,6 +26,22 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Write each decoded image as PNG into this directory (created if missing).") var out: String?
     @Flag(help: "Answer from the disk cache only; never use the network.") var offline = false
     @Flag(help: "Print nothing per URL.") var quiet = false
+    @Flag(help: "Print one JSON report (per-URL results and the manager's counters) instead of text.") var json = false
+
+    /// What `--json` prints.
+    struct Report: Codable {
+        struct Item: Codable {
+            var url: String
+            var width: Int?
+            var height: Int?
+            /// The PNG written with `--out`.
+            var output: String?
+            var error: String?
+        }
+        var results: [Item]
+        var statistics: FetchStatistics
+        var seconds: Double
+    }
 
     func run() async throws {
         let target = try size.map { text in
@@ -71,34 +87,45 @@ struct FetchCommand: AsyncParsableCommand {
         bar.finish()
         let seconds = Double(Stopwatch.now() - start) / 1e9
 
-        var failed: [String] = []
+        var items: [Report.Item] = []
         for (index, text) in distinct.enumerated() {
-            switch results[text]! {
+            var item = Report.Item(url: text)
+            guard let outcome = results[text] else { preconditionFailure("every URL's task reports a result") }
+            switch outcome {
             case .success(let image):
-                var line = "\(text): \(image.layout.size)"
+                item.width = image.layout.width
+                item.height = image.layout.height
                 if let out {
                     let path = (out as NSString).appendingPathComponent("\(index + 1)-\(Self.fileStem(text)).png")
                     do {
                         try Data(try PNGEncoder().encode(image)).write(to: URL(fileURLWithPath: path))
-                        line += " -> \(path)"
+                        item.output = path
                     } catch {
-                        failed.append(text)
-                        Terminal.error("\(text): error: writing \(path): \(error)")
-                        continue
+                        item.error = "writing \(path): \(error)"
                     }
                 }
-                if !quiet { print(line) }
             case .failure(let error):
-                failed.append(text)
-                Terminal.error("\(text): error: \(error)")
+                item.error = "\(error)"
             }
+            items.append(item)
         }
         let stats = manager.statistics
-        print(String(format: "%d of %d URLs in %.2f s: %d downloads, %d disk hits, %d revalidated (304), %d coalesced",
-                     distinct.count - failed.count, distinct.count, seconds, stats.downloads, stats.diskHits,
-                     stats.notModified, stats.coalesced))
+        let failed = items.filter { $0.error != nil }
+        for item in failed { Terminal.error("\(item.url): error: \(item.error ?? "")") }
+        if json {
+            try Terminal.json(Report(results: items, statistics: stats, seconds: seconds))
+        } else {
+            if !quiet {
+                for item in items where item.error == nil {
+                    print("\(item.url): \(item.width ?? 0)x\(item.height ?? 0)" + (item.output.map { " -> \($0)" } ?? ""))
+                }
+            }
+            print(String(format: "%d of %d URLs in %.2f s: %d downloads, %d disk hits, %d revalidated (304), %d coalesced",
+                         distinct.count - failed.count, distinct.count, seconds, stats.downloads, stats.diskHits,
+                         stats.notModified, stats.coalesced))
+        }
         if !failed.isEmpty {
-            Terminal.error("failed (\(failed.count)): \(failed.joined(separator: " "))")
+            Terminal.error("failed (\(failed.count)): \(failed.map(\.url).joined(separator: " "))")
             throw ExitCode(1)
         }
     }

@@ -1,0 +1,68 @@
+import Foundation
+
+/// Starts programs with `posix_spawn` and waits for them with `waitpid`.
+///
+/// Foundation's `Process.waitUntilExit()` hung here when several tests waited for children at once (its
+/// run-loop based exit notification); `waitpid` on the child's own pid cannot miss the exit. Waiting
+/// blocks the calling thread, which only costs parallelism: the children never need the test process.
+struct ChildProcess {
+    let pid: pid_t
+
+    /// How a child ended.
+    struct Exit {
+        /// The exit status, or -1 when a signal ended the child.
+        var status: Int32
+        /// The signal that ended the child (a crash or a kill), if one did.
+        var signal: Int32?
+    }
+
+    struct SpawnError: Error, CustomStringConvertible {
+        var path: String
+        var code: Int32
+        var description: String { "cannot start \(path): \(String(cString: strerror(code)))" }
+    }
+
+    /// Starts `path` with `arguments`, `environment` (the whole environment), standard input from
+    /// /dev/null and standard output and error into the given descriptors.
+    static func spawn(_ path: String, _ arguments: [String], environment: [String: String],
+                      standardOutput: Int32, standardError: Int32) throws -> ChildProcess {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, standardOutput, 1)
+        posix_spawn_file_actions_adddup2(&actions, standardError, 2)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        // The calling thread (a Swift concurrency worker) blocks most signals, and a spawned child would
+        // inherit that mask: nginx would ignore SIGTERM and bash would never see SIGCHLD. Start clean.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var pid: pid_t = 0
+        let code = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        guard code == 0 else { throw SpawnError(path: path, code: code) }
+        return ChildProcess(pid: pid)
+    }
+
+    /// Blocks until the child has exited and reaps it.
+    func wait() -> Exit {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let signal = status & 0x7F
+        if signal != 0 { return Exit(status: -1, signal: signal) }
+        return Exit(status: (status >> 8) & 0xFF, signal: nil)
+    }
+}

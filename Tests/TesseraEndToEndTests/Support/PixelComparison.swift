@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+import Tessera
+
+/// Measuring what the CLI wrote against what the library computes in this process.
+enum PixelComparison {
+    /// Decodes an image file the CLI wrote (BGRA, premultiplied).
+    static func decodeFile(_ path: String) throws -> Bitmap {
+        try ImageDecoder().decode(try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// The library's own thumbnail of `file` at `size`, placed by `mode`.
+    static func libraryThumbnail(of file: URL, size: PixelSize, mode: ContentMode) throws -> Bitmap {
+        try ImageDecoder().thumbnail(try Data(contentsOf: file), size: size, mode: mode)
+    }
+
+    /// Mean absolute difference per byte (0…255) over the visible pixels of two BGRA images of the
+    /// same size; `nil` when sizes or styles differ.
+    static func meanAbsoluteDifference(_ a: some BitmapImage, _ b: some BitmapImage) -> Double? {
+        guard a.width == b.width, a.height == b.height, a.style == .bgra32, b.style == .bgra32 else { return nil }
+        let rowBytes = a.width * 4
+        var total = 0
+        a.withUnsafeBytes { pa in
+            b.withUnsafeBytes { pb in
+                for y in 0..<a.height {
+                    let ra = y * a.bytesPerRow, rb = y * b.bytesPerRow
+                    for i in 0..<rowBytes { total += abs(Int(pa[ra + i]) - Int(pb[rb + i])) }
+                }
+            }
+        }
+        return Double(total) / Double(rowBytes * a.height)
+    }
+
+    /// The smallest rectangle (min x, min y, width, height) holding every pixel whose alpha is at
+    /// least `threshold` in a BGRA image; `nil` when there is none.
+    static func opaqueBounds(_ image: some BitmapImage, threshold: UInt8 = 128) -> (x: Int, y: Int, width: Int, height: Int)? {
+        precondition(image.style == .bgra32)
+        var minX = Int.max, minY = Int.max, maxX = -1, maxY = -1
+        image.withUnsafeBytes { bytes in
+            for y in 0..<image.height {
+                for x in 0..<image.width where bytes[y * image.bytesPerRow + x * 4 + 3] >= threshold {
+                    minX = min(minX, x); maxX = max(maxX, x)
+                    minY = min(minY, y); maxY = max(maxY, y)
+                }
+            }
+        }
+        return maxX < 0 ? nil : (minX, minY, maxX - minX + 1, maxY - minY + 1)
+    }
+
+    /// Whether every pixel of the photograph is fully opaque (checked on a reduced decode).
+    static func isOpaque(_ file: URL) throws -> Bool {
+        let image = try ImageDecoder().decode(try Data(contentsOf: file), minimumSize: PixelSize(width: 64, height: 64))
+        return image.withUnsafeBytes { bytes in
+            (0..<image.height).allSatisfy { y in
+                (0..<image.width).allSatisfy { x in bytes[y * image.bytesPerRow + x * 4 + 3] == 255 }
+            }
+        }
+    }
+}
+
+/// Size and allocation of a file, from `stat`.
+enum FileFacts {
+    static func size(_ path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
+    }
+
+    /// Bytes the file system allocated for the file (`st_blocks × 512`).
+    static func allocatedBytes(_ path: String) -> Int? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return Int(status.st_blocks) * 512
+    }
+
+    /// Copies `files` into `directory` (keeping their names) and returns the copies.
+    static func copy(_ files: [URL], into directory: ScratchDirectory) throws -> [URL] {
+        try files.map { file in
+            let copy = directory.url.appendingPathComponent(file.lastPathComponent)
+            try FileManager.default.copyItem(at: file, to: copy)
+            return copy
+        }
+    }
+}
