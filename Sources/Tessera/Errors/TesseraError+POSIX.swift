@@ -5,13 +5,13 @@ extension TesseraError {
     ///
     /// The error's own `NSError.code` is a Cocoa error code (512 "write failed", 516 "file exists", …),
     /// not an errno, and the global `errno` may have changed since the failing system call. The POSIX
-    /// error that swift-corelibs-foundation wraps under `NSUnderlyingErrorKey` carries the real value
-    /// (`EEXIST` for a file in the way, `ENOTDIR`, `EACCES`, …). `EIO` when there is none.
+    /// error that Foundation wraps under `NSUnderlyingErrorKey` carries the real value (`EEXIST` for a
+    /// file in the way, `ENOTDIR`, `EACCES`, …). On Linux that value is a Swift `POSIXError`, which
+    /// `as? NSError` does not match: it is taken `as? any Error` and bridged. `EIO` when there is none.
     static func posixCode(of error: any Error) -> Int32 {
-        let outer = error as NSError
-        if outer.domain == NSPOSIXErrorDomain { return Int32(truncatingIfNeeded: outer.code) }
-        if let inner = outer.userInfo[NSUnderlyingErrorKey] as? NSError, inner.domain == NSPOSIXErrorDomain {
-            return Int32(truncatingIfNeeded: inner.code)
+        for candidate in [error, (error as NSError).userInfo[NSUnderlyingErrorKey] as? any Error].compactMap({ $0 }) {
+            let bridged = candidate as NSError
+            if bridged.domain == NSPOSIXErrorDomain { return Int32(truncatingIfNeeded: bridged.code) }
         }
         return EIO
     }
