@@ -7,7 +7,7 @@ let package = Package(
         .library(name: "Tessera", targets: ["Tessera"]),
         // The default HTTP loader for `ImageManager`, on AsyncHTTPClient; kept apart so that the core stays free of NIO.
         .library(name: "TesseraHTTP", targets: ["TesseraHTTP"]),
-        .executable(name: "tessera", targets: ["tessera"]),
+        .executable(name: "tessera", targets: ["TesseraCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -26,9 +26,26 @@ let package = Package(
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
         // Absorbs SIGBUS from table files truncated by another program (see its header).
         .target(name: "CTesseraGuard"),
+        // The library's layers; each depends only on the ones above it (docs/ARCHITECTURE.md).
+        // Imaging: pixels, codecs, drawing, and the one error type every layer throws.
+        .target(
+            name: "TesseraImaging",
+            dependencies: ["CTurboJPEG", "CPNG", "CWebP", "CGIF", "CCairo"]
+        ),
+        // Tables: memory-mapped image tables, and the entity/format cache over them.
+        .target(
+            name: "TesseraTables",
+            dependencies: ["TesseraImaging", "CTesseraGuard"]
+        ),
+        // Remote: the image manager with its memory and disk caches, HTTP freshness and the loader protocol.
+        .target(
+            name: "TesseraRemote",
+            dependencies: ["TesseraImaging", "TesseraTables"]
+        ),
+        // `import Tessera`: every layer.
         .target(
             name: "Tessera",
-            dependencies: ["CTurboJPEG", "CPNG", "CWebP", "CGIF", "CCairo", "CTesseraGuard"]
+            dependencies: ["TesseraImaging", "TesseraTables", "TesseraRemote"]
         ),
         .target(
             name: "TesseraHTTP",
@@ -40,10 +57,17 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // Frame statistics, the scrolling-grid model and memory readings of the demo and the benchmarks:
+        // tools, not part of the library.
+        .target(
+            name: "TesseraMeasurement",
+            dependencies: ["Tessera"]
+        ),
+        // The `tessera` command.
         .executableTarget(
-            name: "tessera",
+            name: "TesseraCLI",
             dependencies: [
-                "Tessera", "TesseraHTTP", "CCairo", "CTurboJPEG", "CWebP",
+                "Tessera", "TesseraHTTP", "TesseraMeasurement", "CCairo", "CTurboJPEG", "CWebP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -62,7 +86,7 @@ let package = Package(
         .testTarget(
             name: "TesseraTests",
             dependencies: [
-                "Tessera", "TesseraHTTP", "TesseraStress", "tessera",
+                "Tessera", "TesseraImaging", "TesseraTables", "TesseraRemote", "TesseraHTTP", "TesseraStress", "TesseraCLI", "TesseraMeasurement",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -72,7 +96,7 @@ let package = Package(
         // photographs and a real nginx; checks what each command produces.
         .testTarget(
             name: "TesseraEndToEndTests",
-            dependencies: ["Tessera"]
+            dependencies: ["Tessera", "TesseraMeasurement"]
         ),
     ],
     swiftLanguageModes: [.v6]

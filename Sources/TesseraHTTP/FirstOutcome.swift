@@ -1,4 +1,4 @@
-import Synchronization
+import TesseraImaging
 
 /// Resumes one continuation with whichever outcome arrives first (a load's result, its timeout or its
 /// cancellation) and ignores the rest. An outcome that arrives before the continuation is installed
@@ -10,7 +10,7 @@ final class FirstOutcome<Value: Sendable>: Sendable {
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Installs the continuation to resume.
     func install(_ continuation: CheckedContinuation<Value, any Error>) {

@@ -1,4 +1,4 @@
-import Synchronization
+import TesseraImaging
 
 /// A per-host circuit breaker: after a host refuses a connection (or cannot be reached), loads for it
 /// fail at once for ``cooldown`` instead of trying again; the first load after that tries the host
@@ -8,7 +8,7 @@ import Synchronization
 final class RefusedHosts: Sendable {
     /// How long a refused host is not tried; `.zero` turns the breaker off.
     let cooldown: Duration
-    private let until = Mutex<[String: ContinuousClock.Instant]>([:])
+    private let until = LockedValue<[String: ContinuousClock.Instant]>([:])
 
     init(cooldown: Duration) {
         self.cooldown = cooldown

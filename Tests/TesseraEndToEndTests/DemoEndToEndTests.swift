@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tessera
+import TesseraMeasurement
 
 /// `tessera demo --json` (release build) with a short scroll over sources cut from two real
 /// photographs: the report describes the configuration it was given, lists every method once, and

@@ -1,5 +1,8 @@
 import Testing
-@testable import Tessera
+@testable import TesseraImaging
+@testable import TesseraTables
+@testable import TesseraRemote
+import Tessera
 
 /// Truncations and bit flips of every fixture, fed to every decoder: the only acceptable outcomes
 /// are a thrown ``TesseraError`` or a valid image. A crash fails the whole test process.

@@ -1,5 +1,9 @@
 import Testing
-@testable import Tessera
+@testable import TesseraImaging
+@testable import TesseraTables
+@testable import TesseraRemote
+import Tessera
+import TesseraMeasurement
 
 @Suite("Demo measurement: scrolling grid, frame statistics, smaps parsing")
 struct DemoMeasurementTests {

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
-@testable import Tessera
+@testable import TesseraImaging
+@testable import TesseraTables
+@testable import TesseraRemote
+import Tessera
 
 /// The disk cache against files that were replaced, made unreadable or cannot be written, and the
 /// regressions of `scripts/fuzz freshness`. Except where marked, every check also holds for root.

@@ -1,5 +1,8 @@
 import Testing
-@testable import Tessera
+@testable import TesseraImaging
+@testable import TesseraTables
+@testable import TesseraRemote
+import Tessera
 
 /// A bitmap whose left half is red and right half is blue (opaque), for placement checks.
 func twoColourBitmap(width: Int, height: Int) throws -> Bitmap {

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
-@testable import Tessera
+@testable import TesseraImaging
+@testable import TesseraTables
+@testable import TesseraRemote
+import Tessera
 import TesseraHTTP
 
 @Suite("ImageManager: HTTP freshness, revalidation, offline")

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
-@testable import Tessera
+@testable import TesseraImaging
+@testable import TesseraTables
+@testable import TesseraRemote
+import Tessera
 import TesseraHTTP
 
 /// Hostile HTTP input against the Hummingbird origin on 127.0.0.1: bodies that stop trickling,

@@ -1,7 +1,10 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import Tessera
+@testable import TesseraImaging
+@testable import TesseraTables
+@testable import TesseraRemote
+import Tessera
 import TesseraHTTP
 
 @Suite("HTTPDataLoader and ImageManager: typed failures")

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
-@testable import Tessera
+@testable import TesseraImaging
+@testable import TesseraTables
+@testable import TesseraRemote
+import Tessera
 
 /// Table files that were tampered with, replaced or made inaccessible, and a file system that
 /// refuses to grow. Regressions for what `scripts/fuzz table` and the disk-full runs found.

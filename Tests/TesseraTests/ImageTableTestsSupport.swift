@@ -1,6 +1,9 @@
 import Foundation
 import Testing
-@testable import Tessera
+@testable import TesseraImaging
+@testable import TesseraTables
+@testable import TesseraRemote
+import Tessera
 @testable import TesseraStress
 
 /// A fresh temporary directory, removed when the value is released.

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
-@testable import Tessera
+@testable import TesseraImaging
+@testable import TesseraTables
+@testable import TesseraRemote
+import Tessera
 
 /// Values that must never change silently: entity ids derived with `UUID(hashing:)`, the pixel checksum
 /// stored in every table entry, and the table file format itself. A change to any of them turns every

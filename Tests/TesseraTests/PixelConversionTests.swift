@@ -1,5 +1,8 @@
 import Testing
-@testable import Tessera
+@testable import TesseraImaging
+@testable import TesseraTables
+@testable import TesseraRemote
+import Tessera
 
 @Suite("Pixel conversions")
 struct PixelConversionTests {

@@ -1,6 +1,9 @@
 import Foundation
 import Synchronization
-@testable import Tessera
+@testable import TesseraImaging
+@testable import TesseraTables
+@testable import TesseraRemote
+import Tessera
 import TesseraHTTP
 
 /// A thread-safe counter.

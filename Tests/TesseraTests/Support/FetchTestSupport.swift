@@ -1,6 +1,9 @@
 import Foundation
 import Synchronization
-@testable import Tessera
+@testable import TesseraImaging
+@testable import TesseraTables
+@testable import TesseraRemote
+import Tessera
 import TesseraHTTP
 
 /// A clock the test moves by hand (for ages, time-to-live and HTTP freshness; nothing waits on it).

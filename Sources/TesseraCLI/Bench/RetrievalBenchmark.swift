@@ -1,0 +1,201 @@
+import ArgumentParser
+import Foundation
+import Synchronization
+import Tessera
+import TesseraMeasurement
+
+/// `tessera bench retrieval [--json]`: what a table hit costs against decoding and against a dictionary.
+struct RetrievalBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retrieval",
+        abstract: "Table hit latency vs decoding the thumbnail from JPEG/PNG and vs a dictionary of decoded bitmaps; open time; memory.",
+        discussion: """
+        1. A 100x100 bgra32 table of --entries entries; hits by random entity id (each hit returns a
+           view into the mapping and reads one byte of it). Median ns per hit over batches.
+        2. The same 100x100 thumbnail decoded from its JPEG (q85) and PNG files (read + decode).
+        3. A Mutex-guarded [UUID: Bitmap] of decoded thumbnails (the obvious in-memory alternative).
+        4. Time to open a table holding --open-entries entries (8x8 gray8, one page each).
+        5. Resident and private dirty memory before/after touching every page of a ~--large-table-mb table
+           reopened from disk (the pages are clean mapped file pages: the kernel can drop them at will).
+        """
+    )
+
+    @Option(help: "Entries in the hit-latency table.") var entries = 1000
+    @Option(help: "Entries for the open-time measurement (0 skips it).") var openEntries = 100_000
+    @Option(help: "Size in MB of the table for the memory measurement (0 skips it).") var largeTableMb = 1024
+    @Option(help: "A photograph for the thumbnail content (default: a MATE wallpaper when installed, else a synthetic gradient).")
+    var image: String?
+    @Option(help: "Lookups per timed batch.") var batch = 100_000
+    @Option(help: "Timed batches.") var batches = 9
+    @Flag(help: "Print JSON.") var json = false
+
+    struct Report: Codable {
+        var entries: Int
+        var tableHitNanoseconds: Double
+        var tableHitsPerSecond: Double
+        var dictionaryHitNanoseconds: Double
+        var jpegDecodeNanoseconds: Double
+        var pngDecodeNanoseconds: Double
+        var speedupOverJPEG: Double
+        var speedupOverPNG: Double
+        var openEntries: Int
+        var openMilliseconds: Double?
+        var largeTableBytes: Int?
+        var memoryBeforeTouch: MemoryUsage?
+        var memoryAfterTouch: MemoryUsage?
+    }
+
+    func run() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-bench-retrieval-\(getpid())")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let size = PixelSize(width: 100, height: 100)
+        let thumb = try Self.thumbnail(from: image, size: size)
+        let jpeg = Data(try JPEGEncoder(quality: 85).encode(thumb)), png = Data(try PNGEncoder().encode(thumb))
+        let jpegURL = scratch.appendingPathComponent("thumb.jpg"), pngURL = scratch.appendingPathComponent("thumb.png")
+        try jpeg.write(to: jpegURL)
+        try png.write(to: pngURL)
+
+        // 1. Table hits.
+        let format = ImageFormat(name: "thumb", style: .bgra32, size: size, maximumCount: entries)
+        let ids = (0..<entries).map { UUID(hashing: "entity-\($0)") }
+        let source = UUID(hashing: "v1")
+        var tableHit = 0.0
+        do {
+            let table = try ImageTable(format: format, directory: scratch.appendingPathComponent("hits"))
+            for id in ids { try table.store(entityID: id, sourceID: source) { view in try Self.copy(thumb, into: view) } }
+            let order = Self.randomOrder(count: batch, range: entries)
+            var sink: UInt8 = 0
+            tableHit = try Self.nanosecondsPerOp(batches: batches, batch: batch) {
+                for i in order {
+                    guard let hit = table.image(for: ids[i]) else { throw ValidationError("unexpected miss") }
+                    sink &+= hit.baseAddress.load(fromByteOffset: 0, as: UInt8.self)
+                }
+            }
+            if sink == 42 { print("") }   // keep the reads
+        }
+
+        // 2. Decoding the same thumbnail from its files.
+        let decoder = ImageDecoder()
+        let jpegDecode = Summary(try Stopwatch.samples(repetitions: 301) { _ = try decoder.decode(try Data(contentsOf: jpegURL)) }).median * 1e9
+        let pngDecode = Summary(try Stopwatch.samples(repetitions: 301) { _ = try decoder.decode(try Data(contentsOf: pngURL)) }).median * 1e9
+
+        // 3. A dictionary of decoded bitmaps behind a mutex.
+        let dictionary = Mutex<[UUID: Bitmap]>(Dictionary(uniqueKeysWithValues: ids.map { ($0, thumb) }))
+        let order = Self.randomOrder(count: batch, range: entries)
+        var sink: UInt8 = 0
+        let dictionaryHit = try Self.nanosecondsPerOp(batches: batches, batch: batch) {
+            for i in order {
+                guard let hit = dictionary.withLock({ $0[ids[i]] }) else { throw ValidationError("unexpected miss") }
+                sink &+= hit.withUnsafeBytes { $0[0] }
+            }
+        }
+        if sink == 42 { print("") }
+
+        // 4. Open time.
+        var openMs: Double? = nil
+        if openEntries > 0 { openMs = try Self.openTime(entries: openEntries, directory: scratch.appendingPathComponent("open")) }
+
+        // 5. Memory after touching a large table.
+        var large: (Int, MemoryUsage, MemoryUsage)? = nil
+        if largeTableMb > 0 {
+            large = try Self.touchLargeTable(megabytes: largeTableMb, picture: thumb, directory: scratch.appendingPathComponent("large"))
+        }
+
+        let report = Report(entries: entries, tableHitNanoseconds: tableHit, tableHitsPerSecond: 1e9 / tableHit,
+                            dictionaryHitNanoseconds: dictionaryHit, jpegDecodeNanoseconds: jpegDecode, pngDecodeNanoseconds: pngDecode,
+                            speedupOverJPEG: jpegDecode / tableHit, speedupOverPNG: pngDecode / tableHit,
+                            openEntries: openEntries, openMilliseconds: openMs, largeTableBytes: large?.0,
+                            memoryBeforeTouch: large?.1, memoryAfterTouch: large?.2)
+        if json { try Terminal.json(report); return }
+        print("Retrieval benchmark: 100x100 bgra32 thumbnails, \(entries) entries, medians")
+        Terminal.table(["method", "per image", "images/s", "table hit is"], [
+            ["image table hit (view into the mapping)", String(format: "%.0f ns", tableHit), String(format: "%.2e", 1e9 / tableHit), "1x"],
+            ["[UUID: Bitmap] behind a mutex", String(format: "%.0f ns", dictionaryHit), String(format: "%.2e", 1e9 / dictionaryHit),
+             String(format: "%.2fx the cost", tableHit / dictionaryHit)],
+            ["read + decode JPEG q85 (\(jpeg.count) B)", String(format: "%.1f µs", jpegDecode / 1000), String(format: "%.0f", 1e9 / jpegDecode),
+             String(format: "%.0fx faster", jpegDecode / tableHit)],
+            ["read + decode PNG (\(png.count) B)", String(format: "%.1f µs", pngDecode / 1000), String(format: "%.0f", 1e9 / pngDecode),
+             String(format: "%.0fx faster", pngDecode / tableHit)],
+        ])
+        if let openMs { print(String(format: "open a table of %d entries: %.1f ms (median of 5)", openEntries, openMs)) }
+        if let (bytes, before, after) = large {
+            let delta = after.delta(since: before)
+            func mb(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
+            print("touched every page of a \(mb(bytes)) table: RSS +\(mb(delta.residentBytes)), private dirty +\(mb(delta.privateDirtyBytes)), private clean +\(mb(delta.privateCleanBytes))")
+        }
+    }
+
+    static func nanosecondsPerOp(batches: Int, batch: Int, _ body: () throws -> Void) throws -> Double {
+        Summary(try Stopwatch.samples(repetitions: batches, warmup: 1, body)).median / Double(batch) * 1e9
+    }
+
+    static func randomOrder(count: Int, range: Int) -> [Int] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in Int.random(in: 0..<range, using: &generator) }
+    }
+
+    static func copy(_ bitmap: Bitmap, into view: MutableBitmapView) throws {
+        try PixelConversion.convert(bitmap, to: view)
+    }
+
+    static func thumbnail(from path: String?, size: PixelSize) throws -> Bitmap {
+        let candidates = [path, "/usr/share/backgrounds/mate/nature/Garden.jpg"].compactMap { $0 }
+        for candidate in candidates where FileManager.default.fileExists(atPath: candidate) {
+            return try ImageDecoder().thumbnail(try ImageFiles.read(candidate), size: size)
+        }
+        return try Bitmap.drawing(size: size) { context in
+            for x in 0..<size.width {
+                context.fill(Rect(x: Double(x), y: 0, width: 1, height: Double(size.height)),
+                             with: Color(red: Double(x) / Double(size.width), green: 0.5, blue: 1 - Double(x) / Double(size.width)))
+            }
+        }
+    }
+
+    static func openTime(entries: Int, directory: URL) throws -> Double {
+        let format = ImageFormat(name: "open", style: .gray8, size: PixelSize(width: 8, height: 8), maximumCount: entries)
+        do {
+            let table = try ImageTable(format: format, directory: directory)
+            let source = UUID(hashing: "v1")
+            var progress = ProgressBar(total: entries, label: "filling \(entries) entries")
+            for i in 0..<entries {
+                if i % 1000 == 0 { progress.update(i) }
+                try table.store(entityID: UUID(hashing: "open-\(i)"), sourceID: source) { $0.bytes[0] = UInt8(truncatingIfNeeded: i) }
+            }
+            progress.finish()
+        }
+        return Summary(try Stopwatch.samples(repetitions: 5, warmup: 1) {
+            let table = try ImageTable(format: format, directory: directory)
+            guard table.usage.entryCount == entries else { throw ValidationError("reopened \(table.usage.entryCount) of \(entries)") }
+        }).median * 1000
+    }
+
+    static func touchLargeTable(megabytes: Int, picture: Bitmap, directory: URL) throws -> (Int, MemoryUsage, MemoryUsage) {
+        let probe = ImageFormat(name: "large", style: .bgra32, size: picture.layout.size, maximumCount: 1)
+        let count = max(1, megabytes * 1_048_576 / probe.bytesPerEntry)
+        let format = ImageFormat(name: "large", style: .bgra32, size: picture.layout.size, maximumCount: count)
+        let ids = (0..<count).map { UUID(hashing: "large-\($0)") }
+        do {
+            let table = try ImageTable(format: format, directory: directory)
+            var progress = ProgressBar(total: count, label: "filling \(megabytes) MB")
+            for (i, id) in ids.enumerated() {
+                if i % 256 == 0 { progress.update(i) }
+                try table.store(entityID: id, sourceID: id) { try copy(picture, into: $0) }
+            }
+            progress.finish()
+            try table.flush(synchronously: true)
+        }
+        let table = try ImageTable(format: format, directory: directory)
+        guard let before = MemoryUsage.current() else { throw ValidationError("/proc/self/smaps_rollup is unavailable") }
+        var sink: UInt8 = 0
+        for id in ids {
+            guard let hit = table.image(for: id) else { throw ValidationError("miss in the large table") }
+            hit.withUnsafeBytes { bytes in
+                for offset in stride(from: 0, to: bytes.count, by: 4096) { sink &+= bytes[offset] }
+            }
+        }
+        guard let after = MemoryUsage.current() else { throw ValidationError("/proc/self/smaps_rollup is unavailable") }
+        if sink == 42 { print("") }
+        return (format.maximumBytesOnDisk, before, after)
+    }
+}

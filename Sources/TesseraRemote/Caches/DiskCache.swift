@@ -1,0 +1,290 @@
+import TesseraImaging
+import TesseraTables
+import Foundation
+
+/// The default ``DiskCaching``: one file per URL (see ``DiskCacheFile`` for the format), an in-memory
+/// index, size and age limits, statistics.
+///
+/// - **Index.** Built once by `init` from `stat` of each file (no file is read); afterwards
+///   ``contains(_:)`` and ``statistics`` never touch the disk.
+/// - **Limits.** After every ``store(_:info:for:)`` and on every ``sweep()``: entries older than
+///   ``Configuration/ageLimit`` (since downloaded or last revalidated) are removed, then the least
+///   recently accessed entries until the total is within ``Configuration/sizeLimit``. A body larger than
+///   the whole size limit is not stored. ``startSweeping(every:)`` runs ``sweep()`` periodically.
+/// - **Atomicity.** Writes go to a temporary file renamed into place; leftovers of a crash are deleted by
+///   `init`. An unreadable or foreign file is removed on read and reported as a miss. Files are read
+///   without following symbolic links or blocking on FIFOs, and only regular files are indexed.
+/// - **Errors.** A failed write (disk full, `RLIMIT_FSIZE`, permissions) throws ``TesseraError`` `.io`
+///   with its errno and leaves the previous entry and every other one as they were.
+/// - **Clock.** `now` is injected so that tests can age entries without waiting.
+public final class DiskCache: DiskCaching {
+    /// Where and how much.
+    public struct Configuration: Sendable, Hashable {
+        /// The cache directory (created when missing).
+        public var directory: URL
+        /// Largest total size of the files, in bytes.
+        public var sizeLimit: Int
+        /// Largest age of an entry in seconds, or `nil` for none.
+        public var ageLimit: TimeInterval?
+
+        /// Creates a configuration: by default 512 MiB and 30 days.
+        public init(directory: URL, sizeLimit: Int = 512 << 20, ageLimit: TimeInterval? = 30 * 24 * 3600) {
+            self.directory = directory
+            self.sizeLimit = sizeLimit
+            self.ageLimit = ageLimit
+        }
+    }
+
+    /// Sizes and counters.
+    public struct Statistics: Sendable, Hashable, Codable {
+        /// The cache directory.
+        public var directory: String
+        /// Number of entries.
+        public var count: Int
+        /// Total size of their files in bytes.
+        public var totalBytes: Int
+        /// The size limit in bytes.
+        public var sizeLimit: Int
+        /// The age limit in seconds.
+        public var ageLimit: TimeInterval?
+        /// When the oldest entry was stored.
+        public var oldestStoredAt: Date?
+        /// Reads that found an entry (since this instance was created).
+        public var hits: Int
+        /// Reads that found none.
+        public var misses: Int
+        /// Entries removed by the limits.
+        public var evictions: Int
+    }
+
+    struct IndexEntry: Sendable {
+        var size: Int
+        var storedAt: Date
+        var accessedAt: Date
+    }
+
+    private struct State {
+        var configuration: Configuration
+        var index: [String: IndexEntry] = [:]
+        var totalBytes = 0
+        var hits = 0
+        var misses = 0
+        var evictions = 0
+        var sweeper: Task<Void, Never>?
+
+        mutating func put(_ name: String, _ entry: IndexEntry) {
+            totalBytes -= index[name]?.size ?? 0
+            index[name] = entry
+            totalBytes += entry.size
+        }
+
+        @discardableResult
+        mutating func drop(_ name: String) -> Bool {
+            guard let old = index.removeValue(forKey: name) else { return false }
+            totalBytes -= old.size
+            return true
+        }
+
+        /// Removes from the index what the limits exclude (sparing `keep`) and returns the names to unlink.
+        mutating func victims(now: Date, keep: String?) -> [String] {
+            var names: [String] = []
+            if let ageLimit = configuration.ageLimit {
+                for (name, entry) in index where name != keep && now.timeIntervalSince(entry.storedAt) > ageLimit {
+                    names.append(name)
+                }
+                for name in names { drop(name) }
+            }
+            if totalBytes > configuration.sizeLimit {
+                let byRecency = index.filter { $0.key != keep }.sorted { $0.value.accessedAt < $1.value.accessedAt }
+                for (name, _) in byRecency where totalBytes > configuration.sizeLimit {
+                    drop(name)
+                    names.append(name)
+                }
+            }
+            evictions += names.count
+            return names
+        }
+    }
+
+    /// The directory path.
+    public let path: String
+    private let state: LockedValue<State>
+    private let now: @Sendable () -> Date
+
+    /// Opens (creating when missing) the cache directory and builds the index from the files' metadata.
+    /// - Throws: ``TesseraError`` when the directory cannot be created.
+    public init(configuration: Configuration, now: @escaping @Sendable () -> Date = { Date() }) throws {
+        path = configuration.directory.standardizedFileURL.path
+        self.now = now
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            // `NSError.code` is a Cocoa code (516, 512…), not an errno: report the POSIX error beneath it.
+            throw TesseraError(.io(operation: "mkdir", path: path, errno: TesseraError.posixCode(of: error)))
+        }
+        var initial = State(configuration: configuration)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+            let file = path + "/" + name
+            if name.hasPrefix(DiskCacheFile.temporaryPrefix) {
+                DiskCacheFile.remove(path: file)
+            } else if DiskCacheFile.isEntryName(name), let status = DiskCacheFile.status(path: file) {
+                initial.put(name, IndexEntry(size: status.size, storedAt: status.modified, accessedAt: status.accessed))
+            }
+        }
+        state = LockedValue(initial)
+    }
+
+    deinit { state.withLock { $0.sweeper?.cancel() } }
+
+    /// The current limits.
+    public var configuration: Configuration { state.withLock { $0.configuration } }
+
+    /// The path of the file that holds (or would hold) `url`.
+    public func filePath(for url: URL) -> String { path + "/" + DiskCacheFile.name(for: url) }
+
+    // MARK: DiskCaching
+
+    /// Whether `url` is stored, from the index only.
+    public func contains(_ url: URL) -> Bool {
+        let name = DiskCacheFile.name(for: url)
+        return state.withLock { $0.index[name] != nil }
+    }
+
+    /// Reads the entry for `url` and marks it as just accessed.
+    @concurrent
+    public func entry(for url: URL) async -> DiskCacheEntry? {
+        let name = DiskCacheFile.name(for: url)
+        let file = path + "/" + name
+        let limit = configuration.sizeLimit
+        guard state.withLock({ $0.index[name] != nil }),
+              let contents = DiskCacheFile.read(path: file, limit: limit) else {
+            // Whatever is there (a symbolic link, a FIFO, a directory, an unreadable file) is not an
+            // entry: unlink it (a link itself, never its target) so that a new store can take its place.
+            DiskCacheFile.remove(path: file)
+            state.withLock { state in
+                state.drop(name)
+                state.misses += 1
+            }
+            return nil
+        }
+        guard let entry = DiskCacheFile.decode(contents), entry.info.url == url.absoluteString else {
+            DiskCacheFile.remove(path: file)
+            state.withLock { state in
+                state.drop(name)
+                state.misses += 1
+            }
+            return nil
+        }
+        let date = now()
+        DiskCacheFile.setTimes(path: file, accessed: date, modified: nil)
+        state.withLock { state in
+            state.index[name]?.accessedAt = date
+            state.hits += 1
+        }
+        return entry
+    }
+
+    /// Writes `data` atomically, then evicts what the limits exclude.
+    @concurrent
+    public func store(_ data: Data, info: HTTPCacheInfo, for url: URL) async throws {
+        let name = DiskCacheFile.name(for: url)
+        let contents = try DiskCacheFile.encode(data, info: info)
+        guard contents.count <= configuration.sizeLimit else { return }
+        let date = now()
+        try DiskCacheFile.writeAtomically(contents, to: path + "/" + name, directory: path, stored: info.storedAt, accessed: date)
+        let victims = state.withLock { state -> [String] in
+            state.put(name, IndexEntry(size: contents.count, storedAt: info.storedAt, accessedAt: date))
+            return state.victims(now: date, keep: name)
+        }
+        for victim in victims { DiskCacheFile.remove(path: path + "/" + victim) }
+    }
+
+    /// Rewrites the entry with new information (its bytes are read back and kept).
+    @concurrent
+    public func updateInfo(_ info: HTTPCacheInfo, for url: URL) async throws {
+        guard let entry = await entry(for: url) else { return }
+        try await store(entry.data, info: info, for: url)
+    }
+
+    /// Removes the entry for `url`.
+    @concurrent
+    public func remove(_ url: URL) async {
+        let name = DiskCacheFile.name(for: url)
+        DiskCacheFile.remove(path: path + "/" + name)
+        state.withLock { _ = $0.drop(name) }
+    }
+
+    /// Removes every entry (and any temporary file).
+    @concurrent
+    public func removeAll() async throws {
+        state.withLock { state in
+            state.index = [:]
+            state.totalBytes = 0
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        where DiskCacheFile.isEntryName(name) || name.hasPrefix(DiskCacheFile.temporaryPrefix) {
+            DiskCacheFile.remove(path: path + "/" + name)
+        }
+    }
+
+    // MARK: Limits and statistics
+
+    /// Replaces the size and age limits and enforces them at once.
+    public func setLimits(sizeLimit: Int, ageLimit: TimeInterval?) {
+        let victims = state.withLock { state -> [String] in
+            state.configuration.sizeLimit = sizeLimit
+            state.configuration.ageLimit = ageLimit
+            return state.victims(now: now(), keep: nil)
+        }
+        for victim in victims { DiskCacheFile.remove(path: path + "/" + victim) }
+    }
+
+    /// Removes entries past the age limit, then least recently accessed ones beyond the size limit.
+    /// Returns how many were removed.
+    @discardableResult
+    public func sweep() -> Int {
+        let date = now()
+        let victims = state.withLock { $0.victims(now: date, keep: nil) }
+        for victim in victims { DiskCacheFile.remove(path: path + "/" + victim) }
+        return victims.count
+    }
+
+    /// Runs ``sweep()`` every `interval` on a background task until ``stopSweeping()`` or deinit.
+    public func startSweeping(every interval: Duration) {
+        state.withLock { state in
+            guard state.sweeper == nil else { return }
+            state.sweeper = Task.detached { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    do {
+                        guard let cache = self else { return }
+                        cache.sweep()
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stops the periodic sweep.
+    public func stopSweeping() {
+        state.withLock { state in
+            state.sweeper?.cancel()
+            state.sweeper = nil
+        }
+    }
+
+    /// Entry count, bytes, limits and counters, from the index.
+    public var statistics: Statistics {
+        state.withLock { state in
+            Statistics(directory: path, count: state.index.count, totalBytes: state.totalBytes,
+                       sizeLimit: state.configuration.sizeLimit, ageLimit: state.configuration.ageLimit,
+                       oldestStoredAt: state.index.values.map(\.storedAt).min(),
+                       hits: state.hits, misses: state.misses, evictions: state.evictions)
+        }
+    }
+
+    /// Names of entries from least to most recently accessed (tests).
+    var namesByRecency: [String] {
+        state.withLock { $0.index.sorted { $0.value.accessedAt < $1.value.accessedAt }.map(\.key) }
+    }
+}

@@ -1,0 +1,24 @@
+import TesseraImaging
+import TesseraTables
+import Foundation
+
+/// A cache of downloaded bytes and their HTTP freshness on disk, consulted by ``ImageManager`` after the
+/// memory cache. ``DiskCache`` is the default.
+///
+/// ``contains(_:)`` must answer from memory (never touching the disk); the other methods may do I/O and
+/// are only called from ``ImageManager``'s own tasks, never on a caller's actor.
+public protocol DiskCaching: Sendable {
+    /// Whether bytes for `url` are stored, answered from an in-memory index.
+    func contains(_ url: URL) -> Bool
+    /// The stored bytes and cache information, counted as an access; `nil` when absent or unreadable
+    /// (an unreadable file is removed).
+    func entry(for url: URL) async -> DiskCacheEntry?
+    /// Stores `data` with `info`, replacing any previous entry atomically, then enforces the limits.
+    func store(_ data: Data, info: HTTPCacheInfo, for url: URL) async throws
+    /// Replaces the cache information of an existing entry (after a `304`), keeping its bytes.
+    func updateInfo(_ info: HTTPCacheInfo, for url: URL) async throws
+    /// Removes the entry for `url`.
+    func remove(_ url: URL) async
+    /// Removes every entry.
+    func removeAll() async throws
+}

@@ -1,0 +1,131 @@
+import TesseraImaging
+import TesseraTables
+import Foundation
+
+/// The work of one ``ImageManager`` job, run in a detached task (never on a caller's actor): disk
+/// lookup, download or revalidation on a lane slot, disk store, decoding per requested variant,
+/// memory insert. ``FetchCoordinator`` holds the state; this type holds the parts.
+final class FetchPipeline: Sendable {
+    let loader: any DataLoading
+    let memory: (any MemoryCaching)?
+    let disk: (any DiskCaching)?
+    let decoder: ImageDecoder
+    let settings: LockedValue<ImageManager.Configuration>
+    let counters = LockedValue(FetchStatistics())
+    let now: @Sendable () -> Date
+
+    init(loader: any DataLoading, memory: (any MemoryCaching)?, disk: (any DiskCaching)?, decoder: ImageDecoder,
+         configuration: ImageManager.Configuration, now: @escaping @Sendable () -> Date) {
+        self.loader = loader
+        self.memory = memory
+        self.disk = disk
+        self.decoder = decoder
+        self.settings = LockedValue(configuration)
+        self.now = now
+    }
+
+    /// Bytes with where they came from: a disk copy may be corrupt and is then fetched again.
+    private struct Source {
+        var data: Data
+        var fromDisk: Bool
+    }
+
+    /// Runs the job of `url` until every requester is served or the job is abandoned.
+    func run(url: URL, jobID: Int, coordinator: FetchCoordinator) async {
+        do {
+            var source = try await obtain(url: url, jobID: jobID, coordinator: coordinator)
+            while let products = await coordinator.pendingProducts(url: url, jobID: jobID), !products.isEmpty {
+                for product in products {
+                    var result = Result { try make(product, from: source.data) }
+                    if case .failure = result, source.fromDisk {
+                        // The cached copy is corrupt: drop it and fetch the bytes again, once.
+                        counters.withLock { $0.corruptRefetches += 1 }
+                        await disk?.remove(url)
+                        source = try await download(url: url, jobID: jobID, coordinator: coordinator, revalidating: nil)
+                        result = Result { try make(product, from: source.data) }
+                    }
+                    if case .success(.decoded(let image)) = result, case .decoded(let key) = product {
+                        memory?.insert(image, for: key)
+                    }
+                    await coordinator.deliver(url: url, jobID: jobID, product: product, result: result)
+                }
+            }
+        } catch {
+            if !(error is CancellationError) { counters.withLock { $0.failures += 1 } }
+            await coordinator.fail(url: url, jobID: jobID, error: error)
+        }
+    }
+
+    /// The bytes for `url`: a fresh disk copy (any copy when offline), else a download or revalidation.
+    private func obtain(url: URL, jobID: Int, coordinator: FetchCoordinator) async throws -> Source {
+        let offline = settings.withLock { $0.offline }
+        var cached: DiskCacheEntry?
+        if let disk, disk.contains(url) { cached = await disk.entry(for: url) }
+        if let cached, offline || cached.info.isFresh(at: now()) {
+            counters.withLock { $0.diskHits += 1 }
+            return Source(data: cached.data, fromDisk: true)
+        }
+        if offline { throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString))) }
+        return try await download(url: url, jobID: jobID, coordinator: coordinator, revalidating: cached)
+    }
+
+    /// Waits for a lane slot, loads (conditionally when `cached` has validators), and updates the disk.
+    private func download(url: URL, jobID: Int, coordinator: FetchCoordinator, revalidating cached: DiskCacheEntry?) async throws -> Source {
+        let configuration = settings.withLock { $0 }
+        var request = LoadRequest(url: url, timeout: configuration.requestTimeout, maximumBytes: configuration.maximumResponseBytes)
+        if let cached, cached.info.canRevalidate { request = cached.info.conditionalRequest(request) }
+        let relay = try await coordinator.acquireSlot(url: url, jobID: jobID)
+        let response: LoadResponse
+        do {
+            counters.withLock { $0.downloads += 1 }
+            response = try await loader.load(request, progress: { relay.report($0) })
+            await coordinator.releaseSlot(url: url, jobID: jobID)
+        } catch {
+            await coordinator.releaseSlot(url: url, jobID: jobID)
+            throw error
+        }
+        try Task.checkCancellation()
+        if response.isNotModified {
+            guard let cached, request.isConditional else {
+                throw TesseraError(.fetching(.httpStatus(code: 304, url: url.absoluteString)))
+            }
+            counters.withLock { $0.notModified += 1 }
+            let info = cached.info.refreshed(by: response, now: now(), defaultMaxAge: configuration.defaultMaxAge)
+            try? await disk?.store(cached.data, info: info, for: url)
+            return Source(data: cached.data, fromDisk: true)
+        }
+        // Only what looks like an image is kept on disk (an HTML error page served as 200 is not).
+        if let disk, HTTPCacheInfo.isStorable(response), (try? decoder.probe(response.data)) != nil {
+            let info = HTTPCacheInfo(response: response, requestedURL: url, now: now(), defaultMaxAge: configuration.defaultMaxAge)
+            try? await disk.store(response.data, info: info, for: url)
+        }
+        return Source(data: response.data, fromDisk: false)
+    }
+
+    /// Decodes `data` for a decoded product; checks the header of an encoded one (so that a corrupt disk
+    /// copy is noticed here rather than by the image cache).
+    private func make(_ product: FetchProduct, from data: Data) throws -> FetchOutput {
+        switch product {
+        case .decoded(let key): return .decoded(try decode(data, for: key))
+        case .encoded:
+            _ = try decoder.probe(data)
+            return .encoded(data)
+        }
+    }
+
+    /// Decodes `data` into the variant `key` asks for (see ``ImageKey/mode``).
+    func decode(_ data: Data, for key: ImageKey) throws -> Bitmap {
+        counters.withLock { $0.decodes += 1 }
+        guard let size = key.size else { return try decoder.decode(data) }
+        switch key.mode {
+        case .aspectFit:
+            let shown = try decoder.probe(data).displaySize
+            let placed = ContentMode.aspectFit.placement(of: shown, in: Rect(size: size))
+            let fitted = PixelSize(width: max(1, Int(placed.width.rounded())), height: max(1, Int(placed.height.rounded())))
+            if fitted.width >= shown.width || fitted.height >= shown.height { return try decoder.decode(data) }
+            return try decoder.thumbnail(data, size: fitted, mode: .fill)
+        case .aspectFill, .fill:
+            return try decoder.thumbnail(data, size: size, mode: key.mode)
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import TesseraImaging
+import TesseraTables
+import Foundation
+
+/// Identifies one decoded image in a ``MemoryCaching`` cache: a URL and the variant it was decoded to.
+///
+/// Downloads are shared per URL; decoded images are kept per key, so the same URL requested at two
+/// sizes is downloaded once and decoded twice.
+public struct ImageKey: Sendable, Hashable, CustomStringConvertible {
+    /// The image's URL.
+    public var url: URL
+    /// The requested size, or `nil` for the full image.
+    public var size: PixelSize?
+    /// How the image is fitted to ``size`` (meaningless when `size` is `nil`, and then normalised to
+    /// ``ContentMode/aspectFit``):
+    /// - ``ContentMode/aspectFit``: the largest size inside `size` with the image's aspect ratio, never
+    ///   larger than the image itself;
+    /// - ``ContentMode/aspectFill``: exactly `size`, centred and cropped;
+    /// - ``ContentMode/fill``: exactly `size`, stretched.
+    public var mode: ContentMode
+
+    /// Creates a key.
+    public init(url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFit) {
+        self.url = url
+        self.size = size
+        self.mode = size == nil ? .aspectFit : mode
+    }
+
+    /// `url` or `url@WxH/mode`.
+    public var description: String {
+        guard let size else { return url.absoluteString }
+        return "\(url.absoluteString)@\(size)/\(mode.rawValue)"
+    }
+}

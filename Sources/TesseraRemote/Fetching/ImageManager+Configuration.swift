@@ -1,0 +1,59 @@
+import TesseraImaging
+import TesseraTables
+import Foundation
+
+extension ImageManager {
+    /// Everything an ``ImageManager`` can be told, as one plain value.
+    public struct Configuration: Sendable, Hashable {
+        /// Memory cache limits (bytes, count, optional time-to-live).
+        public var memory: MemoryCache.Configuration
+        /// Disk cache directory and limits, or `nil` for no disk cache.
+        public var disk: DiskCache.Configuration?
+        /// How often the disk cache is swept for its limits in the background, or `nil` for only on insert.
+        public var diskSweepInterval: Duration?
+        /// Urgent downloads that may run at once (the fast lane's width; the slow lane runs one).
+        public var maximumConcurrentDownloads: Int
+        /// Two prioritized lanes, or one first-in-first-out queue (the benchmark's baseline).
+        public var scheduling: FetchScheduling
+        /// Time limit of one load: connection, redirects, head and body.
+        public var requestTimeout: Duration
+        /// The largest body accepted, in bytes.
+        public var maximumResponseBytes: Int
+        /// How long a response that gives no `Cache-Control: max-age` nor `Expires` stays fresh, in seconds.
+        public var defaultMaxAge: TimeInterval
+        /// Answer from the disk cache only, fresh or stale; a URL not cached fails with
+        /// ``FetchFailure/offlineMiss(url:)``.
+        public var offline: Bool
+
+        /// Creates a configuration. The defaults: 256 MiB / 1000 images in memory, no disk cache, a sweep
+        /// every 5 minutes, 4 urgent downloads, prioritized lanes, 30 s per load, 64 MiB per body, one
+        /// day of default freshness, online.
+        public init(memory: MemoryCache.Configuration = MemoryCache.Configuration(), disk: DiskCache.Configuration? = nil,
+                    diskSweepInterval: Duration? = .seconds(300), maximumConcurrentDownloads: Int = 4,
+                    scheduling: FetchScheduling = .prioritized, requestTimeout: Duration = .seconds(30),
+                    maximumResponseBytes: Int = 64 << 20, defaultMaxAge: TimeInterval = 24 * 3600, offline: Bool = false) {
+            self.memory = memory
+            self.disk = disk
+            self.diskSweepInterval = diskSweepInterval
+            self.maximumConcurrentDownloads = maximumConcurrentDownloads
+            self.scheduling = scheduling
+            self.requestTimeout = requestTimeout
+            self.maximumResponseBytes = maximumResponseBytes
+            self.defaultMaxAge = defaultMaxAge
+            self.offline = offline
+        }
+
+        /// The defaults with a disk cache in ``defaultDiskDirectory``.
+        public static var standard: Configuration {
+            Configuration(disk: DiskCache.Configuration(directory: defaultDiskDirectory))
+        }
+
+        /// `$XDG_CACHE_HOME/tessera/images`, or `~/.cache/tessera/images`.
+        public static var defaultDiskDirectory: URL {
+            let environment = ProcessInfo.processInfo.environment
+            let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
+            return base.appendingPathComponent("tessera/images", isDirectory: true)
+        }
+    }
+}

@@ -1,0 +1,14 @@
+import TesseraImaging
+import TesseraTables
+import Foundation
+
+/// ``ImageManager`` as the source-image provider of an ``ImageCache``: the image tables get their
+/// sources through the manager's disk cache and lanes (urgent priority), as encoded bytes that the
+/// image cache decodes once for all its formats. The manager neither decodes them nor keeps them in
+/// its memory cache: the tables are the memory.
+extension ImageManager: SourceImageProviding {
+    /// The bytes at `url` as ``SourceImage/encoded(_:)``, from ``data(for:priority:progress:)``.
+    public func sourceImage(at url: URL, for entity: any ImageEntity, format: ImageFormat) async throws -> SourceImage {
+        .encoded(try await data(for: url))
+    }
+}

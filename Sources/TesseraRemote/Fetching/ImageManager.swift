@@ -1,0 +1,193 @@
+import TesseraImaging
+import TesseraTables
+import Foundation
+
+/// The one entry point for remote images: memory cache, disk cache, download lanes and decoding
+/// behind `image(for:)`, `prefetch(_:)` and `demote(_:)` (SGImageCache's API, in Swift concurrency).
+///
+/// ```swift
+/// import TesseraHTTP                                   // ImageManager.shared, HTTPDataLoader
+/// let image = try await ImageManager.shared.image(for: url, size: PixelSize(width: 200, height: 200))
+/// await ImageManager.shared.prefetch(nextPageURLs)     // slow lane, one at a time, onto disk
+/// await ImageManager.shared.demote(url)                // scrolled off screen: no longer urgent
+///
+/// let custom = try ImageManager(configuration: .init(disk: .init(directory: dir)), loader: HTTPDataLoader())
+/// ```
+///
+/// ## How a request is served
+/// 1. The memory cache, by URL and variant (size and mode). A hit is returned after a hop off the
+///    caller's actor, so delivery is asynchronous even then: the caller never does cache work.
+/// 2. Otherwise the request joins the **job** of its URL or starts one: one job per URL, shared by
+///    every requester whatever their sizes (coalescing). The job reads the disk cache; a fresh copy is
+///    used as is, a stale one with validators is revalidated (`304` keeps it), anything else is
+///    downloaded on a lane slot (see ``FetchCoordinator`` for the lane rules, and ``FetchScheduling``).
+/// 3. The bytes are written to disk (when the response allows it and they look like an image), then
+///    decoded once per requested variant in the job's task — never on the caller's thread — inserted
+///    into the memory cache and handed to every requester of that variant.
+///
+/// ## Cancellation
+/// Cancelling the awaiting task (or a ``FetchTicket``) resumes that requester with `CancellationError`.
+/// The download goes on while another requester or a prefetch still needs the URL; when the last one
+/// goes, the job is removed from its queue, or its download task is cancelled (AsyncHTTPClient closes
+/// the request).
+public final class ImageManager: Sendable {
+    /// The memory cache (a ``MemoryCache`` unless another was given).
+    public let memoryCache: (any MemoryCaching)?
+    /// The disk cache (a ``DiskCache`` when the configuration has one, unless another was given).
+    public let diskCache: (any DiskCaching)?
+    /// The loader.
+    public let loader: any DataLoading
+    private let pipeline: FetchPipeline
+    private let coordinator: FetchCoordinator
+
+    /// Creates a manager with a ``MemoryCache`` and, when `configuration.disk` is set, a ``DiskCache``
+    /// (swept every ``Configuration/diskSweepInterval``). `now` is the clock of both caches and of HTTP
+    /// freshness (tests inject one).
+    /// - Throws: ``TesseraError`` when the disk cache directory cannot be created.
+    public convenience init(configuration: Configuration = Configuration(), loader: any DataLoading,
+                            decoder: ImageDecoder = ImageDecoder(), now: @escaping @Sendable () -> Date = { Date() }) throws {
+        let memory = MemoryCache(configuration: configuration.memory, now: now)
+        let disk = try configuration.disk.map { try DiskCache(configuration: $0, now: now) }
+        if let disk, let interval = configuration.diskSweepInterval { disk.startSweeping(every: interval) }
+        self.init(configuration: configuration, loader: loader, memoryCache: memory, diskCache: disk, decoder: decoder, now: now)
+    }
+
+    /// Creates a manager with caches of your own (either may be `nil`); `configuration.memory` and
+    /// `configuration.disk` are then ignored.
+    public init(configuration: Configuration = Configuration(), loader: any DataLoading, memoryCache: (any MemoryCaching)?,
+                diskCache: (any DiskCaching)?, decoder: ImageDecoder = ImageDecoder(), now: @escaping @Sendable () -> Date = { Date() }) {
+        self.memoryCache = memoryCache
+        self.diskCache = diskCache
+        self.loader = loader
+        pipeline = FetchPipeline(loader: loader, memory: memoryCache, disk: diskCache, decoder: decoder,
+                                 configuration: configuration, now: now)
+        coordinator = FetchCoordinator(pipeline: pipeline, urgentWidth: configuration.maximumConcurrentDownloads,
+                                       scheduling: configuration.scheduling)
+    }
+
+    // MARK: Getting images
+
+    /// The image at `url`, decoded (downscaled to `size` by `mode` when a size is given; see
+    /// ``ImageKey/mode``). Runs off the caller's actor and resumes it when done, even on a memory hit.
+    /// - Parameters:
+    ///   - priority: ``FetchPriority/urgent`` (the fast lane) or ``FetchPriority/prefetch`` (the slow lane).
+    ///   - progress: called with bytes received of expected while this URL downloads, from the loader's task.
+    /// - Throws: `CancellationError`, or ``TesseraError`` (``FetchFailure`` for network and offline
+    ///   failures, ``DecodingFailure`` for undecodable bytes).
+    @concurrent
+    public func image(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFit, priority: FetchPriority = .urgent,
+                      progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws -> Bitmap {
+        let key = ImageKey(url: url, size: size, mode: mode)
+        try Task.checkCancellation()
+        if let hit = memoryCache?.image(for: key) {
+            pipeline.counters.withLock { $0.memoryHits += 1 }
+            return hit
+        }
+        guard case .decoded(let image) = try await coordinator.request(url, product: .decoded(key), priority: priority,
+                                                                          progress: progress) else {
+            preconditionFailure("a decoded product yields a bitmap")
+        }
+        return image
+    }
+
+    /// The encoded bytes at `url` from the disk cache or the network, through the lanes; nothing is decoded
+    /// (the header is checked). Used by the ``SourceImageProviding`` conformance.
+    /// - Throws: as ``image(for:size:mode:priority:progress:)``.
+    @concurrent
+    public func data(for url: URL, priority: FetchPriority = .urgent,
+                     progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws -> Data {
+        try Task.checkCancellation()
+        guard case .encoded(let data) = try await coordinator.request(url, product: .encoded, priority: priority,
+                                                                       progress: progress) else {
+            preconditionFailure("an encoded product yields bytes")
+        }
+        return data
+    }
+
+    /// Callback form of ``image(for:size:mode:priority:progress:)`` (SGImageCache's `getImageForURL:thenDo:`):
+    /// `completion` is always called later from another task, never before this method returns.
+    @discardableResult
+    public func loadImage(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFit, priority: FetchPriority = .urgent,
+                          progress: (@Sendable (LoadProgress) -> Void)? = nil,
+                          completion: @escaping @Sendable (Result<Bitmap, any Error>) -> Void) -> FetchTicket {
+        FetchTicket(task: Task.detached { [self] in
+            let result: Result<Bitmap, any Error>
+            do { result = .success(try await image(for: url, size: size, mode: mode, priority: priority, progress: progress)) }
+            catch { result = .failure(error) }
+            completion(result)
+        })
+    }
+
+    /// The image for `url` at this variant if the memory cache holds it (no I/O, no decoding).
+    public func cachedImage(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFit) -> Bitmap? {
+        memoryCache?.image(for: ImageKey(url: url, size: size, mode: mode))
+    }
+
+    /// Whether the disk cache holds bytes for `url` (from its in-memory index: no I/O).
+    public func isCachedOnDisk(_ url: URL) -> Bool { diskCache?.contains(url) ?? false }
+
+    // MARK: Priorities
+
+    /// Queues `urls` on the slow lane, to be downloaded one at a time onto disk (into memory at full size
+    /// when there is no disk cache) while no urgent download runs. URLs already on disk are skipped.
+    /// Returns once they are registered, not when they are downloaded.
+    public func prefetch(_ urls: [URL]) async {
+        let disk = diskCache
+        await coordinator.prefetch(urls, product: { disk == nil ? .decoded(ImageKey(url: $0)) : nil },
+                                   skip: { disk?.contains($0) ?? false })
+    }
+
+    /// Forgets the prefetches of `urls`; a download nobody awaits is cancelled.
+    public func cancelPrefetch(_ urls: [URL]) async {
+        await coordinator.cancelPrefetch(urls)
+    }
+
+    /// Moves the urgent requests for `url` to the slow lane (their callers keep waiting). A queued
+    /// download goes to the front of the slow queue; a running one finishes.
+    public func demote(_ url: URL) async {
+        await coordinator.demote(url)
+    }
+
+    /// The lanes and requesters right now.
+    public func queueSnapshot() async -> FetchQueueSnapshot {
+        await coordinator.snapshot()
+    }
+
+    /// Returns once `condition` holds for the queue (checked now and after every change): lets tests and
+    /// tools wait for a state instead of sleeping.
+    public func waitForQueue(where condition: @escaping @Sendable (FetchQueueSnapshot) -> Bool) async {
+        await coordinator.waitUntil(condition)
+    }
+
+    // MARK: Settings and maintenance
+
+    /// The current configuration.
+    public var configuration: ImageManager.Configuration { pipeline.settings.withLock { $0 } }
+
+    /// Counters since creation.
+    public var statistics: FetchStatistics { pipeline.counters.withLock { $0 } }
+
+    /// Sets the memory cache's limits (when it is a ``MemoryCache``), evicting at once.
+    public func setMemoryLimits(costLimit: Int, countLimit: Int, timeToLive: TimeInterval? = nil) {
+        let limits = MemoryCache.Configuration(costLimit: costLimit, countLimit: countLimit, timeToLive: timeToLive)
+        pipeline.settings.withLock { $0.memory = limits }
+        (memoryCache as? MemoryCache)?.setLimits(limits)
+    }
+
+    /// Sets the disk cache's limits (when it is a ``DiskCache``), evicting at once.
+    public func setDiskLimits(sizeLimit: Int, ageLimit: TimeInterval?) {
+        pipeline.settings.withLock { $0.disk?.sizeLimit = sizeLimit; $0.disk?.ageLimit = ageLimit }
+        (diskCache as? DiskCache)?.setLimits(sizeLimit: sizeLimit, ageLimit: ageLimit)
+    }
+
+    /// Switches offline mode (see ``Configuration/offline``).
+    public func setOffline(_ offline: Bool) {
+        pipeline.settings.withLock { $0.offline = offline }
+    }
+
+    /// Empties the memory cache.
+    public func clearMemoryCache() { memoryCache?.removeAll() }
+
+    /// Empties the disk cache.
+    public func clearDiskCache() async throws { try await diskCache?.removeAll() }
+}

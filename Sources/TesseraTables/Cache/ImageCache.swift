@@ -1,0 +1,241 @@
+import TesseraImaging
+import Foundation
+import Synchronization
+
+/// The public face of the image tables: formats and families, entities, source images on demand,
+/// request coalescing and cancellation (Fast Image Cache's `FICImageCache`, in Swift concurrency).
+///
+/// ```swift
+/// let cache = try ImageCache(formats: [small, medium], directory: dir, provider: myProvider)
+/// if let image = cache.cachedImage(for: user, format: "small") { show(image) }   // no I/O, no decode
+/// let image = try await cache.image(for: user, format: "medium")                // loads on a miss
+/// ```
+///
+/// ## Threading model
+/// - ``cachedImage(for:format:)`` and ``imageExists(for:format:)`` are synchronous and safe from any
+///   thread: a hash lookup in a memory-mapped table, never I/O, never a decode.
+/// - ``image(for:format:)`` returns at once on a hit. On a miss it joins or starts **one request per
+///   source URL**: a detached task asks the provider once, decodes once (downscaled just enough for
+///   the largest configured format), draws into every requested format and — when the provider agrees —
+///   every format of their families, then resumes every waiter. Decoding and drawing never run on the
+///   caller's actor; the awaiting caller resumes on its own executor.
+/// - Cancelling (``cancelRequest(for:format:)`` or cancelling the awaiting task) resumes that waiter
+///   with `CancellationError`. When the last waiter of a URL is gone before its source arrived, the
+///   load task is cancelled and the provider's `cancelSourceImage(at:)` is called exactly once.
+public final class ImageCache: Sendable {
+    /// The configured formats by name.
+    public let formats: [String: ImageFormat]
+    /// The provider of source images.
+    public let provider: any SourceImageProviding
+    /// The decoder used for encoded source images.
+    public let decoder: ImageDecoder
+    let tables: [String: ImageTable]
+    private let state = LockedValue(RequestState())
+
+    /// Opens (or creates) one image table per format in `directory`.
+    public init(formats: [ImageFormat], directory: URL, provider: any SourceImageProviding,
+                decoder: ImageDecoder = ImageDecoder()) throws {
+        var byName: [String: ImageFormat] = [:]
+        var tables: [String: ImageTable] = [:]
+        for format in formats {
+            byName[format.name] = format
+            tables[format.name] = try ImageTable(format: format, directory: directory)
+        }
+        self.formats = byName
+        self.tables = tables
+        self.provider = provider
+        self.decoder = decoder
+    }
+
+    /// The table behind a format, for tools and statistics.
+    public func table(for formatName: String) -> ImageTable? { tables[formatName] }
+
+    /// The formats of `family`.
+    public func formats(inFamily family: String) -> [ImageFormat] {
+        formats.values.filter { $0.family == family }.sorted { $0.name < $1.name }
+    }
+
+    // MARK: Retrieval
+
+    /// The cached image when present for the entity's current source image, else `nil`. Never waits
+    /// for I/O or decodes: safe on a frame/main thread.
+    public func cachedImage(for entity: some ImageEntity, format name: String) -> TableImage? {
+        tables[name]?.image(for: entity.entityID, sourceID: entity.sourceImageID)
+    }
+
+    /// Whether the image is cached for the entity's current source image.
+    public func imageExists(for entity: some ImageEntity, format name: String) -> Bool {
+        tables[name]?.contains(entityID: entity.entityID, sourceID: entity.sourceImageID) ?? false
+    }
+
+    /// The image, loading the source through the provider on a miss (see the type's threading model).
+    /// - Throws: `CancellationError` when cancelled; ``TesseraError`` when the format is unknown, the
+    ///   entity has no URL, or the source cannot be loaded, decoded or stored.
+    public func image(for entity: some ImageEntity, format name: String) async throws -> TableImage {
+        let format = try self.format(named: name)
+        if let hit = cachedImage(for: entity, format: name) { return hit }
+        guard let url = entity.sourceImageURL(for: format) else {
+            throw TesseraError(.cache(.noSourceURL(entityID: entity.entityID.uuidString, format: name)))
+        }
+        let waiterID = state.withLock { $0.makeWaiterID() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TableImage, any Error>) in
+                let waiter = RequestState.Waiter(entity: entity, format: format, continuation: continuation)
+                let cancelledEarly = state.withLock { state -> Bool in
+                    if Task.isCancelled { return true }
+                    if state.requests[url] == nil {
+                        let task = Task.detached { [self] in await self.runRequest(url: url, requestID: waiterID) }
+                        state.requests[url] = RequestState.Pending(id: waiterID, task: task)
+                    }
+                    state.requests[url]!.waiters[waiterID] = waiter
+                    state.waiterURLs[waiterID] = url
+                    return false
+                }
+                if cancelledEarly { continuation.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            cancel(waiterIDs: [waiterID])
+        }
+    }
+
+    /// Cancels every pending request of `entity` for `format`. Their callers get `CancellationError`.
+    public func cancelRequest(for entity: some ImageEntity, format name: String) {
+        let id = entity.entityID
+        let ids = state.withLock { state in
+            state.requests.values.flatMap { pending in
+                pending.waiters.filter { $0.value.entity.entityID == id && $0.value.format.name == name }.map(\.key)
+            }
+        }
+        cancel(waiterIDs: ids)
+    }
+
+    // MARK: Storing and deleting
+
+    /// Stores an image obtained elsewhere, drawn by the entity into `format`'s slot.
+    @discardableResult
+    public func setImage(_ image: Bitmap, for entity: some ImageEntity, format name: String) throws -> TableImage {
+        let format = try self.format(named: name)
+        return try store(image, entity: entity, format: format)
+    }
+
+    /// Removes the entity's image in `format`.
+    public func deleteImage(for entity: some ImageEntity, format name: String) {
+        tables[name]?.delete(entityID: entity.entityID)
+    }
+
+    /// Empties every table.
+    public func reset() throws {
+        for table in tables.values { try table.reset() }
+    }
+
+    // MARK: Internals
+
+    private func format(named name: String) throws(TesseraError) -> ImageFormat {
+        guard let format = formats[name] else { throw TesseraError(.cache(.unknownFormat(name))) }
+        return format
+    }
+
+    private func store(_ source: Bitmap, entity: any ImageEntity, format: ImageFormat) throws -> TableImage {
+        guard let table = tables[format.name] else { throw TesseraError(.cache(.unknownFormat(format.name))) }
+        return try table.store(entityID: entity.entityID, sourceID: entity.sourceImageID) { view in
+            try DrawingContext.draw(into: view) { context in try entity.draw(source, in: context, for: format) }
+        }
+    }
+
+    private func cancel(waiterIDs: [Int]) {
+        var cancelled: [CheckedContinuation<TableImage, any Error>] = []
+        var abandoned: [(URL, Task<Void, Never>)] = []
+        state.withLock { state in
+            for id in waiterIDs {
+                guard let url = state.waiterURLs.removeValue(forKey: id),
+                      let waiter = state.requests[url]?.waiters.removeValue(forKey: id) else { continue }
+                cancelled.append(waiter.continuation)
+                if let pending = state.requests[url], pending.waiters.isEmpty, !pending.sourceArrived {
+                    state.requests[url] = nil
+                    abandoned.append((url, pending.task))
+                }
+            }
+        }
+        for continuation in cancelled { continuation.resume(throwing: CancellationError()) }
+        for (url, task) in abandoned {
+            task.cancel()
+            provider.cancelSourceImage(at: url)
+        }
+    }
+
+    /// Fetches and decodes the source of `url` once, then serves every waiter, including those who
+    /// join while drawing is under way.
+    private func runRequest(url: URL, requestID: Int) async {
+        func ours(_ state: borrowing RequestState) -> Bool { state.requests[url]?.id == requestID }
+        guard let first = state.withLock({ ours($0) ? $0.requests[url]?.waiters.values.first : nil }) else { return }
+        let source: Bitmap
+        do {
+            let loaded = try await provider.sourceImage(at: url, for: first.entity, format: first.format)
+            try Task.checkCancellation()
+            source = try decode(loaded)
+        } catch {
+            let failure = Self.typed(error, url: url)
+            let waiters = state.withLock { state -> [RequestState.Waiter] in
+                // A cancelled request was already removed (and its waiters resumed); a newer one is not ours.
+                guard ours(state), let pending = state.requests.removeValue(forKey: url) else { return [] }
+                for id in pending.waiters.keys { state.waiterURLs[id] = nil }
+                return Array(pending.waiters.values)
+            }
+            for waiter in waiters { waiter.continuation.resume(throwing: failure) }
+            return
+        }
+        while true {
+            let waiters = state.withLock { state -> [RequestState.Waiter] in
+                guard ours(state), var pending = state.requests[url] else { return [] }
+                pending.sourceArrived = true
+                let taken = Array(pending.waiters.values)
+                for id in pending.waiters.keys { state.waiterURLs[id] = nil }
+                pending.waiters = [:]
+                if taken.isEmpty { state.requests[url] = nil } else { state.requests[url] = pending }
+                return taken
+            }
+            if waiters.isEmpty { return }
+            serve(waiters, with: source)
+        }
+    }
+
+    /// Draws `source` into each waiter's format (and family) once per entity and format, then resumes them.
+    private func serve(_ waiters: [RequestState.Waiter], with source: Bitmap) {
+        var results: [String: Result<TableImage, any Error>] = [:]
+        func key(_ entity: any ImageEntity, _ format: ImageFormat) -> String { "\(entity.entityID)/\(format.name)" }
+        for waiter in waiters {
+            var targets = [waiter.format]
+            if provider.shouldProcessAllFormats(inFamily: waiter.format.family, for: waiter.entity) {
+                targets += formats(inFamily: waiter.format.family).filter { $0.name != waiter.format.name }
+            }
+            for format in targets where results[key(waiter.entity, format)] == nil {
+                results[key(waiter.entity, format)] = Result { try store(source, entity: waiter.entity, format: format) }
+            }
+        }
+        for waiter in waiters {
+            waiter.continuation.resume(with: results[key(waiter.entity, waiter.format)]!)
+        }
+    }
+
+    /// Decodes encoded sources once, just large enough to cover every configured format (aspect fill).
+    private func decode(_ source: SourceImage) throws -> Bitmap {
+        switch source {
+        case .decoded(let bitmap):
+            return bitmap
+        case .encoded(let data):
+            return try decoder.decode(data, covering: formats.values.map(\.size))
+        }
+    }
+
+    private static func typed(_ error: any Error, url: URL) -> any Error {
+        if error is TesseraError || error is CancellationError { return error }
+        return TesseraError(.cache(.sourceUnavailable(url: url.absoluteString, message: "\(error)")))
+    }
+}
+
+extension ImageCache {
+    /// How many callers currently wait for `url` (for tests and diagnostics).
+    func waiterCount(for url: URL) -> Int {
+        state.withLock { $0.requests[url]?.waiters.count ?? 0 }
+    }
+}

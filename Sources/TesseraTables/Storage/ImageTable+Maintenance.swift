@@ -1,0 +1,114 @@
+import TesseraImaging
+import Foundation
+
+extension ImageTable {
+    /// The entity ids of every committed entry, in no particular order.
+    public var entityIDs: [UUID] { state.withLock { Array($0.index.keys) } }
+
+    /// Every committed entry, ordered by slot (for tools such as contact sheets and `inspect`).
+    public func entries() -> [TableEntry] {
+        state.withLock { s in
+            s.index.map { TableEntry(entityID: $0.key, sourceID: s.records[Int($0.value)].sourceID, slot: Int($0.value)) }
+                .sorted { $0.slot < $1.slot }
+        }
+    }
+
+    /// Entity ids from most to least recently used, excluding entries with live images (those are
+    /// pinned outside the recency order). For tests and tools.
+    public var recencyOrder: [UUID] {
+        state.withLock { s in s.recency.ordered.compactMap { s.records[$0].entityID } }
+    }
+
+    /// File size, allocation and entry counts.
+    public var usage: TableUsage {
+        state.withLock { s in
+            let st = s.mapping.fileState()
+            return TableUsage(bytesOnDisk: st?.allocatedBytes ?? 0, fileSize: st?.size ?? 0, entryCount: s.index.count,
+                              capacity: format.maximumCount, slotsInFile: s.records.count,
+                              bytesPerRow: format.bytesPerRow, bytesPerEntry: format.bytesPerEntry)
+        }
+    }
+
+    /// Removes every entry and shrinks the file to its header (or to the last slot an image still
+    /// references: those pixels stay untouched until the images are gone).
+    public func reset() throws(TesseraError) {
+        try state.withLock { s throws(TesseraError) in
+            try s.repairIfTruncated()
+            for slot in Array(s.index.values) { s.discard(Int(slot)) }
+            try s.shrink()
+        }
+    }
+
+    /// Shrinks the file after deletions: moves committed entries without live images from the
+    /// highest slots into the lowest free ones (same commit protocol as a store, see
+    /// ``TableState/move(_:to:)``), then truncates after the last used slot. Entries with live
+    /// images stay where they are and bound the truncation. Holds the table's mutex throughout.
+    public func compact() throws(TesseraError) {
+        try state.withLock { s throws(TesseraError) in
+            try s.repairIfTruncated()
+            var high = s.records.count - 1
+            while high >= 0 {
+                defer { high -= 1 }
+                guard s.records[high].entityID != nil, s.records[high].live == 0 else { continue }
+                guard s.header(high).commitWord == s.records[high].commit else { s.discard(high); continue }
+                guard let low = s.free.lowest, low < high else { break }
+                guard (try? s.allocate(low)) != nil else { break }   // disk full: stop moving, entries intact
+                _ = s.free.popLowest()
+                s.move(high, to: low)
+                s.free.insert(high)
+            }
+            try s.shrink()
+        }
+    }
+
+    /// Checks every committed entry: its header against its commit word and its pixels against the
+    /// checksum. Read-only (damaged entries are reported, not removed; a lookup removes them). Each
+    /// entry is pinned while it is hashed, so concurrent stores never change what is being checked.
+    public func verify() -> TableVerification {
+        let slots: [(Int, UUID)] = state.withLock { s in s.index.map { (Int($0.value), $0.key) } }.sorted { $0.0 < $1.0 }
+        var damaged: [TableVerification.Damage] = []
+        var checked = 0
+        for (slot, entity) in slots {
+            let pinned: (TableMapping, UInt64)? = state.withLock { s in
+                guard slot < s.records.count, s.records[slot].entityID == entity else { return nil }
+                let h = s.header(slot)
+                guard s.fileCovers(slot) else {
+                    damaged.append(.init(slot: slot, entityID: entity, reason: "beyond the end of the file"))
+                    return nil
+                }
+                guard h.commitWord == s.records[slot].commit, h.isValid, h.holds(entity) else {
+                    damaged.append(.init(slot: slot, entityID: entity, reason: "slot header changed or invalid"))
+                    return nil
+                }
+                s.pin(slot)
+                return (s.mapping, h.pixelChecksum)
+            }
+            guard let (mapping, expected) = pinned else { continue }
+            let sum = PixelChecksum.hash(mapping.base + format.headerBytes + slot * format.bytesPerEntry, count: format.layout.byteCount)
+            checked += 1
+            state.withLock { s in
+                if sum != expected {
+                    damaged.append(.init(slot: slot, entityID: entity, reason: "pixel checksum mismatch"))
+                } else if s.mapping === mapping {
+                    s.records[slot].verified = true
+                }
+                if s.mapping === mapping { s.unpin(slot) }
+            }
+        }
+        let earlier = state.withLock { $0.damage }
+        return TableVerification(checkedEntries: checked, damaged: earlier + damaged)
+    }
+
+    /// Asks the kernel to write dirty pages to disk: `msync(MS_ASYNC)` (schedule and return) or,
+    /// with `synchronously`, `msync(MS_SYNC)` (wait). Stores never do this themselves.
+    public func flush(synchronously: Bool = false) throws(TesseraError) {
+        try state.withLock { s throws(TesseraError) in
+            s.persistRecency()
+            guard let st = s.mapping.fileState(), st.size > 0 else { return }
+            let length = min(st.size, s.mapping.length)
+            guard msync(s.mapping.base, length, synchronously ? MS_SYNC : MS_ASYNC) == 0 else {
+                throw TesseraError(.io(operation: "msync", path: s.mapping.path, errno: errno))
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+import TesseraImaging
+import Foundation
+import Synchronization
+
+/// A persistent, memory-mapped table of same-sized images: one file per ``ImageFormat``, modelled on
+/// Fast Image Cache's `FICImageTable`. Hits hand out ``TableImage`` views straight into the mapping.
+///
+/// ## File layout (`<directory>/<name>.tesseratable`)
+/// - **Page 0**: the file header (``TableFileHeader``: magic `TSRTABL1`, version, style, width,
+///   height, bytes per row, bytes per entry, maximum count, name, checksum). If it does not describe
+///   exactly the format being opened, the file is truncated to zero and started afresh — a changed
+///   format never serves old pixels.
+/// - **Slot headers** from offset 4096: `maximumCount × 64` bytes (``SlotHeader``: commit word,
+///   entity id, source id, generation, pixel checksum, last access). This region *is* the persisted
+///   index; opening reads it in one pass (no separate index file).
+/// - **Pixels** from ``ImageFormat/headerBytes``: slot *i* at `headerBytes + i × bytesPerEntry`,
+///   page aligned. The file is extended with `ftruncate` about 2 MiB at a time as slots are used;
+///   the whole maximum size is mapped once (`MAP_SHARED`), and no page beyond the file is touched.
+///
+/// ## Commit protocol (crash safety)
+/// A store, under the mutex, picks a slot (the lowest free one, else a new one, else the least
+/// recently used entry with no live image), removes its old entry from the index and stores 0 in
+/// its commit word (atomic, with a full fence) **before** any pixel is written. Outside the mutex it
+/// zeroes the pixels, runs the caller's drawing closure and hashes the pixels. Back under the mutex
+/// it writes the header fields and publishes them with one release store of the commit word, whose
+/// value is a 48-bit hash of the slot index and all identity fields (so a torn header never
+/// validates). A `SIGKILL` at any instant therefore leaves every slot committed-and-complete or
+/// invalid, which reads as a miss.
+///
+/// **Power loss**: there is no `msync` per store (it would cost milliseconds each); the kernel writes
+/// dirty pages back on its own schedule, and ``flush(synchronously:)`` forces it. Pages may reach
+/// the disk in any order, so a committed header can survive with stale pixels: the pixel checksum,
+/// verified the first time each slot is read in a process, turns that into a miss (and the slot is
+/// freed).
+///
+/// ## Live images
+/// An entry referenced by a live ``TableImage`` is never overwritten, moved or truncated away
+/// (Fast Image Cache #29), and the table never holds more than `maximumCount` entries (#54, #121).
+/// If every slot holds a live image, ``store(entityID:sourceID:draw:)`` throws
+/// ``StorageFailure/allEntriesInUse(format:)`` rather than growing past the limit or waiting.
+///
+/// ## Locking
+/// The file is locked with `flock(LOCK_EX | LOCK_NB)` while the table (or any image from it) is
+/// alive. A second opener — another process, or a second instance in this process — fails at once
+/// with ``StorageFailure/locked(path:)``; there is no waiting.
+///
+/// ## Truncation and unlinking
+/// Lookups hand out a slot only if the last `fstat` (at most `fileCheckInterval` old, 50 ms by
+/// default) showed that the file still covers it and still has a link; stores check every time.
+/// An external `ftruncate` therefore yields misses (the next store re-extends the file, whose
+/// zero-filled headers read as free). Inside the interval, or for an image handed out before the
+/// truncation, touching a vanished page would raise `SIGBUS`: Tessera's guard (`CTesseraGuard`)
+/// catches it for table mappings, maps a zero page there and lets the access complete, and the
+/// table abandons that mapping (all misses; the next store remaps the file). So a truncated table
+/// never crashes the process; an image held across the truncation may read zeros. Unlinking is
+/// harmless (the mapping keeps the inode): lookups miss, and the next store creates a fresh file.
+public final class ImageTable: Sendable {
+    /// The format of every entry.
+    public let format: ImageFormat
+    /// The directory holding the table file.
+    public let directory: URL
+    let state: LockedValue<TableState>
+
+    /// Opens (or creates) the table for `format` in `directory`, creating the directory with mode
+    /// `0o700` if needed.
+    /// - Throws: ``TesseraError`` with `.storage(.locked)` if the file is in use,
+    ///   `.storage(.invalidFormat)` for an unusable format, or `.io`.
+    ///
+    /// `fileCheckInterval` bounds how long lookups trust the last `fstat` of the file (see
+    /// "Truncation and unlinking"); `.zero` checks on every lookup (about 0.35 µs more per hit here).
+    public init(format: ImageFormat, directory: URL, fileCheckInterval: Duration = .milliseconds(50)) throws(TesseraError) {
+        try format.validate()
+        self.format = format
+        self.directory = directory
+        let mapping = try TableMapping.open(format: format, directory: directory)
+        var state = TableState(format: format, mapping: mapping)
+        let (seconds, attoseconds) = fileCheckInterval.components
+        state.fileCheckInterval = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+        self.state = LockedValue(state)
+    }
+
+    deinit {
+        state.withLock { $0.persistRecency() }
+    }
+
+    /// The table file's path.
+    public var path: String { state.withLock { $0.mapping.path } }
+
+    /// `$XDG_CACHE_HOME/<appName>/ImageTables`, or `~/.cache/<appName>/ImageTables` when the variable
+    /// is unset or not absolute. Tables create it with mode `0o700`.
+    public static func defaultDirectory(appName: String) -> URL {
+        let env = ProcessInfo.processInfo.environment
+        let base: URL
+        if let xdg = env["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+            base = URL(fileURLWithPath: xdg, isDirectory: true)
+        } else {
+            let home = env["HOME"] ?? NSHomeDirectory()
+            base = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".cache", isDirectory: true)
+        }
+        return base.appendingPathComponent(appName, isDirectory: true).appendingPathComponent("ImageTables", isDirectory: true)
+    }
+
+    // MARK: Lookup
+
+    /// The entry for `entityID`, or `nil` on a miss. With a `sourceID`, an entry made from another
+    /// source is a miss too (and is deleted unless an image of it is live).
+    ///
+    /// Constant time: a dictionary lookup and a header check under a short mutex hold, plus one
+    /// `fstat`. The first read of a slot in this process also verifies its pixel checksum (outside
+    /// the mutex); a mismatch is a miss and frees the slot.
+    public func image(for entityID: UUID, sourceID: UUID? = nil) -> TableImage? {
+        let found: (slot: Int, mapping: TableMapping, source: UUID, verified: Bool)? = state.withLock { s in
+            guard let slot = s.lookup(entityID, sourceID: sourceID) else { return nil }
+            s.pin(slot)
+            s.records[slot].lastAccess = s.tick()
+            return (slot, s.mapping, s.records[slot].sourceID, s.records[slot].verified)
+        }
+        guard let found else { return nil }
+        let lease = TableLease(table: self, mapping: found.mapping, slot: found.slot,
+                               offset: format.headerBytes + found.slot * format.bytesPerEntry)
+        if !found.verified {
+            let sum = PixelChecksum.hash(lease.pointer, count: format.layout.byteCount)
+            let ok = state.withLock { s -> Bool in
+                guard s.mapping === found.mapping else { return false }
+                if sum == s.header(found.slot).pixelChecksum {
+                    if s.records[found.slot].entityID == entityID { s.records[found.slot].verified = true }
+                    return true
+                }
+                s.damage.append(.init(slot: found.slot, entityID: entityID, reason: "pixel checksum mismatch"))
+                s.discard(found.slot)
+                return false
+            }
+            if !ok { return nil }   // the lease's deinit frees the slot
+        }
+        return TableImage(layout: format.layout, entityID: entityID, sourceID: found.source, lease: lease)
+    }
+
+    /// Whether an entry for `entityID` (and `sourceID`, if given) exists. Does not change recency
+    /// or verify pixels.
+    public func contains(entityID: UUID, sourceID: UUID? = nil) -> Bool {
+        state.withLock { $0.lookup(entityID, sourceID: sourceID) != nil }
+    }
+
+    // MARK: Store
+
+    /// Stores a new entry for `entityID`, replacing any previous one, and returns it.
+    ///
+    /// `draw` receives the slot's pixels, zeroed; it runs outside the table's mutex, so other
+    /// lookups and stores proceed meanwhile. The entry becomes visible only after `draw` returns;
+    /// if it throws, the slot stays invalid and free and the error is rethrown.
+    /// - Throws: ``StorageFailure/allEntriesInUse(format:)`` when every slot has a live image,
+    ///   `.io` if the file cannot grow, or whatever `draw` throws.
+    @discardableResult
+    public func store(entityID: UUID, sourceID: UUID, draw: (MutableBitmapView) throws -> Void) throws -> TableImage {
+        let (slot, mapping) = try state.withLock { s throws(TesseraError) -> (Int, TableMapping) in
+            if s.mapping.faulted { try s.recreate() }
+            if let st = s.mapping.fileState(), st.links == 0 { try s.recreate() }
+            if let old = s.index[entityID] { s.discard(Int(old)) }
+            return (try s.reserveSlot(), s.mapping)
+        }
+        let lease = TableLease(table: self, mapping: mapping, slot: slot,
+                               offset: format.headerBytes + slot * format.bytesPerEntry)
+        let layout = format.layout
+        let view = MutableBitmapView(layout: layout, baseAddress: UnsafeMutableRawPointer(mutating: lease.pointer))
+        view.clear()
+        try draw(view)   // on throw the lease ends: the reserved slot returns to the free slots
+        let sum = PixelChecksum.hash(lease.pointer, count: layout.byteCount)
+        state.withLock { s in
+            guard s.mapping === mapping else { return }   // the file was replaced meanwhile: not indexed
+            if let other = s.index[entityID] { s.discard(Int(other)) }   // a concurrent store won the race
+            let now = s.tick()
+            let commit = s.header(slot).commit(entityID: entityID, sourceID: sourceID, generation: now,
+                                               pixelChecksum: sum, lastAccess: now)
+            s.records[slot].entityID = entityID
+            s.records[slot].sourceID = sourceID
+            s.records[slot].commit = commit
+            s.records[slot].verified = true
+            s.records[slot].lastAccess = now
+            s.index[entityID] = Int32(slot)
+        }
+        return TableImage(layout: layout, entityID: entityID, sourceID: sourceID, lease: lease)
+    }
+
+    /// If the table file was unlinked, creates a fresh one at the path now (a store would do it
+    /// too); otherwise does nothing. Images of the old file stay valid.
+    /// - Throws: what ``init(format:directory:)`` throws.
+    public func reopen() throws(TesseraError) {
+        try state.withLock { s throws(TesseraError) in
+            if let st = s.mapping.fileState(), st.links > 0 { return }
+            try s.recreate()
+        }
+    }
+
+    // MARK: Delete
+
+    /// Removes the entry for `entityID`, if any. Live images of it keep their pixels; its slot is
+    /// reused once they are gone.
+    public func delete(entityID: UUID) {
+        state.withLock { s in
+            if let slot = s.index[entityID] { s.discard(Int(slot)) }
+        }
+    }
+
+    /// Ends one live reference (called by ``TableLease``'s deinit).
+    func release(slot: Int, mapping: TableMapping) {
+        state.withLock { s in
+            guard s.mapping === mapping else { return }   // an image of a file since replaced
+            s.unpin(slot)
+        }
+    }
+}
+
+extension TableState {
+    /// The slot of a valid entry for `entity` (and `source`), checking the file still covers it and
+    /// its header still carries the commit word it was committed with. Stale index entries found
+    /// on the way are discarded.
+    ///
+    /// A verified entry is answered from memory alone (no system call, no page touched) when the
+    /// last `fstat` is recent enough; its header is checked against the commit word on the first
+    /// read in this process, together with the pixel checksum.
+    mutating func lookup(_ entity: UUID, sourceID: UUID?) -> Int? {
+        guard let s = index[entity].map(Int.init), s < records.count else { return nil }
+        if let sourceID, records[s].sourceID != sourceID {
+            if records[s].live == 0 { discard(s) }
+            return nil
+        }
+        guard coversForLookup(s) else { return nil }
+        if records[s].verified { return s }
+        let h = header(s)
+        guard h.commitWord == records[s].commit, h.holds(entity) else {
+            discard(s)
+            return nil
+        }
+        return s
+    }
+
+    /// Replaces an unlinked file with a fresh one at the same path. Images of the old file keep it
+    /// mapped; their leases no longer count here.
+    ///
+    /// A mapping that faulted (its file was truncated under it) is replaced by a fresh mapping of
+    /// the same, still locked, file (`dup` of the descriptor, so the lock is not contended).
+    mutating func recreate() throws(TesseraError) {
+        let interval = fileCheckInterval
+        let fresh: TableMapping
+        if mapping.faulted, let st = mapping.fileState(), st.links > 0 {
+            fresh = try TableMapping.remap(mapping, format: format)
+        } else {
+            let directory = URL(fileURLWithPath: (mapping.path as NSString).deletingLastPathComponent, isDirectory: true)
+            fresh = try TableMapping.open(format: format, directory: directory)
+        }
+        self = TableState(format: format, mapping: fresh)
+        fileCheckInterval = interval
+    }
+}

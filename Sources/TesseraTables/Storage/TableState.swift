@@ -1,0 +1,295 @@
+import TesseraImaging
+import Foundation
+
+/// Everything an ``ImageTable`` keeps in memory, guarded by its mutex: the mapping, one record per
+/// slot in the file, the entity index, recency and free lists, and the logical clock.
+///
+/// Slot life cycle: **free** (in ``free``; commit word 0, no live image) → **reserved** by a
+/// writer (`live == 1`, not indexed, commit word 0) → **committed** (indexed; in ``recency`` while
+/// no image is live) → back to free when deleted, replaced or evicted and its last image is gone.
+/// A slot that is not indexed but still referenced is in neither list until its last lease ends.
+struct TableState {
+    /// What the table knows about one slot.
+    struct SlotRecord {
+        /// The entity stored in the slot, `nil` if no committed entry is indexed there.
+        var entityID: UUID?
+        /// The entry's source id.
+        var sourceID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        /// The commit word written when the entry was committed (checked on every hit).
+        var commit: UInt64 = 0
+        /// Live references: leases of ``TableImage`` values plus a reserving writer.
+        var live: Int32 = 0
+        /// Whether the pixel checksum was verified in this process.
+        var verified = false
+        /// Logical time of the last hit. Kept here, not in the mapping, so that a hit writes no
+        /// page; ``persistRecency()`` copies it to the slot headers (on flush and close).
+        var lastAccess: UInt64 = 0
+    }
+
+    let format: ImageFormat
+    var mapping: TableMapping
+    var records: [SlotRecord] = []
+    var index: [UUID: Int32] = [:]
+    var recency = RecencyList()
+    var free = FreeSlots()
+    var clock: UInt64 = 1
+    var damage: [TableVerification.Damage] = []
+    /// How long a lookup trusts the last `fstat` (nanoseconds); see ``ImageTable/init(format:directory:fileCheckInterval:)``.
+    var fileCheckInterval: UInt64 = 50_000_000
+    /// The last `fstat` result used by lookups and when it was taken (monotonic nanoseconds).
+    private var checkedFile: TableMapping.FileState?
+    private var checkedAt: UInt64 = 0
+
+    /// Generations and access times read from a file are below this (2⁶²): a table would need
+    /// more than 10¹⁸ stores to get there, so larger values are damage, and the logical clock,
+    /// which continues from the largest value read, can never overflow.
+    static let clockLimit: UInt64 = 1 << 62
+
+    /// Reads the slot headers of the file behind `mapping` and builds the in-memory state.
+    init(format: ImageFormat, mapping: TableMapping) {
+        self.format = format
+        self.mapping = mapping
+        let size = mapping.fileState()?.size ?? 0
+        let count = size >= format.headerBytes ? min(format.maximumCount, (size - format.headerBytes) / format.bytesPerEntry) : 0
+        records = Array(repeating: SlotRecord(), count: count)
+        index.reserveCapacity(count)
+        recency.resize(to: count)
+        var byAccess: [(access: UInt64, slot: Int)] = []
+        var generations: [UInt64] = Array(repeating: 0, count: count)
+        var freeSlots: [Int] = []
+        var maxClock: UInt64 = 0
+        for slot in 0..<count {
+            let h = header(slot)
+            let commit = h.commitWord
+            if commit == 0 { freeSlots.append(slot); continue }
+            guard commit == h.expectedCommitWord, h.generation < Self.clockLimit else {
+                // A header that fails its own checksum (or claims an impossible generation, which
+                // only a forged file can): damaged, never served.
+                damage.append(.init(slot: slot, entityID: h.entityID, reason: commit == h.expectedCommitWord
+                                    ? "slot generation out of range" : "slot header checksum mismatch"))
+                h.invalidate()
+                freeSlots.append(slot)
+                continue
+            }
+            let entity = h.entityID
+            // The last access is a hint outside the commit word: any value can appear after a
+            // bit flip. An out-of-range one falls back to the generation.
+            let access = h.lastAccess < Self.clockLimit ? h.lastAccess : h.generation
+            maxClock = max(maxClock, h.generation, access)
+            if let other = index[entity].map(Int.init) {
+                // Two commits for one entity (a crash inside a replacement): the newer one wins.
+                let loser = generations[other] > h.generation ? slot : other
+                header(loser).invalidate()
+                records[loser] = SlotRecord()
+                freeSlots.append(loser)
+                if loser == slot { continue }
+            }
+            index[entity] = Int32(slot)
+            generations[slot] = h.generation
+            records[slot] = SlotRecord(entityID: entity, sourceID: h.sourceID, commit: commit, lastAccess: access)
+            byAccess.append((access, slot))
+        }
+        byAccess.removeAll { records[$0.slot].entityID == nil }
+        for (_, slot) in byAccess.sorted(by: { $0.access < $1.access }) { recency.pushFront(slot) }
+        free.rebuild(freeSlots)
+        clock = maxClock + 1
+    }
+
+    // MARK: Geometry
+
+    func header(_ slot: Int) -> SlotHeader {
+        SlotHeader(pointer: mapping.base + ImageFormat.pageSize + slot * ImageFormat.slotHeaderSize, slot: slot)
+    }
+
+    func pixelOffset(_ slot: Int) -> Int { format.headerBytes + slot * format.bytesPerEntry }
+
+    func pixels(_ slot: Int) -> UnsafeMutableRawPointer { mapping.base + pixelOffset(slot) }
+
+    /// The file offset just past `slot`'s pixels.
+    func slotEnd(_ slot: Int) -> Int { pixelOffset(slot) + format.bytesPerEntry }
+
+    /// Whether the file (still) covers `slot` and has not been unlinked. One `fstat`.
+    func fileCovers(_ slot: Int) -> Bool {
+        guard let st = mapping.fileState() else { return false }
+        return st.links > 0 && st.size >= slotEnd(slot)
+    }
+
+    /// Whether lookups may hand out `slot`: the mapping has not faulted, and the file covered the
+    /// slot and was linked at the last `fstat`, taken at most ``fileCheckInterval`` ago.
+    mutating func coversForLookup(_ slot: Int) -> Bool {
+        if mapping.faulted { return false }
+        let now = DispatchTime.now().uptimeNanoseconds
+        if checkedFile == nil || now &- checkedAt >= fileCheckInterval {
+            checkedFile = mapping.fileState()
+            checkedAt = now
+            if let st = checkedFile { forgetSlots(notCoveredBy: st.size) }
+        }
+        guard let st = checkedFile else { return false }
+        return st.links > 0 && st.size >= slotEnd(slot)
+    }
+
+    /// Drops every entry the file no longer covers (someone truncated it): their pixels and headers
+    /// are gone, and must not be served from memory even if the file grows again.
+    mutating func forgetSlots(notCoveredBy size: Int) {
+        guard size < format.headerBytes + records.count * format.bytesPerEntry else { return }
+        for slot in records.indices where records[slot].entityID != nil && (size < format.headerBytes || slotEnd(slot) > size) {
+            damage.append(.init(slot: slot, entityID: records[slot].entityID, reason: "the file was truncated before this entry"))
+            discard(slot)
+        }
+    }
+
+    /// Forgets the cached `fstat` (after this process changed the file's size).
+    mutating func fileSizeChanged() { checkedFile = nil }
+
+    /// Writes each entry's in-memory last-access time into its slot header, so the next process
+    /// restores the same recency order. Skipped when the file no longer covers the headers.
+    mutating func persistRecency() {
+        guard !mapping.faulted, let st = mapping.fileState(), st.links > 0 else { return }
+        for slot in records.indices where records[slot].entityID != nil && st.size >= slotEnd(slot) {
+            let h = header(slot)
+            if h.lastAccess != records[slot].lastAccess { h.lastAccess = records[slot].lastAccess }
+        }
+    }
+
+    mutating func tick() -> UInt64 {
+        clock += 1
+        return clock
+    }
+
+    // MARK: References
+
+    /// Adds a live reference; a listed slot leaves the recency list (it cannot be evicted now).
+    mutating func pin(_ slot: Int) {
+        records[slot].live += 1
+        recency.remove(slot)
+    }
+
+    /// Drops a live reference; the last one returns the slot to the recency list (most recent) or,
+    /// if its entry is gone, to the free slots.
+    mutating func unpin(_ slot: Int) {
+        guard slot < records.count, records[slot].live > 0 else { return }
+        records[slot].live -= 1
+        guard records[slot].live == 0 else { return }
+        if records[slot].entityID != nil { recency.pushFront(slot) } else { free.insert(slot) }
+    }
+
+    /// Removes the entry in `slot` from the index and invalidates its header. Pixels are untouched,
+    /// so live images keep reading them; the slot becomes free when the last one ends.
+    mutating func discard(_ slot: Int) {
+        guard slot < records.count, let entity = records[slot].entityID else { return }
+        if index[entity] == Int32(slot) { index[entity] = nil }
+        // After an external truncation of the header region there is nothing to invalidate (the
+        // region reads as zeros once re-extended), and touching it would fault.
+        if let st = mapping.fileState(), st.size >= format.headerBytes { header(slot).invalidate() }
+        records[slot].entityID = nil
+        records[slot].commit = 0
+        records[slot].verified = false
+        if records[slot].live == 0 {
+            recency.remove(slot)
+            free.insert(slot)
+        }
+    }
+
+    // MARK: Slots and file size
+
+    /// Reserves a slot for a new entry (`live = 1`, invalid header): the lowest free slot, else a
+    /// new one from growing the file, else the least recently used entry without live images.
+    mutating func reserveSlot() throws(TesseraError) -> Int {
+        try repairIfTruncated()
+        if free.count == 0 && records.count < format.maximumCount { try grow() }
+        let slot: Int
+        if let s = free.popLowest() {
+            slot = s
+        } else if let lru = recency.leastRecent {
+            discard(lru)              // `free` was empty, so it now holds exactly `lru`
+            _ = free.popLowest()
+            slot = lru
+        } else {
+            throw TesseraError(.storage(.allEntriesInUse(format: format.name)))
+        }
+        do throws(TesseraError) {
+            try allocate(slot)
+        } catch {
+            free.insert(slot)   // no space for it: the slot stays free, every other entry untouched
+            throw error
+        }
+        records[slot].live = 1
+        header(slot).invalidate()
+        return slot
+    }
+
+    /// Gives `slot`'s header and pixels disk blocks before anything writes them (see
+    /// ``TableMapping/allocate(offset:length:)``): a full disk is a thrown `.io` error, not `SIGBUS`.
+    func allocate(_ slot: Int) throws(TesseraError) {
+        try mapping.allocate(offset: ImageFormat.pageSize + slot * ImageFormat.slotHeaderSize, length: ImageFormat.slotHeaderSize)
+        try mapping.allocate(offset: pixelOffset(slot), length: format.bytesPerEntry)
+    }
+
+    /// Invalidates `slot`'s header only if it is not already zero. Reading a hole is safe; writing
+    /// one may need a disk block, which a full disk turns into `SIGBUS`.
+    func clearHeader(_ slot: Int) {
+        let h = header(slot)
+        if h.commitWord != 0 { h.invalidate() }
+    }
+
+    /// Adds a chunk of slots (about 2 MiB, at least one) to the end of the file.
+    mutating func grow() throws(TesseraError) {
+        let chunk = max(1, (2 << 20) / format.bytesPerEntry)
+        let old = records.count
+        let new = min(format.maximumCount, old + chunk)
+        guard new > old else { return }
+        try mapping.setSize(format.headerBytes + new * format.bytesPerEntry)
+        fileSizeChanged()
+        records.append(contentsOf: repeatElement(SlotRecord(), count: new - old))
+        recency.resize(to: new)
+        for slot in old..<new {
+            clearHeader(slot)   // a header left over from before a truncation must not revive
+            free.insert(slot)
+        }
+    }
+
+    /// Re-extends the file to cover every slot the table knows of, after an external truncation
+    /// (one `fstat` when nothing is wrong). The lost slots' headers read as zero — free — so
+    /// nothing stale is served; a lost file header page is rewritten. Call before touching slots.
+    mutating func repairIfTruncated() throws(TesseraError) {
+        guard let st = mapping.fileState() else { throw TesseraError(.io(operation: "fstat", path: mapping.path, errno: errno)) }
+        let needed = format.headerBytes + records.count * format.bytesPerEntry
+        guard st.size < needed else { return }
+        forgetSlots(notCoveredBy: st.size)
+        try mapping.setSize(needed)
+        fileSizeChanged()
+        if st.size < ImageFormat.pageSize { try mapping.writeHeader(format) }
+    }
+
+    /// Truncates the file after the last slot that holds an entry or a live image.
+    mutating func shrink() throws(TesseraError) {
+        var keep = records.count
+        while keep > 0, records[keep - 1].entityID == nil, records[keep - 1].live == 0 { keep -= 1 }
+        guard keep < records.count else { return }
+        for slot in keep..<records.count { clearHeader(slot) }
+        try mapping.setSize(format.headerBytes + keep * format.bytesPerEntry)
+        fileSizeChanged()
+        records.removeLast(records.count - keep)
+        recency.resize(to: keep)
+        free.rebuild(records.indices.filter { records[$0].entityID == nil && records[$0].live == 0 })
+    }
+
+    /// Moves the committed entry in `from` (no live images) to the free slot `to`, with the same
+    /// protocol as a store: `to` is invalid while its pixels are written, then committed with a new
+    /// generation, and only then is `from` invalidated. A crash in between leaves two valid copies;
+    /// opening keeps the newer generation.
+    mutating func move(_ from: Int, to: Int) {
+        guard let entity = records[from].entityID else { return }
+        let source = header(from), target = header(to)
+        target.invalidate()
+        memcpy(pixels(to), pixels(from), format.bytesPerEntry)
+        let commit = target.commit(entityID: entity, sourceID: records[from].sourceID, generation: tick(),
+                                   pixelChecksum: source.pixelChecksum, lastAccess: records[from].lastAccess)
+        source.invalidate()
+        records[to] = records[from]
+        records[to].commit = commit
+        records[from] = SlotRecord()
+        index[entity] = Int32(to)
+        recency.replace(from, with: to)
+    }
+}
