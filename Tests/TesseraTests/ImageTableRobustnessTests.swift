@@ -185,13 +185,13 @@ struct ImageTableRobustnessTests {
         #expect(P.isExact(held))
     }
 
-    @Test("a second instance on the same file fails fast with locked")
+    @Test("a second instance on the same file in this process fails fast, saying so")
     func locking() throws {
         let dir = TemporaryDirectory()
         let format = P.format(count: 4)
         var first: ImageTable? = try ImageTable(format: format, directory: dir.url)
         let failure = P.storageFailure { _ = try ImageTable(format: format, directory: dir.url) }
-        #expect(failure == .locked(path: first!.path))
+        #expect(failure == .alreadyOpenInThisProcess(path: first!.path))
         first = nil
         #expect(throws: Never.self) { _ = try ImageTable(format: format, directory: dir.url) }
     }

@@ -176,19 +176,4 @@ struct ImageTableTests {
             #expect(url.path.contains("/.cache/demo/"))
         }
     }
-
-    @Test("a store groups formats by family and opens each table once")
-    func tableStore() throws {
-        let dir = TemporaryDirectory()
-        let small = ImageFormat(name: "s", family: "avatars", style: .bgra32, size: PixelSize(width: 16, height: 16), maximumCount: 4)
-        let large = ImageFormat(name: "l", family: "avatars", style: .bgra32, size: PixelSize(width: 64, height: 64), maximumCount: 4)
-        let other = ImageFormat(name: "o", family: "photos", style: .gray8, size: PixelSize(width: 8, height: 8), maximumCount: 4)
-        let store = try ImageTableStore(directory: dir.url, formats: [large, other, small])
-        #expect(store.formats(inFamily: "avatars").map(\.name) == ["s", "l"])
-        let a = try #require(try store.table(named: "s"))
-        let b = try #require(try store.table(named: "s"))
-        #expect(a === b)
-        #expect(try store.table(named: "nope") == nil)
-        #expect(throws: TesseraError.self) { try ImageTableStore(directory: dir.url, formats: [small, small]) }
-    }
 }

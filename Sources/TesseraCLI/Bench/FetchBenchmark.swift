@@ -112,8 +112,9 @@ struct FetchBenchmark: AsyncParsableCommand {
     /// One repetition: queue the backlog, wait until it is queued, time the urgent requests, cancel the rest.
     private func measure(scheduling: FetchScheduling, prefix: String, origin: LatencyOrigin, loader: HTTPDataLoader,
                          directory: URL) async throws -> Double {
-        let configuration = ImageManager.Configuration(disk: DiskCache.Configuration(directory: directory), diskSweepInterval: nil,
-                                                       maximumConcurrentDownloads: width, scheduling: scheduling)
+        var configuration = ImageManager.Configuration(disk: DiskCache.Configuration(directory: directory), diskSweepInterval: nil,
+                                                       maximumConcurrentDownloads: width)
+        configuration.scheduling = scheduling
         let manager = try ImageManager(configuration: configuration, loader: loader)
         let queued = (0..<backlog).map { origin.url("\(prefix)b/\($0).png") }
         await manager.prefetch(queued)

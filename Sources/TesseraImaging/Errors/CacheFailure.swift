@@ -2,6 +2,8 @@
 public enum CacheFailure: Sendable, Equatable, CustomStringConvertible {
     /// No format with this name was configured.
     case unknownFormat(String)
+    /// Two configured formats have the same name.
+    case duplicateFormat(String)
     /// The entity gave no source URL for the format.
     case noSourceURL(entityID: String, format: String)
     /// The provider could not supply the source image; `message` is its error.
@@ -11,6 +13,7 @@ public enum CacheFailure: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unknownFormat(let name): "no image format named \(name)"
+        case .duplicateFormat(let name): "more than one image format is named \(name)"
         case .noSourceURL(let id, let format): "entity \(id) has no source URL for format \(format)"
         case .sourceUnavailable(let url, let message): "source image \(url) unavailable: \(message)"
         }

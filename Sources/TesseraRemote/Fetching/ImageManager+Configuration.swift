@@ -14,7 +14,7 @@ extension ImageManager {
         /// Urgent downloads that may run at once (the fast lane's width; the slow lane runs one).
         public var maximumConcurrentDownloads: Int
         /// Two prioritized lanes, or one first-in-first-out queue (the benchmark's baseline).
-        public var scheduling: FetchScheduling
+        package var scheduling: FetchScheduling = .prioritized
         /// Time limit of one load: connection, redirects, head and body.
         public var requestTimeout: Duration
         /// The largest body accepted, in bytes.
@@ -26,17 +26,16 @@ extension ImageManager {
         public var offline: Bool
 
         /// Creates a configuration. The defaults: 256 MiB / 1000 images in memory, no disk cache, a sweep
-        /// every 5 minutes, 4 urgent downloads, prioritized lanes, 30 s per load, 64 MiB per body, one
+        /// every 5 minutes, 4 urgent downloads on the urgent lane, 30 s per load, 64 MiB per body, one
         /// day of default freshness, online.
         public init(memory: MemoryCache.Configuration = MemoryCache.Configuration(), disk: DiskCache.Configuration? = nil,
                     diskSweepInterval: Duration? = .seconds(300), maximumConcurrentDownloads: Int = 4,
-                    scheduling: FetchScheduling = .prioritized, requestTimeout: Duration = .seconds(30),
+                    requestTimeout: Duration = .seconds(30),
                     maximumResponseBytes: Int = 64 << 20, defaultMaxAge: TimeInterval = 24 * 3600, offline: Bool = false) {
             self.memory = memory
             self.disk = disk
             self.diskSweepInterval = diskSweepInterval
             self.maximumConcurrentDownloads = maximumConcurrentDownloads
-            self.scheduling = scheduling
             self.requestTimeout = requestTimeout
             self.maximumResponseBytes = maximumResponseBytes
             self.defaultMaxAge = defaultMaxAge

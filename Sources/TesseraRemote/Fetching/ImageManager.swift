@@ -155,7 +155,7 @@ public final class ImageManager: Sendable {
 
     /// Returns once `condition` holds for the queue (checked now and after every change): lets tests and
     /// tools wait for a state instead of sleeping.
-    public func waitForQueue(where condition: @escaping @Sendable (FetchQueueSnapshot) -> Bool) async {
+    package func waitForQueue(where condition: @escaping @Sendable (FetchQueueSnapshot) -> Bool) async {
         await coordinator.waitUntil(condition)
     }
 

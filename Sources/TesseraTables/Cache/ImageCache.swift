@@ -33,11 +33,14 @@ public final class ImageCache: Sendable {
     private let state = LockedValue(RequestState())
 
     /// Opens (or creates) one image table per format in `directory`.
+    /// - Throws: ``CacheFailure/duplicateFormat(_:)`` when two formats share a name, or what
+    ///   ``ImageTable/init(format:directory:fileCheckInterval:)`` throws.
     public init(formats: [ImageFormat], directory: URL, provider: any SourceImageProviding,
                 decoder: ImageDecoder = ImageDecoder()) throws {
         var byName: [String: ImageFormat] = [:]
         var tables: [String: ImageTable] = [:]
         for format in formats {
+            guard byName[format.name] == nil else { throw TesseraError(.cache(.duplicateFormat(format.name))) }
             byName[format.name] = format
             tables[format.name] = try ImageTable(format: format, directory: directory)
         }
@@ -98,14 +101,39 @@ public final class ImageCache: Sendable {
         }
     }
 
-    /// Cancels every pending request of `entity` for `format`. Their callers get `CancellationError`.
+    /// Callback form of ``image(for:format:)``: the request is registered before this method returns, so
+    /// ``cancelRequest(for:format:)`` or the ticket's `cancel()` right after it always takes effect.
+    /// `completion` is called exactly once, later, from another task (`CancellationError` when cancelled).
+    @discardableResult
+    public func loadImage(for entity: some ImageEntity, format name: String,
+                          completion: @escaping @Sendable (Result<TableImage, any Error>) -> Void) -> RequestTicket {
+        state.withLock { state in
+            let id = state.makeWaiterID()
+            let task = Task.detached { [self] in
+                let result: Result<TableImage, any Error>
+                do { result = .success(try await image(for: entity, format: name)) } catch { result = .failure(error) }
+                _ = self.state.withLock { $0.tickets.removeValue(forKey: id) }
+                completion(result)
+            }
+            state.tickets[id] = RequestState.Ticket(entityID: entity.entityID, format: name, task: task)
+            return RequestTicket(task: task)
+        }
+    }
+
+    /// Cancels every pending request of `entity` for `format`, including those started with
+    /// ``loadImage(for:format:completion:)`` that have not begun to run. Their callers get
+    /// `CancellationError`. (A request made by awaiting ``image(for:format:)`` registers when that call
+    /// starts running; to cancel one reliably before then, cancel the awaiting task.)
     public func cancelRequest(for entity: some ImageEntity, format name: String) {
         let id = entity.entityID
-        let ids = state.withLock { state in
-            state.requests.values.flatMap { pending in
+        let (ids, tasks) = state.withLock { state in
+            let ids = state.requests.values.flatMap { pending in
                 pending.waiters.filter { $0.value.entity.entityID == id && $0.value.format.name == name }.map(\.key)
             }
+            let tasks = state.tickets.values.filter { $0.entityID == id && $0.format == name }.map(\.task)
+            return (ids, tasks)
         }
+        for task in tasks { task.cancel() }
         cancel(waiterIDs: ids)
     }
 

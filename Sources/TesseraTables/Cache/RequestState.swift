@@ -20,8 +20,17 @@ struct RequestState: ~Copyable {
         var sourceArrived = false
     }
 
+    /// A request started with ``ImageCache/loadImage(for:format:completion:)``, registered before that
+    /// method returns so that ``ImageCache/cancelRequest(for:format:)`` finds it even before it runs.
+    struct Ticket {
+        let entityID: UUID
+        let format: String
+        let task: Task<Void, Never>
+    }
+
     var requests: [URL: Pending] = [:]
     var waiterURLs: [Int: URL] = [:]
+    var tickets: [Int: Ticket] = [:]
     private var nextWaiterID = 0
 
     mutating func makeWaiterID() -> Int {

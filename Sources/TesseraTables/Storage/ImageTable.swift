@@ -63,7 +63,8 @@ public final class ImageTable: Sendable {
 
     /// Opens (or creates) the table for `format` in `directory`, creating the directory with mode
     /// `0o700` if needed.
-    /// - Throws: ``TesseraError`` with `.storage(.locked)` if the file is in use,
+    /// - Throws: ``TesseraError`` with `.storage(.locked)` if another process has the file open,
+    ///   `.storage(.alreadyOpenInThisProcess)` if this process has (share that instance),
     ///   `.storage(.invalidFormat)` for an unusable format, or `.io`.
     ///
     /// `fileCheckInterval` bounds how long lookups trust the last `fstat` of the file (see

@@ -89,7 +89,8 @@ final class TableMapping: @unchecked Sendable {
     /// Opens (creating if needed) and locks `<directory>/<format.fileName>`, discards it if it
     /// describes another format, makes sure the header region exists, and maps it.
     ///
-    /// - Throws: ``StorageFailure/locked(path:)`` if another descriptor holds the lock, or `.io`.
+    /// - Throws: ``StorageFailure/alreadyOpenInThisProcess(path:)`` if this process holds the lock,
+    ///   ``StorageFailure/locked(path:)`` if another process does, or `.io`.
     static func open(format: ImageFormat, directory: URL) throws(TesseraError) -> TableMapping {
         let dir = directory.path
         try makeDirectory(dir)
@@ -103,7 +104,9 @@ final class TableMapping: @unchecked Sendable {
             guard fd >= 0 else { throw TesseraError(.io(operation: "open", path: path, errno: errno)) }
             if flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 let code = errno
+                let ours = code == EWOULDBLOCK && isOpenByAnotherDescriptor(fd)
                 close(fd)
+                if ours { throw TesseraError(.storage(.alreadyOpenInThisProcess(path: path))) }
                 if code == EWOULDBLOCK { throw TesseraError(.storage(.locked(path: path))) }
                 throw TesseraError(.io(operation: "flock", path: path, errno: code))
             }
@@ -121,6 +124,21 @@ final class TableMapping: @unchecked Sendable {
             return try prepare(fd: fd, path: path, format: format, size: Int(mine.st_size))
         }
         throw TesseraError(.io(operation: "open (file keeps being replaced)", path: path, errno: EAGAIN))
+    }
+
+    /// Whether another descriptor of this process refers to `fd`'s file (then the `flock` that
+    /// refused `fd` is held here: only tables open these files). Reads `/proc/self/fd`; used on the
+    /// error path only.
+    private static func isOpenByAnotherDescriptor(_ fd: Int32) -> Bool {
+        var mine = stat()
+        guard fstat(fd, &mine) == 0,
+              let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return false }
+        for name in names {
+            guard let other = Int32(name), other != fd else { continue }
+            var st = stat()
+            if fstat(other, &st) == 0, st.st_dev == mine.st_dev, st.st_ino == mine.st_ino { return true }
+        }
+        return false
     }
 
     /// A fresh mapping of `old`'s file through a duplicate of its descriptor (which shares the
