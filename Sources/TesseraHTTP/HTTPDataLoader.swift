@@ -95,7 +95,7 @@ public final class HTTPDataLoader: DataLoading {
     /// Loads `request` (see the type's documentation for limits and errors).
     ///
     /// AsyncHTTPClient's deadline only bounds the wait for the response head: a body that stalls after
-    /// its first bytes (slow-loris) would hang the load forever (found by `FetchHostileTests.stalledBody`).
+    /// its first bytes (slow-loris) would hang the load forever (`FetchHostileTests.stalledBody`).
     /// So the load races a timer for the whole ``LoadRequest/timeout``; when the timer wins, the load's
     /// task is cancelled (AsyncHTTPClient closes the connection) and ``FetchFailure/timeout(url:)`` is thrown.
     public func load(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {

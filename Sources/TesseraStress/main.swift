@@ -1,4 +1,4 @@
-// TesseraStress: crash, load and disk-full tools for image tables and the disk cache (issue 7).
+// TesseraStress: crash, load and disk-full tools for image tables and the disk cache.
 //
 //   TesseraStress --dir D [--seed S] [--count N] [--every K] [--journal J]
 //       the crash-test writer (StressWriter): N operations (0 = until killed) on 100 entity ids of a

@@ -231,7 +231,7 @@ struct BenchEndToEndTests {
     }
 
     /// More urgent requests to promote (half of --urgent) than the backlog holds is a usage error, not
-    /// a crash (it used to index before the backlog's first URL and trap).
+    /// a crash (indexing before the backlog's first URL would trap).
     @Test("bench fetch refuses --urgent larger than twice --backlog")
     func fetchTooManyUrgent() throws {
         let run = try ReleaseCLI.run(["bench", "fetch", "--latency-ms", "1", "--backlog", "1", "--urgent", "4", "--width", "1",

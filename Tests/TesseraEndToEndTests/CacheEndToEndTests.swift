@@ -55,7 +55,7 @@ struct CacheEndToEndTests {
 
     /// A cache directory that cannot be created names the path and the operating system's reason,
     /// as `mkdir -p` would give it: `EEXIST` where a regular file is in the way, `ENOTDIR` below one
-    /// (it used to print FileManager's Cocoa code as an errno: "Unknown error 516").
+    /// (not FileManager's Cocoa code printed as an errno, "Unknown error 516").
     @Test("stats names the real reason when the cache directory cannot be created")
     func uncreatableDirectory() throws {
         let scratch = try ScratchDirectory("cache-blocked")

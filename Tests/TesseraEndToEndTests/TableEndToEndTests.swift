@@ -140,7 +140,7 @@ struct TableEndToEndTests {
     }
 
     /// A table directory below a regular file cannot be created: ingest fails naming the path and
-    /// `ENOTDIR`, as `mkdir -p` would (it used to report a stale errno, typically EIO).
+    /// `ENOTDIR`, as `mkdir -p` would (not a stale errno such as EIO).
     @Test("ingest names the real reason when the table directory cannot be created")
     func uncreatableDirectory() throws {
         let scratch = try ScratchDirectory("table-blocked")

@@ -42,7 +42,7 @@ struct ImageTableHostileFileTests {
             try P.store(table, P.id(2), P.id(2, kind: 0x50))
         }
         try Self.editSlotHeader(format, in: dir.url, slot: 0) { $0.lastAccess = .max }
-        let table = try ImageTable(format: format, directory: dir.url)   // used to trap: clock = max + 1
+        let table = try ImageTable(format: format, directory: dir.url)   // must not trap: clock = max + 1
         #expect(P.isExact(try #require(table.image(for: P.id(1)))))
         try P.store(table, P.id(3), P.id(3, kind: 0x50))
         #expect(Set(table.entityIDs) == [P.id(1), P.id(2), P.id(3)])
@@ -80,7 +80,7 @@ struct ImageTableHostileFileTests {
             p.storeBytes(of: UInt64.max, toByteOffset: 40, as: UInt64.self)
             p.storeBytes(of: PixelChecksum.hash(p.baseAddress!, count: 4088), toByteOffset: 4088, as: UInt64.self)
         }
-        #expect(TableFileHeader.decode(page) == nil)   // used to trap converting or multiplying these
+        #expect(TableFileHeader.decode(page) == nil)   // must not trap converting or multiplying these
         try Data(page).write(to: dir.url.appendingPathComponent(format.fileName))
         #expect(ImageTable.existingFormats(in: dir.url).isEmpty)
         let table = try ImageTable(format: format, directory: dir.url)

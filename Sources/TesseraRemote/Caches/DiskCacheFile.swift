@@ -59,8 +59,8 @@ enum DiskCacheFile {
     /// which is renamed into place only once it is complete. On any failure the temporary file is removed
     /// and the old entry, if any, stays as it was.
     ///
-    /// Not Foundation's atomic write: it names its temporary files `.dat.nosync…`, which a crash leaves
-    /// behind where ``DiskCache`` cannot tell them from foreign files (found by `scripts/crash-test`).
+    /// Not Foundation's atomic write: it names its temporary files `.dat.nosync…`, which a crash would leave
+    /// behind where ``DiskCache`` cannot tell them from foreign files.
     /// - Throws: ``TesseraError`` `.io` with the failing call's errno (`ENOSPC` on a full disk, `EFBIG`
     ///   past `RLIMIT_FSIZE` when `SIGXFSZ` is ignored, `EACCES` in a read-only directory).
     static func writeAtomically(_ contents: Data, to path: String, directory: String, stored: Date, accessed: Date) throws {

@@ -92,8 +92,8 @@ public struct HTTPCacheInfo: Sendable, Hashable, Codable {
 
     /// Parses an HTTP date in the IMF-fixdate form every current server sends (`Sun, 06 Nov 1994 08:49:37 GMT`,
     /// RFC 9110 §5.6.7); `nil` for anything else (which ``init(response:requestedURL:now:defaultMaxAge:)``
-    /// treats as already expired). A fixed-format parser rather than `DateFormatter`: that one costs a
-    /// formatter per header and leaked memory on some non-ASCII input under `scripts/fuzz freshness`.
+    /// treats as already expired). A fixed-format parser rather than `DateFormatter`: no formatter per
+    /// header and no Foundation state that hostile input could make allocate.
     public static func parseHTTPDate(_ text: String) -> Date? {
         let bytes = Array(text.trimmingCharacters(in: .whitespaces).utf8)
         guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[4] == 32, bytes[7] == 32, bytes[11] == 32,

@@ -2,8 +2,8 @@ import Foundation
 
 /// Starts programs with `posix_spawn` and waits for them with `waitpid`.
 ///
-/// Foundation's `Process.waitUntilExit()` hung here when several tests waited for children at once (its
-/// run-loop based exit notification); `waitpid` on the child's own pid cannot miss the exit. Waiting
+/// Not Foundation's `Process.waitUntilExit()`: its run-loop based exit notification can hang when several
+/// tests wait for children at once; `waitpid` on the child's own pid cannot miss the exit. Waiting
 /// blocks the calling thread, which only costs parallelism: the children never need the test process.
 struct ChildProcess {
     let pid: pid_t
