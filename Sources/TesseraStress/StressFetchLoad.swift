@@ -70,7 +70,7 @@ struct StressFetchLoad {
             }
         }
         Self.report(start: start, manager: manager, counters: counters)
-        guard let disk = manager.diskCache as? DiskCache else { return false }
+        guard let disk = manager.diskCache else { return false }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory.path)) ?? []
         let consistent = names.count == disk.statistics.count && names.allSatisfy { $0.utf8.count == 64 }
         say("fetch end files=\(names.count) indexed=\(disk.statistics.count) \(consistent ? "consistent" : "INCONSISTENT")")
@@ -133,10 +133,10 @@ struct StressFetchLoad {
     private static func report(start: ContinuousClock.Instant, manager: ImageManager, counters: Counters) {
         let elapsed = ContinuousClock.now - start
         let t = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let disk = (manager.diskCache as? DiskCache)?.statistics
+        let disk = manager.diskCache?.statistics
         if let disk, disk.totalBytes > diskLimit { counters.wrong.add(1, ordering: .relaxed); say("disk over its limit: \(disk.totalBytes)") }
         let stats = manager.statistics
-        let memory = (manager.memoryCache as? MemoryCache)?.statistics.count ?? -1
+        let memory = manager.memoryCache?.statistics.count ?? -1
         say(String(format: "fetch t=%.1f rss=%.1fMB ops=%d wrong=%d failed=%d disk=%d/%d memory=%d downloads=%d notModified=%d diskHits=%d memoryHits=%d",
                    t, Double(StressLoad.residentBytes()) / 1_048_576, counters.ops.load(ordering: .relaxed),
                    counters.wrong.load(ordering: .relaxed), counters.failed.load(ordering: .relaxed), disk?.count ?? -1, disk?.totalBytes ?? -1,

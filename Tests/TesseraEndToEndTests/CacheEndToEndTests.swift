@@ -45,7 +45,7 @@ struct CacheEndToEndTests {
         let stats = try Self.stats(dir)
         #expect(stats.directory == URL(fileURLWithPath: dir).standardizedFileURL.path)
         #expect(stats.entries == 0 && stats.bytes == 0 && stats.oldestStoredAt == nil)
-        #expect(stats.sizeLimit == defaults.sizeLimit && stats.ageLimitSeconds == defaults.ageLimit)
+        #expect(stats.sizeLimit == defaults.sizeLimit && stats.ageLimitSeconds == defaults.ageLimit.map { Double($0.components.seconds) })
         var isDirectory: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory) && isDirectory.boolValue)
 

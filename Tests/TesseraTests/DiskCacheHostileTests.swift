@@ -109,7 +109,7 @@ struct DiskCacheHostileTests {
     func freshnessRegressions() throws {
         let url = Self.url("f")
         func info(_ headers: [String: String]) -> HTTPCacheInfo {
-            HTTPCacheInfo(response: LoadResponse(url: url, statusCode: 200, headers: headers), requestedURL: url, now: Self.now, defaultMaxAge: 500)
+            HTTPCacheInfo(response: LoadResponse(url: url, statusCode: 200, headers: headers), requestedURL: url, now: Self.now, defaultMaxAge: .seconds(500))
         }
         // `Age: -inf` made the copy fresh forever, and its infinite date could not be stored.
         let infinite = info(["Cache-Control": "max-age=60", "Age": "-inf"])

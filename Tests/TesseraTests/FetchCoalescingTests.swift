@@ -43,7 +43,7 @@ struct FetchCoalescingTests {
             let manager = try makeManager()
             let url = origin.url("/b.png")
             async let full = manager.image(for: url)
-            async let fit = manager.image(for: url, size: PixelSize(width: 50, height: 50))
+            async let fit = manager.image(for: url, size: PixelSize(width: 50, height: 50), mode: .aspectFit)
             async let fill = manager.image(for: url, size: PixelSize(width: 50, height: 50), mode: .aspectFill)
             await manager.waitForQueue { $0.waiters[url] == 3 }
             gate.open()

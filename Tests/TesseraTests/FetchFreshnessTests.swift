@@ -104,7 +104,7 @@ struct FetchFreshnessTests {
         let now = Date(timeIntervalSince1970: 1_000_000)
         let url = URL(string: "http://127.0.0.1/x")!
         func info(_ headers: [String: String]) -> HTTPCacheInfo {
-            HTTPCacheInfo(response: LoadResponse(url: url, statusCode: 200, headers: headers), requestedURL: url, now: now, defaultMaxAge: 500)
+            HTTPCacheInfo(response: LoadResponse(url: url, statusCode: 200, headers: headers), requestedURL: url, now: now, defaultMaxAge: .seconds(500))
         }
         #expect(info(["Cache-Control": "max-age=100", "Age": "40"]).expiresAt == now.addingTimeInterval(60))
         #expect(info([:]).expiresAt == now.addingTimeInterval(500))

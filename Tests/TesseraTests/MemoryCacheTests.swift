@@ -58,7 +58,7 @@ struct MemoryCacheTests {
     @Test("time-to-live on an injected clock")
     func timeToLive() throws {
         let clock = TestClock()
-        let cache = MemoryCache(configuration: .init(timeToLive: 10), now: clock.closure)
+        let cache = MemoryCache(configuration: .init(timeToLive: .seconds(10)), now: clock.closure)
         cache.insert(try Self.bitmap(2), for: Self.key("a"))
         clock.advance(by: 9)
         #expect(cache.image(for: Self.key("a")) != nil)

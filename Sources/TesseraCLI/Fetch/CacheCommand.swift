@@ -40,7 +40,7 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             let stats = try options.open().statistics
             let report = StatsReport(directory: stats.directory, entries: stats.count, bytes: stats.totalBytes,
-                                     sizeLimit: stats.sizeLimit, ageLimitSeconds: stats.ageLimit,
+                                     sizeLimit: stats.sizeLimit, ageLimitSeconds: stats.ageLimit?.timeInterval,
                                      oldestStoredAt: stats.oldestStoredAt.map { ISO8601DateFormatter().string(from: $0) })
             if options.json { try Terminal.json(report); return }
             Terminal.table(["directory", "entries", "bytes", "size limit", "age limit", "oldest"], [[

@@ -24,11 +24,11 @@ public final class DiskCache: DiskCaching {
         public var directory: URL
         /// Largest total size of the files, in bytes.
         public var sizeLimit: Int
-        /// Largest age of an entry in seconds, or `nil` for none.
-        public var ageLimit: TimeInterval?
+        /// Largest age of an entry, or `nil` for none.
+        public var ageLimit: Duration?
 
         /// Creates a configuration: by default 512 MiB and 30 days.
-        public init(directory: URL, sizeLimit: Int = 512 << 20, ageLimit: TimeInterval? = 30 * 24 * 3600) {
+        public init(directory: URL, sizeLimit: Int = 512 << 20, ageLimit: Duration? = .seconds(30 * 24 * 3600)) {
             self.directory = directory
             self.sizeLimit = sizeLimit
             self.ageLimit = ageLimit
@@ -45,8 +45,8 @@ public final class DiskCache: DiskCaching {
         public var totalBytes: Int
         /// The size limit in bytes.
         public var sizeLimit: Int
-        /// The age limit in seconds.
-        public var ageLimit: TimeInterval?
+        /// The age limit.
+        public var ageLimit: Duration?
         /// When the oldest entry was stored.
         public var oldestStoredAt: Date?
         /// Reads that found an entry (since this instance was created).
@@ -89,7 +89,7 @@ public final class DiskCache: DiskCaching {
         mutating func victims(now: Date, keep: String?) -> [String] {
             var names: [String] = []
             if let ageLimit = configuration.ageLimit {
-                for (name, entry) in index where name != keep && now.timeIntervalSince(entry.storedAt) > ageLimit {
+                for (name, entry) in index where name != keep && now.timeIntervalSince(entry.storedAt) > ageLimit.timeInterval {
                     names.append(name)
                 }
                 for name in names { drop(name) }
@@ -230,7 +230,7 @@ public final class DiskCache: DiskCaching {
     // MARK: Limits and statistics
 
     /// Replaces the size and age limits and enforces them at once.
-    public func setLimits(sizeLimit: Int, ageLimit: TimeInterval?) {
+    public func setLimits(sizeLimit: Int, ageLimit: Duration?) {
         let victims = state.withLock { state -> [String] in
             state.configuration.sizeLimit = sizeLimit
             state.configuration.ageLimit = ageLimit

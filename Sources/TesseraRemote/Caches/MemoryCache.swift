@@ -21,10 +21,10 @@ public final class MemoryCache: MemoryCaching {
         /// Largest number of images.
         public var countLimit: Int
         /// How long an image may be served after insertion, or `nil` for no limit.
-        public var timeToLive: TimeInterval?
+        public var timeToLive: Duration?
 
         /// Creates limits: by default 256 MiB, 1000 images, no time-to-live.
-        public init(costLimit: Int = 256 << 20, countLimit: Int = 1000, timeToLive: TimeInterval? = nil) {
+        public init(costLimit: Int = 256 << 20, countLimit: Int = 1000, timeToLive: Duration? = nil) {
             self.costLimit = costLimit
             self.countLimit = countLimit
             self.timeToLive = timeToLive
@@ -85,7 +85,7 @@ public final class MemoryCache: MemoryCaching {
         let date = now()
         return state.withLock { state -> Bitmap? in
             guard let node = state.storage.touch(key) else { state.misses += 1; return nil }
-            if let ttl = state.configuration.timeToLive, date.timeIntervalSince(node.insertedAt) >= ttl {
+            if let ttl = state.configuration.timeToLive, date.timeIntervalSince(node.insertedAt) >= ttl.timeInterval {
                 state.storage.remove(key)
                 state.evictions += 1
                 state.misses += 1

@@ -21,4 +21,8 @@ public protocol DiskCaching: Sendable {
     func remove(_ url: URL) async
     /// Removes every entry.
     func removeAll() async throws
+    /// Sizes, limits and counters, from memory (no I/O).
+    var statistics: DiskCache.Statistics { get }
+    /// Replaces the size and age limits and enforces them at once.
+    func setLimits(sizeLimit: Int, ageLimit: Duration?)
 }

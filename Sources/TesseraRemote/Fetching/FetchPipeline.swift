@@ -10,7 +10,7 @@ final class FetchPipeline: Sendable {
     let memory: (any MemoryCaching)?
     let disk: (any DiskCaching)?
     let decoder: ImageDecoder
-    let settings: LockedValue<ImageManager.Configuration>
+    let settings: ImageManager.Configuration
     let counters = LockedValue(FetchStatistics())
     let now: @Sendable () -> Date
 
@@ -20,7 +20,7 @@ final class FetchPipeline: Sendable {
         self.memory = memory
         self.disk = disk
         self.decoder = decoder
-        self.settings = LockedValue(configuration)
+        self.settings = configuration
         self.now = now
     }
 
@@ -58,7 +58,7 @@ final class FetchPipeline: Sendable {
 
     /// The bytes for `url`: a fresh disk copy (any copy when offline), else a download or revalidation.
     private func obtain(url: URL, jobID: Int, coordinator: FetchCoordinator) async throws -> Source {
-        let offline = settings.withLock { $0.offline }
+        let offline = settings.offline
         var cached: DiskCacheEntry?
         if let disk, disk.contains(url) { cached = await disk.entry(for: url) }
         if let cached, offline || cached.info.isFresh(at: now()) {
@@ -71,7 +71,7 @@ final class FetchPipeline: Sendable {
 
     /// Waits for a lane slot, loads (conditionally when `cached` has validators), and updates the disk.
     private func download(url: URL, jobID: Int, coordinator: FetchCoordinator, revalidating cached: DiskCacheEntry?) async throws -> Source {
-        let configuration = settings.withLock { $0 }
+        let configuration = settings
         var request = LoadRequest(url: url, timeout: configuration.requestTimeout, maximumBytes: configuration.maximumResponseBytes)
         if let cached, cached.info.canRevalidate { request = cached.info.conditionalRequest(request) }
         let relay = try await coordinator.acquireSlot(url: url, jobID: jobID)

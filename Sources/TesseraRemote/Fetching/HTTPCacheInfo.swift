@@ -32,7 +32,7 @@ public struct HTTPCacheInfo: Sendable, Hashable, Codable {
 
     /// Cache information for `response`, received at `now`; `defaultMaxAge` applies when the response
     /// gives no freshness of its own.
-    public init(response: LoadResponse, requestedURL: URL, now: Date, defaultMaxAge: TimeInterval) {
+    public init(response: LoadResponse, requestedURL: URL, now: Date, defaultMaxAge: Duration) {
         let control = CacheControl(parsing: response.headers["cache-control"])
         // Age is delta-seconds: `Double("-inf")` once made a copy fresh forever (and unstorable).
         let age = response.headers["age"].flatMap(CacheControl.deltaSeconds).map(Double.init) ?? 0
@@ -47,7 +47,7 @@ public struct HTTPCacheInfo: Sendable, Hashable, Codable {
             let served = response.headers["date"].flatMap(HTTPCacheInfo.parseHTTPDate) ?? now
             lifetime = date.map { $0.timeIntervalSince(served) } ?? 0
         } else {
-            lifetime = defaultMaxAge
+            lifetime = defaultMaxAge.timeInterval
         }
         self.init(url: requestedURL.absoluteString, etag: response.headers["etag"],
                   lastModified: response.headers["last-modified"], storedAt: now,
@@ -73,7 +73,7 @@ public struct HTTPCacheInfo: Sendable, Hashable, Codable {
 
     /// The information after a `304 Not Modified` at `now`: new freshness from the 304's headers,
     /// validators updated when the 304 carries new ones.
-    public func refreshed(by response: LoadResponse, now: Date, defaultMaxAge: TimeInterval) -> HTTPCacheInfo {
+    public func refreshed(by response: LoadResponse, now: Date, defaultMaxAge: Duration) -> HTTPCacheInfo {
         var fresh = HTTPCacheInfo(response: response, requestedURL: URL(string: url) ?? response.url, now: now,
                                   defaultMaxAge: defaultMaxAge)
         fresh.url = url

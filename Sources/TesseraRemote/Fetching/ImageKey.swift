@@ -12,7 +12,8 @@ public struct ImageKey: Sendable, Hashable, CustomStringConvertible {
     /// The requested size, or `nil` for the full image.
     public var size: PixelSize?
     /// How the image is fitted to ``size`` (meaningless when `size` is `nil`, and then normalised to
-    /// ``ContentMode/aspectFit``):
+    /// ``ContentMode/aspectFit``). The default is ``ContentMode/aspectFill``, as everywhere in Tessera
+    /// (``ImageDecoder/thumbnail(_:size:mode:style:)``, ``ImageEntity``'s drawing, image tables):
     /// - ``ContentMode/aspectFit``: the largest size inside `size` with the image's aspect ratio, never
     ///   larger than the image itself;
     /// - ``ContentMode/aspectFill``: exactly `size`, centred and cropped;
@@ -20,7 +21,7 @@ public struct ImageKey: Sendable, Hashable, CustomStringConvertible {
     public var mode: ContentMode
 
     /// Creates a key.
-    public init(url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFit) {
+    public init(url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill) {
         self.url = url
         self.size = size
         self.mode = size == nil ? .aspectFit : mode

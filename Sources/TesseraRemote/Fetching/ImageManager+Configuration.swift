@@ -19,8 +19,8 @@ extension ImageManager {
         public var requestTimeout: Duration
         /// The largest body accepted, in bytes.
         public var maximumResponseBytes: Int
-        /// How long a response that gives no `Cache-Control: max-age` nor `Expires` stays fresh, in seconds.
-        public var defaultMaxAge: TimeInterval
+        /// How long a response that gives no `Cache-Control: max-age` nor `Expires` stays fresh.
+        public var defaultMaxAge: Duration
         /// Answer from the disk cache only, fresh or stale; a URL not cached fails with
         /// ``FetchFailure/offlineMiss(url:)``.
         public var offline: Bool
@@ -31,7 +31,7 @@ extension ImageManager {
         public init(memory: MemoryCache.Configuration = MemoryCache.Configuration(), disk: DiskCache.Configuration? = nil,
                     diskSweepInterval: Duration? = .seconds(300), maximumConcurrentDownloads: Int = 4,
                     requestTimeout: Duration = .seconds(30),
-                    maximumResponseBytes: Int = 64 << 20, defaultMaxAge: TimeInterval = 24 * 3600, offline: Bool = false) {
+                    maximumResponseBytes: Int = 64 << 20, defaultMaxAge: Duration = .seconds(24 * 3600), offline: Bool = false) {
             self.memory = memory
             self.disk = disk
             self.diskSweepInterval = diskSweepInterval

@@ -75,7 +75,7 @@ public final class ImageManager: Sendable {
     /// - Throws: `CancellationError`, or ``TesseraError`` (``FetchFailure`` for network and offline
     ///   failures, ``DecodingFailure`` for undecodable bytes).
     @concurrent
-    public func image(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFit, priority: FetchPriority = .urgent,
+    public func image(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill, priority: FetchPriority = .urgent,
                       progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws -> Bitmap {
         let key = ImageKey(url: url, size: size, mode: mode)
         try Task.checkCancellation()
@@ -107,7 +107,7 @@ public final class ImageManager: Sendable {
     /// Callback form of ``image(for:size:mode:priority:progress:)`` (SGImageCache's `getImageForURL:thenDo:`):
     /// `completion` is always called later from another task, never before this method returns.
     @discardableResult
-    public func loadImage(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFit, priority: FetchPriority = .urgent,
+    public func loadImage(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill, priority: FetchPriority = .urgent,
                           progress: (@Sendable (LoadProgress) -> Void)? = nil,
                           completion: @escaping @Sendable (Result<Bitmap, any Error>) -> Void) -> FetchTicket {
         FetchTicket(task: Task.detached { [self] in
@@ -119,7 +119,7 @@ public final class ImageManager: Sendable {
     }
 
     /// The image for `url` at this variant if the memory cache holds it (no I/O, no decoding).
-    public func cachedImage(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFit) -> Bitmap? {
+    public func cachedImage(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill) -> Bitmap? {
         memoryCache?.image(for: ImageKey(url: url, size: size, mode: mode))
     }
 
@@ -161,29 +161,12 @@ public final class ImageManager: Sendable {
 
     // MARK: Settings and maintenance
 
-    /// The current configuration.
-    public var configuration: ImageManager.Configuration { pipeline.settings.withLock { $0 } }
+    /// The configuration the manager was made with; it never changes. Tune the caches through their
+    /// own API (``memoryCache``, ``diskCache``: `setLimits`, `statistics`).
+    public var configuration: ImageManager.Configuration { pipeline.settings }
 
     /// Counters since creation.
     public var statistics: FetchStatistics { pipeline.counters.withLock { $0 } }
-
-    /// Sets the memory cache's limits (when it is a ``MemoryCache``), evicting at once.
-    public func setMemoryLimits(costLimit: Int, countLimit: Int, timeToLive: TimeInterval? = nil) {
-        let limits = MemoryCache.Configuration(costLimit: costLimit, countLimit: countLimit, timeToLive: timeToLive)
-        pipeline.settings.withLock { $0.memory = limits }
-        (memoryCache as? MemoryCache)?.setLimits(limits)
-    }
-
-    /// Sets the disk cache's limits (when it is a ``DiskCache``), evicting at once.
-    public func setDiskLimits(sizeLimit: Int, ageLimit: TimeInterval?) {
-        pipeline.settings.withLock { $0.disk?.sizeLimit = sizeLimit; $0.disk?.ageLimit = ageLimit }
-        (diskCache as? DiskCache)?.setLimits(sizeLimit: sizeLimit, ageLimit: ageLimit)
-    }
-
-    /// Switches offline mode (see ``Configuration/offline``).
-    public func setOffline(_ offline: Bool) {
-        pipeline.settings.withLock { $0.offline = offline }
-    }
 
     /// Empties the memory cache.
     public func clearMemoryCache() { memoryCache?.removeAll() }

@@ -19,4 +19,10 @@ public protocol MemoryCaching: Sendable {
     func trim(toCost cost: Int)
     /// The sum of the costs of the cached images, in bytes.
     var totalCost: Int { get }
+    /// Counts and counters since creation.
+    var statistics: MemoryCache.Statistics { get }
+    /// The current limits.
+    var configuration: MemoryCache.Configuration { get }
+    /// Replaces the limits and evicts until they hold.
+    func setLimits(_ configuration: MemoryCache.Configuration)
 }
