@@ -137,6 +137,7 @@ public final class HTTPDataLoader: DataLoading {
         var http = HTTPClientRequest(url: address)
         http.method = .GET
         http.headers.add(name: "User-Agent", value: configuration.userAgent)
+        for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) { http.headers.replaceOrAdd(name: name, value: value) }
         if let etag = request.ifNoneMatch { http.headers.add(name: "If-None-Match", value: etag) }
         if let date = request.ifModifiedSince { http.headers.add(name: "If-Modified-Since", value: date) }
         do {

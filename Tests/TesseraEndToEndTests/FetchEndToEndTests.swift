@@ -186,6 +186,21 @@ struct FetchEndToEndTests {
         }
     }
 
+    @Test("--header sends an Authorization header with every request; a malformed header is a usage error")
+    func headers() throws {
+        let photos = try Self.photos()
+        let nginx = try Self.serve(photos)
+        let cache = try ScratchDirectory("cache")
+        let urls = photos.map { nginx.url("/fresh/\($0.lastPathComponent)") }
+        let (run, report) = try Self.fetch(urls, cache: cache.path("c"), ["--header", "Authorization: Bearer e2e-token"])
+        #expect(run.status == 0, "\(run)")
+        #expect(report?.results.allSatisfy { $0.error == nil } == true)
+        let log = try nginx.settledLog()
+        #expect(log.count == photos.count && log.allSatisfy { $0.authorization == "Bearer e2e-token" }, "\(log)")
+        let (bad, _) = try Self.fetch(urls, cache: cache.path("c"), ["--header", "no colon here"])
+        #expect(bad.status == 64 && bad.errors.contains("--header must be"), "\(bad)")
+    }
+
     @Test("40 URLs on a closed port: each fails with a typed refusal; at most one connection attempt per lane")
     func refusedFailsFast() throws {
         let port = try Nginx.freePort()

@@ -69,7 +69,7 @@ struct FetchCoalescingTests {
             await manager.waitForQueue { $0.waiters[url] == 2 }
             await origin.waitForArrivals("/c.png")
             first.cancel()
-            await #expect(throws: CancellationError.self) { try await first.value }
+            await #expect(throws: TesseraError(.cancelled)) { try await first.value }
             await manager.waitForQueue { $0.waiters[url] == 1 }
             #expect(await manager.queueSnapshot().urgentRunning == [url])
             gate.open()
@@ -87,8 +87,8 @@ struct FetchCoalescingTests {
             await manager.waitForQueue { $0.waiters[other] == 2 }
             third.cancel()
             fourth.cancel()
-            await #expect(throws: CancellationError.self) { try await third.value }
-            await #expect(throws: CancellationError.self) { try await fourth.value }
+            await #expect(throws: TesseraError(.cancelled)) { try await third.value }
+            await #expect(throws: TesseraError(.cancelled)) { try await fourth.value }
             await manager.waitForQueue { $0.isIdle && $0.urgentRunning.isEmpty }
             #expect(loader.recorded == [.success(200), .cancelled])
             #expect(manager.isCachedOnDisk(other) == false)
@@ -107,7 +107,7 @@ struct FetchCoalescingTests {
             let later = Task { try await manager.image(for: origin.url("/later.png")) }
             await manager.waitForQueue { $0.urgentQueued == [origin.url("/later.png")] }
             later.cancel()
-            await #expect(throws: CancellationError.self) { try await later.value }
+            await #expect(throws: TesseraError(.cancelled)) { try await later.value }
             await manager.waitForQueue { $0.urgentQueued.isEmpty }
             gate.open()
             _ = try await busy.value

@@ -32,18 +32,18 @@ struct ImageCacheAPITests {
         #expect(cache.table(for: "nope") == nil)
     }
 
-    @Test("cancelRequest right after loadImage is never lost: the completion gets CancellationError")
+    @Test("cancelRequest right after loadImage is never lost: the completion gets .cancelled")
     func cancelRightAway() async throws {
         for round in 0..<50 {
             let provider = StalledProvider()
             let cache = try ImageCache(formats: [medium], directory: try temporaryDirectory(), provider: provider)
             let user = User("u\(round)", url: URL(fileURLWithPath: "/stall/\(round).png"))
-            let outcome = Mutex<Result<TableImage, any Error>?>(nil)
+            let outcome = Mutex<Result<TableImage, TesseraError>?>(nil)
             let ticket = cache.loadImage(for: user, format: "medium") { result in outcome.withLock { $0 = result } }
             cache.cancelRequest(for: user, format: "medium")
             await ticket.wait()
             let result = try #require(outcome.withLock { $0 })
-            #expect(throws: CancellationError.self) { try result.get() }
+            #expect(throws: TesseraError(.cancelled)) { try result.get() }
             #expect(cache.waiterCount(for: user.url) == 0)
         }
     }
@@ -54,9 +54,9 @@ struct ImageCacheAPITests {
         let file = dir.appendingPathComponent("blue.png")
         try Data(try solidPNG(Color(red: 0, green: 0, blue: 1))).write(to: file)
         let cache = try ImageCache(formats: [medium], directory: dir.appendingPathComponent("t"), provider: StalledProvider())
-        let kept = Mutex<Result<TableImage, any Error>?>(nil)
+        let kept = Mutex<Result<TableImage, TesseraError>?>(nil)
         let keep = cache.loadImage(for: User("keep", url: file), format: "medium") { result in kept.withLock { $0 = result } }
-        let dropped = Mutex<Result<TableImage, any Error>?>(nil)
+        let dropped = Mutex<Result<TableImage, TesseraError>?>(nil)
         let drop = cache.loadImage(for: User("drop", url: dir.appendingPathComponent("stall.png")), format: "medium") { result in
             dropped.withLock { $0 = result }
         }
@@ -66,6 +66,6 @@ struct ImageCacheAPITests {
         let image = try #require(try kept.withLock { $0 }?.get())
         #expect(image.pixel(x: 1, y: 1) == [255, 0, 0, 255])
         let failure = try #require(dropped.withLock { $0 })
-        #expect(throws: CancellationError.self) { try failure.get() }
+        #expect(throws: TesseraError(.cancelled)) { try failure.get() }
     }
 }

@@ -80,7 +80,7 @@ struct ImageCacheTests {
         let second = Task { try await cache.image(for: b, format: "medium") }
         while cache.waiterCount(for: url) < 2 { await Task.yield() }
         first.cancel()
-        await #expect(throws: CancellationError.self) { try await first.value }
+        await #expect(throws: TesseraError(.cancelled)) { try await first.value }
         gate.open()
         let image = try await second.value
         #expect(image.pixel(x: 1, y: 1) == [255, 0, 0, 255])
@@ -103,8 +103,8 @@ struct ImageCacheTests {
         let explicit = Task { try await cache.image(for: user, format: "medium") }
         while cache.waiterCount(for: url) < 2 { await Task.yield() }
         cache.cancelRequest(for: user, format: "medium")
-        await #expect(throws: CancellationError.self) { try await waiting.value }
-        await #expect(throws: CancellationError.self) { try await explicit.value }
+        await #expect(throws: TesseraError(.cancelled)) { try await waiting.value }
+        await #expect(throws: TesseraError(.cancelled)) { try await explicit.value }
         #expect(provider.cancels.count == 1)
         #expect(cache.waiterCount(for: url) == 0)
         gate.open()

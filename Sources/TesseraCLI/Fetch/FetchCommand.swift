@@ -3,7 +3,7 @@ import Foundation
 import Tessera
 import TesseraHTTP
 
-/// `tessera fetch URL… [--prefetch] [--size WxH] [--cache-dir D] [--out DIR] [--offline]`.
+/// `tessera fetch URL… [--prefetch] [--size WxH] [--cache-dir D] [--out DIR] [--offline] [--header 'Name: value'…] [--json]`.
 struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
@@ -26,6 +26,8 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Write each decoded image as PNG into this directory (created if missing).") var out: String?
     @Flag(help: "Answer from the disk cache only; never use the network.") var offline = false
     @Flag(help: "Print nothing per URL.") var quiet = false
+    @Option(name: .customLong("header"), help: "An extra request header, 'Name: value' (repeatable), e.g. an Authorization header.")
+    var headers: [String] = []
     @Flag(help: "Print one JSON report (per-URL results and the manager's counters) instead of text.") var json = false
 
     /// What `--json` prints.
@@ -57,6 +59,16 @@ struct FetchCommand: AsyncParsableCommand {
 
         var distinct: [String] = []
         for url in urls where !distinct.contains(url) { distinct.append(url) }
+        var extraHeaders: [String: String] = [:]
+        for header in headers {
+            let parts = header.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }),
+                  !parts[1].contains(where: { $0 == "\r" || $0 == "\n" }) else {
+                throw ValidationError("--header must be 'Name: value' (letters, digits and '-' in the name), got '\(header)'")
+            }
+            extraHeaders[parts[0]] = parts[1]
+        }
+        let requestHeaders = extraHeaders
         let priority: FetchPriority = prefetch ? .prefetch : .urgent
         let contentMode = mode.contentMode
         var bar = ProgressBar(total: urls.count, label: prefetch ? "prefetch" : "fetch")
@@ -72,8 +84,8 @@ struct FetchCommand: AsyncParsableCommand {
                     // `text` into a tuple built around a `try await` inside do/catch, so `(text, .success(try await …))`
                     // hands the group a garbage tuple (docs/COMPILER-BUGS.md, reproducer included).
                     let result: Result<Bitmap, any Error>
-                    do { result = .success(try await manager.image(for: url, size: target, mode: contentMode, priority: priority)) }
-                    catch { result = .failure(error) }
+                    let request = ImageRequest(url: url, size: target, contentMode: contentMode, priority: priority, headers: requestHeaders)
+                    do { result = .success(try await manager.image(for: request)) } catch { result = .failure(error) }
                     return (text, result)
                 }
             }

@@ -18,6 +18,8 @@ public struct TesseraError: Error, Sendable, Equatable, CustomStringConvertible 
         case fetching(FetchFailure)
         /// A file-system call failed.
         case io(operation: String, path: String, errno: Int32)
+        /// The request was cancelled (its task, its ticket, or the cache's `cancelRequest`).
+        case cancelled
     }
 
     /// What failed.
@@ -37,8 +39,20 @@ public struct TesseraError: Error, Sendable, Equatable, CustomStringConvertible 
         case .cache(let failure): "image cache: \(failure)"
         case .fetching(let failure): "fetch: \(failure)"
         case .io(let operation, let path, let code): "\(operation) \(path): \(String(cString: strerror(code))) (errno \(code))"
+        case .cancelled: "cancelled"
         }
     }
+
+    /// `error` as a ``TesseraError``: itself when it is one, ``Reason/cancelled`` for `CancellationError`,
+    /// otherwise what `other` makes of it (the layer that calls this knows the context).
+    package static func wrapping(_ error: any Error, other: (any Error) -> TesseraError) -> TesseraError {
+        if let error = error as? TesseraError { return error }
+        if error is CancellationError { return TesseraError(.cancelled) }
+        return other(error)
+    }
+
+    /// Whether this error is a cancellation.
+    public var isCancellation: Bool { reason == .cancelled }
 }
 
 #if canImport(Glibc)

@@ -71,14 +71,14 @@ actor FetchCoordinator {
     // MARK: Requests
 
     /// Waits for `product` of `url`, joining the job of the URL or starting one.
-    func request(_ url: URL, product: FetchProduct, priority: FetchPriority,
+    func request(_ url: URL, product: FetchProduct, priority: FetchPriority, headers: [String: String] = [:],
                  progress: (@Sendable (LoadProgress) -> Void)?) async throws -> FetchOutput {
         let id = makeID()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<FetchOutput, any Error>) in
                 if Task.isCancelled { continuation.resume(throwing: CancellationError()); return }
                 let joined = jobs[url] != nil
-                var job = jobs[url] ?? startJob(for: url)
+                var job = jobs[url] ?? startJob(for: url, headers: headers)
                 pipeline.counters.withLock { $0.coalesced += joined ? 1 : 0 }
                 if let done = job.delivered[product] { continuation.resume(returning: done); return }
                 job.waiters[id] = Waiter(product: product, priority: priority, continuation: continuation)
@@ -93,9 +93,10 @@ actor FetchCoordinator {
 
     /// Registers prefetches: each URL gets a hold on its job (started when needed), and the job runs on
     /// the slow lane unless someone awaits it urgently. URLs that `skip` says are cached are left alone.
-    func prefetch(_ urls: [URL], product: (URL) -> FetchProduct?, skip: (URL) -> Bool) {
+    func prefetch(_ urls: [URL], product: (URL) -> FetchProduct?, skip: (URL) -> Bool,
+                  headers: (URL) -> [String: String] = { _ in [:] }) {
         for url in urls where jobs[url] != nil || !skip(url) {
-            var job = jobs[url] ?? startJob(for: url)
+            var job = jobs[url] ?? startJob(for: url, headers: headers(url))
             job.holds[makeID()] = product(url)
             jobs[url] = job
             updateLane(of: url)
@@ -240,10 +241,10 @@ actor FetchCoordinator {
         return nextID
     }
 
-    private func startJob(for url: URL) -> Job {
+    private func startJob(for url: URL, headers: [String: String] = [:]) -> Job {
         let id = makeID()
         var job = Job(id: id, order: id)
-        job.task = Task.detached { [pipeline] in await pipeline.run(url: url, jobID: id, coordinator: self) }
+        job.task = Task.detached { [pipeline] in await pipeline.run(url: url, jobID: id, headers: headers, coordinator: self) }
         return job
     }
 

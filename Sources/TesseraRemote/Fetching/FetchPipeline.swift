@@ -31,9 +31,9 @@ final class FetchPipeline: Sendable {
     }
 
     /// Runs the job of `url` until every requester is served or the job is abandoned.
-    func run(url: URL, jobID: Int, coordinator: FetchCoordinator) async {
+    func run(url: URL, jobID: Int, headers: [String: String], coordinator: FetchCoordinator) async {
         do {
-            var source = try await obtain(url: url, jobID: jobID, coordinator: coordinator)
+            var source = try await obtain(url: url, jobID: jobID, headers: headers, coordinator: coordinator)
             while let products = await coordinator.pendingProducts(url: url, jobID: jobID), !products.isEmpty {
                 for product in products {
                     var result = Result { try make(product, from: source.data) }
@@ -41,7 +41,7 @@ final class FetchPipeline: Sendable {
                         // The cached copy is corrupt: drop it and fetch the bytes again, once.
                         counters.withLock { $0.corruptRefetches += 1 }
                         await disk?.remove(url)
-                        source = try await download(url: url, jobID: jobID, coordinator: coordinator, revalidating: nil)
+                        source = try await download(url: url, jobID: jobID, headers: headers, coordinator: coordinator, revalidating: nil)
                         result = Result { try make(product, from: source.data) }
                     }
                     if case .success(.decoded(let image)) = result, case .decoded(let key) = product {
@@ -57,7 +57,7 @@ final class FetchPipeline: Sendable {
     }
 
     /// The bytes for `url`: a fresh disk copy (any copy when offline), else a download or revalidation.
-    private func obtain(url: URL, jobID: Int, coordinator: FetchCoordinator) async throws -> Source {
+    private func obtain(url: URL, jobID: Int, headers: [String: String], coordinator: FetchCoordinator) async throws -> Source {
         let offline = settings.offline
         var cached: DiskCacheEntry?
         if let disk, disk.contains(url) { cached = await disk.entry(for: url) }
@@ -66,13 +66,15 @@ final class FetchPipeline: Sendable {
             return Source(data: cached.data, fromDisk: true)
         }
         if offline { throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString))) }
-        return try await download(url: url, jobID: jobID, coordinator: coordinator, revalidating: cached)
+        return try await download(url: url, jobID: jobID, headers: headers, coordinator: coordinator, revalidating: cached)
     }
 
     /// Waits for a lane slot, loads (conditionally when `cached` has validators), and updates the disk.
-    private func download(url: URL, jobID: Int, coordinator: FetchCoordinator, revalidating cached: DiskCacheEntry?) async throws -> Source {
+    private func download(url: URL, jobID: Int, headers: [String: String], coordinator: FetchCoordinator,
+                          revalidating cached: DiskCacheEntry?) async throws -> Source {
         let configuration = settings
-        var request = LoadRequest(url: url, timeout: configuration.requestTimeout, maximumBytes: configuration.maximumResponseBytes)
+        var request = LoadRequest(url: url, timeout: configuration.requestTimeout, maximumBytes: configuration.maximumResponseBytes,
+                                  headers: headers)
         if let cached, cached.info.canRevalidate { request = cached.info.conditionalRequest(request) }
         let relay = try await coordinator.acquireSlot(url: url, jobID: jobID)
         let response: LoadResponse
@@ -100,6 +102,18 @@ final class FetchPipeline: Sendable {
             try? await disk.store(response.data, info: info, for: url)
         }
         return Source(data: response.data, fromDisk: false)
+    }
+
+    /// The `key` variant of `url` from memory or any disk copy, fresh or stale, without the network
+    /// (``ImageRequest/CachePolicy/cacheOnly``).
+    func cachedCopy(url: URL, key: ImageKey) async throws -> Bitmap {
+        guard let disk, let entry = await disk.entry(for: url) else {
+            throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString)))
+        }
+        counters.withLock { $0.diskHits += 1 }
+        let image = try decode(entry.data, for: key)
+        memory?.insert(image, for: key)
+        return image
     }
 
     /// Decodes `data` for a decoded product; checks the header of an encoded one (so that a corrupt disk

@@ -67,60 +67,111 @@ public final class ImageManager: Sendable {
 
     // MARK: Getting images
 
-    /// The image at `url`, decoded (downscaled to `size` by `mode` when a size is given; see
-    /// ``ImageKey/mode``). Runs off the caller's actor and resumes it when done, even on a memory hit.
-    /// - Parameters:
-    ///   - priority: ``FetchPriority/urgent`` (the fast lane) or ``FetchPriority/prefetch`` (the slow lane).
-    ///   - progress: called with bytes received of expected while this URL downloads, from the loader's task.
-    /// - Throws: `CancellationError`, or ``TesseraError`` (``FetchFailure`` for network and offline
-    ///   failures, ``DecodingFailure`` for undecodable bytes).
+    /// The image `request` asks for, decoded (downscaled to its size by its content mode when it has a
+    /// size; see ``ImageKey/mode``). Runs off the caller's actor and resumes it when done, even on a
+    /// memory hit.
+    /// - Parameter progress: called with bytes received of expected while the URL downloads, from the
+    ///   loader's task.
+    /// - Throws: ``TesseraError``: ``TesseraError/Reason/cancelled`` when the calling task is cancelled,
+    ///   ``FetchFailure`` for network and offline failures, ``DecodingFailure`` for undecodable bytes.
+    @concurrent
+    public func image(for request: ImageRequest,
+                      progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(TesseraError) -> Bitmap {
+        let (url, key) = try Self.resolve(request)
+        do {
+            try Task.checkCancellation()
+            switch request.cachePolicy {
+            case .useCache, .cacheOnly:
+                if let hit = memoryCache?.image(for: key) {
+                    pipeline.counters.withLock { $0.memoryHits += 1 }
+                    return hit
+                }
+                if request.cachePolicy == .cacheOnly { return try await pipeline.cachedCopy(url: url, key: key) }
+            case .reloadIgnoringCache:
+                memoryCache?.removeImage(for: key)
+                await diskCache?.remove(url)
+            }
+            guard case .decoded(let image) = try await coordinator.request(url, product: .decoded(key), priority: request.priority,
+                                                                              headers: request.headers, progress: progress) else {
+                preconditionFailure("a decoded product yields a bitmap")
+            }
+            return image
+        } catch {
+            throw Self.typed(error, url: url)
+        }
+    }
+
+    /// The image at `url`: ``image(for:progress:)`` with `ImageRequest(url:size:contentMode:priority:)`.
     @concurrent
     public func image(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill, priority: FetchPriority = .urgent,
-                      progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws -> Bitmap {
-        let key = ImageKey(url: url, size: size, mode: mode)
-        try Task.checkCancellation()
-        if let hit = memoryCache?.image(for: key) {
-            pipeline.counters.withLock { $0.memoryHits += 1 }
-            return hit
-        }
-        guard case .decoded(let image) = try await coordinator.request(url, product: .decoded(key), priority: priority,
-                                                                          progress: progress) else {
-            preconditionFailure("a decoded product yields a bitmap")
-        }
-        return image
+                      progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(TesseraError) -> Bitmap {
+        try await image(for: ImageRequest(url: url, size: size, contentMode: mode, priority: priority), progress: progress)
     }
 
     /// The encoded bytes at `url` from the disk cache or the network, through the lanes; nothing is decoded
     /// (the header is checked). Used by the ``SourceImageProviding`` conformance.
-    /// - Throws: as ``image(for:size:mode:priority:progress:)``.
+    /// - Throws: as ``image(for:progress:)``.
     @concurrent
     public func data(for url: URL, priority: FetchPriority = .urgent,
-                     progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws -> Data {
-        try Task.checkCancellation()
-        guard case .encoded(let data) = try await coordinator.request(url, product: .encoded, priority: priority,
-                                                                       progress: progress) else {
-            preconditionFailure("an encoded product yields bytes")
+                     progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(TesseraError) -> Data {
+        do {
+            try Task.checkCancellation()
+            guard case .encoded(let data) = try await coordinator.request(url, product: .encoded, priority: priority,
+                                                                           progress: progress) else {
+                preconditionFailure("an encoded product yields bytes")
+            }
+            return data
+        } catch {
+            throw Self.typed(error, url: url)
         }
-        return data
     }
 
-    /// Callback form of ``image(for:size:mode:priority:progress:)`` (SGImageCache's `getImageForURL:thenDo:`):
-    /// `completion` is always called later from another task, never before this method returns.
+    /// Callback form of ``image(for:progress:)`` (SGImageCache's `getImageForURL:thenDo:`): `completion`
+    /// is always called later from another task, never before this method returns.
     @discardableResult
-    public func loadImage(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill, priority: FetchPriority = .urgent,
-                          progress: (@Sendable (LoadProgress) -> Void)? = nil,
-                          completion: @escaping @Sendable (Result<Bitmap, any Error>) -> Void) -> FetchTicket {
-        FetchTicket(task: Task.detached { [self] in
-            let result: Result<Bitmap, any Error>
-            do { result = .success(try await image(for: url, size: size, mode: mode, priority: priority, progress: progress)) }
-            catch { result = .failure(error) }
+    public func loadImage(for request: ImageRequest, progress: (@Sendable (LoadProgress) -> Void)? = nil,
+                          completion: @escaping @Sendable (Result<Bitmap, TesseraError>) -> Void) -> RequestTicket {
+        RequestTicket(task: Task.detached { [self] in
+            let result: Result<Bitmap, TesseraError>
+            do throws(TesseraError) { result = .success(try await image(for: request, progress: progress)) } catch { result = .failure(error) }
             completion(result)
         })
     }
 
+    /// ``loadImage(for:progress:completion:)`` with `ImageRequest(url:size:contentMode:priority:)`.
+    @discardableResult
+    public func loadImage(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill, priority: FetchPriority = .urgent,
+                          progress: (@Sendable (LoadProgress) -> Void)? = nil,
+                          completion: @escaping @Sendable (Result<Bitmap, TesseraError>) -> Void) -> RequestTicket {
+        loadImage(for: ImageRequest(url: url, size: size, contentMode: mode, priority: priority), progress: progress,
+                  completion: completion)
+    }
+
+    /// The image `request` asks for if the memory cache holds it (no I/O, no decoding); `nil` also when
+    /// the request has no URL.
+    public func cachedImage(for request: ImageRequest) -> Bitmap? {
+        guard let (_, key) = try? Self.resolve(request) else { return nil }
+        return memoryCache?.image(for: key)
+    }
+
     /// The image for `url` at this variant if the memory cache holds it (no I/O, no decoding).
     public func cachedImage(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill) -> Bitmap? {
-        memoryCache?.image(for: ImageKey(url: url, size: size, mode: mode))
+        cachedImage(for: ImageRequest(url: url, size: size, contentMode: mode))
+    }
+
+    /// The URL and memory-cache key of `request`.
+    private static func resolve(_ request: ImageRequest) throws(TesseraError) -> (URL, ImageKey) {
+        guard let url = request.url else {
+            guard case .entity(let entity, let format) = request.source else { preconditionFailure("a URL request has a URL") }
+            throw TesseraError(.cache(.noSourceURL(entityID: entity.entityID.uuidString, format: format.name)))
+        }
+        return (url, ImageKey(url: url, size: request.size, mode: request.contentMode))
+    }
+
+    /// Any error of a request for `url` as a ``TesseraError`` (a custom loader's own error becomes a
+    /// ``FetchFailure/transport(url:message:)``).
+    private static func typed(_ error: any Error, url: URL) -> TesseraError {
+        TesseraError.wrapping(error) { TesseraError(.fetching(.transport(url: url.absoluteString, message: "\($0)"))) }
     }
 
     /// Whether the disk cache holds bytes for `url` (from its in-memory index: no I/O).
@@ -132,9 +183,25 @@ public final class ImageManager: Sendable {
     /// when there is no disk cache) while no urgent download runs. URLs already on disk are skipped.
     /// Returns once they are registered, not when they are downloaded.
     public func prefetch(_ urls: [URL]) async {
+        await prefetch(urls.map { ImageRequest(url: $0, priority: .prefetch) })
+    }
+
+    /// Queues `requests` on the slow lane like ``prefetch(_:)-([URL])``; without a disk cache each is
+    /// decoded into memory at its size and content mode. The headers of each request are sent.
+    public func prefetch(_ requests: [ImageRequest]) async {
+        var keys: [URL: ImageKey] = [:]
+        var headers: [URL: [String: String]] = [:]
+        for request in requests {
+            guard let (url, key) = try? Self.resolve(request), keys[url] == nil else { continue }
+            keys[url] = key
+            headers[url] = request.headers
+        }
         let disk = diskCache
-        await coordinator.prefetch(urls, product: { disk == nil ? .decoded(ImageKey(url: $0)) : nil },
-                                   skip: { disk?.contains($0) ?? false })
+        let urls = requests.compactMap(\.url).filter { keys[$0] != nil }
+        var seen = Set<URL>()
+        await coordinator.prefetch(urls.filter { seen.insert($0).inserted },
+                                   product: { url in disk == nil ? keys[url].map { .decoded($0) } : nil },
+                                   skip: { disk?.contains($0) ?? false }, headers: { headers[$0] ?? [:] })
     }
 
     /// Forgets the prefetches of `urls`; a download nobody awaits is cancelled.

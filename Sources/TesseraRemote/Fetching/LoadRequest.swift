@@ -15,11 +15,14 @@ public struct LoadRequest: Sendable, Hashable {
     public var ifNoneMatch: String?
     /// The `Last-Modified` of the cached copy, sent as `If-Modified-Since`.
     public var ifModifiedSince: String?
+    /// Extra request headers (``ImageRequest/headers``).
+    public var headers: [String: String]
 
     /// Creates a request.
     public init(url: URL, timeout: Duration = .seconds(30), maximumBytes: Int = 64 << 20,
-                ifNoneMatch: String? = nil, ifModifiedSince: String? = nil) {
+                ifNoneMatch: String? = nil, ifModifiedSince: String? = nil, headers: [String: String] = [:]) {
         self.url = url
+        self.headers = headers
         self.timeout = timeout
         self.maximumBytes = maximumBytes
         self.ifNoneMatch = ifNoneMatch

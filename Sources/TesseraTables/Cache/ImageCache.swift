@@ -71,17 +71,43 @@ public final class ImageCache: Sendable {
         tables[name]?.contains(entityID: entity.entityID, sourceID: entity.sourceImageID) ?? false
     }
 
+    /// The image an entity request asks for: ``image(for:format:)`` with the request's entity and format.
+    /// - Throws: ``CacheFailure/unknownFormat(_:)`` for a URL request or a format this cache does not
+    ///   have, and whatever ``image(for:format:)`` throws.
+    public func image(for request: ImageRequest) async throws(TesseraError) -> TableImage {
+        guard case .entity(let entity, let format) = request.source else {
+            throw TesseraError(.cache(.unknownFormat("(a URL request; ImageCache serves entity requests)")))
+        }
+        return try await image(for: entity, format: format.name)
+    }
+
+    /// The cached image of an entity request, or `nil` (no I/O, no decoding).
+    public func cachedImage(for request: ImageRequest) -> TableImage? {
+        guard case .entity(let entity, let format) = request.source else { return nil }
+        return cachedImage(for: entity, format: format.name)
+    }
+
     /// The image, loading the source through the provider on a miss (see the type's threading model).
-    /// - Throws: `CancellationError` when cancelled; ``TesseraError`` when the format is unknown, the
-    ///   entity has no URL, or the source cannot be loaded, decoded or stored.
-    public func image(for entity: some ImageEntity, format name: String) async throws -> TableImage {
+    /// - Throws: ``TesseraError``: ``TesseraError/Reason/cancelled`` when cancelled; `.cache` when the
+    ///   format is unknown, the entity has no URL, or the source cannot be loaded; `.decoding` or
+    ///   `.storage` when it cannot be decoded or stored.
+    public func image(for entity: some ImageEntity, format name: String) async throws(TesseraError) -> TableImage {
         let format = try self.format(named: name)
         if let hit = cachedImage(for: entity, format: name) { return hit }
         guard let url = entity.sourceImageURL(for: format) else {
             throw TesseraError(.cache(.noSourceURL(entityID: entity.entityID.uuidString, format: name)))
         }
         let waiterID = state.withLock { $0.makeWaiterID() }
-        return try await withTaskCancellationHandler {
+        do {
+            return try await waitForRequest(url: url, entity: entity, format: format, waiterID: waiterID)
+        } catch {
+            throw Self.typed(error, url: url)
+        }
+    }
+
+    /// Joins or starts the request for `url` and waits for this waiter's image.
+    private func waitForRequest(url: URL, entity: some ImageEntity, format: ImageFormat, waiterID: Int) async throws -> TableImage {
+        try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TableImage, any Error>) in
                 let waiter = RequestState.Waiter(entity: entity, format: format, continuation: continuation)
                 let cancelledEarly = state.withLock { state -> Bool in
@@ -106,12 +132,12 @@ public final class ImageCache: Sendable {
     /// `completion` is called exactly once, later, from another task (`CancellationError` when cancelled).
     @discardableResult
     public func loadImage(for entity: some ImageEntity, format name: String,
-                          completion: @escaping @Sendable (Result<TableImage, any Error>) -> Void) -> RequestTicket {
+                          completion: @escaping @Sendable (Result<TableImage, TesseraError>) -> Void) -> RequestTicket {
         state.withLock { state in
             let id = state.makeWaiterID()
             let task = Task.detached { [self] in
-                let result: Result<TableImage, any Error>
-                do { result = .success(try await image(for: entity, format: name)) } catch { result = .failure(error) }
+                let result: Result<TableImage, TesseraError>
+                do throws(TesseraError) { result = .success(try await image(for: entity, format: name)) } catch { result = .failure(error) }
                 _ = self.state.withLock { $0.tickets.removeValue(forKey: id) }
                 completion(result)
             }
@@ -255,9 +281,8 @@ public final class ImageCache: Sendable {
         }
     }
 
-    private static func typed(_ error: any Error, url: URL) -> any Error {
-        if error is TesseraError || error is CancellationError { return error }
-        return TesseraError(.cache(.sourceUnavailable(url: url.absoluteString, message: "\(error)")))
+    private static func typed(_ error: any Error, url: URL) -> TesseraError {
+        TesseraError.wrapping(error) { TesseraError(.cache(.sourceUnavailable(url: url.absoluteString, message: "\($0)"))) }
     }
 }
 

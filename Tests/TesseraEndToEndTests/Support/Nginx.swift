@@ -22,8 +22,10 @@ final class Nginx {
         var status: Int
         var bodyBytes: Int
         var ifNoneMatch: String
+        /// The `Authorization` header, `-` when absent.
+        var authorization: String
 
-        var description: String { "\(method) \(uri) \(status) \(bodyBytes) inm=\(ifNoneMatch)" }
+        var description: String { "\(method) \(uri) \(status) \(bodyBytes) inm=\(ifNoneMatch) auth=\(authorization)" }
     }
 
     let port: Int
@@ -110,8 +112,9 @@ final class Nginx {
         let text = try String(contentsOfFile: prefix.path("access.log"), encoding: .utf8)
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 5, let status = Int(fields[2]), let bytes = Int(fields[3]) else { return nil }
-            return Request(method: fields[0], uri: fields[1], status: status, bodyBytes: bytes, ifNoneMatch: fields[4])
+            guard fields.count == 6, let status = Int(fields[2]), let bytes = Int(fields[3]) else { return nil }
+            return Request(method: fields[0], uri: fields[1], status: status, bodyBytes: bytes, ifNoneMatch: fields[4],
+                           authorization: fields[5])
         }
     }
 
@@ -146,7 +149,7 @@ final class Nginx {
         http {
             types { image/jpeg jpg jpeg; image/png png; }
             default_type application/octet-stream;
-            log_format e2e '$request_method\\t$request_uri\\t$status\\t$body_bytes_sent\\t$http_if_none_match';
+            log_format e2e '$request_method\\t$request_uri\\t$status\\t$body_bytes_sent\\t$http_if_none_match\\t$http_authorization';
             access_log \(prefix)/access.log e2e;
             client_body_temp_path \(prefix)/tmp/body;
             proxy_temp_path \(prefix)/tmp/proxy;

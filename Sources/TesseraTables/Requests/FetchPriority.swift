@@ -1,5 +1,4 @@
 import TesseraImaging
-import TesseraTables
 /// Which queue a request waits in (SGImageCache's fast and slow queues).
 public enum FetchPriority: String, Sendable, Hashable, Codable {
     /// Needed now: the fast lane, several downloads in parallel.
