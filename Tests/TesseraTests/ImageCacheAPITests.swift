@@ -32,6 +32,25 @@ struct ImageCacheAPITests {
         #expect(cache.table(for: "nope") == nil)
     }
 
+    @Test("formats are addressed by their ImageFormat value; a handle this cache was not made with is unknown")
+    func formatHandles() async throws {
+        let dir = try temporaryDirectory()
+        let file = dir.appendingPathComponent("green.png")
+        try Data(try solidPNG(Color(red: 0, green: 1, blue: 0))).write(to: file)
+        let cache = try ImageCache(formats: [medium], directory: dir.appendingPathComponent("t"), provider: FileSourceImageProvider())
+        let user = User("gil", url: file)
+        let image = try await cache.image(for: user, format: medium)
+        #expect(image.pixel(x: 3, y: 3) == [0, 255, 0, 255])
+        #expect(cache.cachedImage(for: user, format: medium) != nil && cache.imageExists(for: user, format: medium))
+        #expect(try cache.format(named: "medium") == medium)
+        let impostor = ImageFormat(name: "medium", style: .gray8, size: PixelSize(width: 8, height: 8), maximumCount: 2)
+        #expect(!cache.isConfigured(impostor) && cache.cachedImage(for: user, format: impostor) == nil)
+        await #expect(throws: TesseraError(.cache(.unknownFormat("medium")))) { _ = try await cache.image(for: user, format: impostor) }
+        #expect(throws: TesseraError(.cache(.unknownFormat("typo")))) { _ = try cache.format(named: "typo") }
+        cache.deleteImage(for: user, format: medium)
+        #expect(!cache.imageExists(for: user, format: medium))
+    }
+
     @Test("cancelRequest right after loadImage is never lost: the completion gets .cancelled")
     func cancelRightAway() async throws {
         for round in 0..<50 {

@@ -78,13 +78,13 @@ public final class ImageCache: Sendable {
         guard case .entity(let entity, let format) = request.source else {
             throw TesseraError(.cache(.unknownFormat("(a URL request; ImageCache serves entity requests)")))
         }
-        return try await image(for: entity, format: format.name)
+        return try await image(for: entity, format: format)
     }
 
     /// The cached image of an entity request, or `nil` (no I/O, no decoding).
     public func cachedImage(for request: ImageRequest) -> TableImage? {
         guard case .entity(let entity, let format) = request.source else { return nil }
-        return cachedImage(for: entity, format: format.name)
+        return cachedImage(for: entity, format: format)
     }
 
     /// The image, loading the source through the provider on a miss (see the type's threading model).
@@ -184,7 +184,9 @@ public final class ImageCache: Sendable {
 
     // MARK: Internals
 
-    private func format(named name: String) throws(TesseraError) -> ImageFormat {
+    /// The configured format named `name`: resolve names once, then pass the ``ImageFormat`` itself.
+    /// - Throws: ``CacheFailure/unknownFormat(_:)``.
+    public func format(named name: String) throws(TesseraError) -> ImageFormat {
         guard let format = formats[name] else { throw TesseraError(.cache(.unknownFormat(name))) }
         return format
     }
