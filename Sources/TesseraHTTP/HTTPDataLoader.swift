@@ -146,7 +146,7 @@ public final class HTTPDataLoader: DataLoading {
                 response = try await client.execute(http, deadline: .now() + TimeAmount(request.timeout))
             } catch where Self.isConnectFailure(error) {
                 refusedHosts.refused(hostKey)
-                throw TesseraError(.fetching(.connectionRefused(url: address, recently: false)))
+                throw TesseraError(.fetching(.connectionRefused(url: address, recently: false)), underlying: error)
             }
             refusedHosts.answered(hostKey)
             let url = response.url ?? request.url
@@ -197,15 +197,15 @@ public final class HTTPDataLoader: DataLoading {
         if let client = error as? HTTPClientError {
             switch client {
             case .deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout, .getConnectionFromPoolTimeout:
-                return TesseraError(.fetching(.timeout(url: address)))
+                return TesseraError(.fetching(.timeout(url: address)), underlying: client)
             case .redirectLimitReached, .redirectCycleDetected:
-                return TesseraError(.fetching(.redirectLimit(url: address)))
+                return TesseraError(.fetching(.redirectLimit(url: address)), underlying: client)
             case .cancelled:
                 return CancellationError()
             default:
                 break
             }
         }
-        return TesseraError(.fetching(.transport(url: address, message: "\(error)")))
+        return TesseraError(.fetching(.transport(url: address, message: "\(error)")), underlying: error)
     }
 }

@@ -117,9 +117,10 @@ struct FetchLoaderTests {
         let url = URL(string: "http://127.0.0.1:\(port)/gone.png")!
         let other = URL(string: "http://127.0.0.1:\(port)/other.png")!
         let impatient = HTTPDataLoader(configuration: .init(refusedHostCooldown: .seconds(600)))
-        await #expect(throws: TesseraError(.fetching(.connectionRefused(url: url.absoluteString, recently: false)))) {
+        let refused = await #expect(throws: TesseraError(.fetching(.connectionRefused(url: url.absoluteString, recently: false)))) {
             _ = try await impatient.load(LoadRequest(url: url, timeout: .seconds(10)), progress: { _ in })
         }
+        #expect(refused?.underlying != nil, "the transport's own error is kept as a value")
         await #expect(throws: TesseraError(.fetching(.connectionRefused(url: other.absoluteString, recently: true)))) {
             _ = try await impatient.load(LoadRequest(url: other, timeout: .seconds(10)), progress: { _ in })
         }

@@ -24,9 +24,18 @@ public struct TesseraError: Error, Sendable, Equatable, CustomStringConvertible 
 
     /// What failed.
     public let reason: Reason
+    /// The error from below that caused this one, kept as a value when there is one: a loader's or a
+    /// source provider's own error, AsyncHTTPClient's or NIO's transport error. Not part of equality.
+    public let underlying: (any Error)?
 
-    /// Creates an error with a reason.
-    public init(_ reason: Reason) { self.reason = reason }
+    /// Creates an error with a reason and, optionally, the error that caused it.
+    public init(_ reason: Reason, underlying: (any Error)? = nil) {
+        self.reason = reason
+        self.underlying = underlying
+    }
+
+    /// Errors are equal when their reasons are (the underlying error is context, not identity).
+    public static func == (lhs: TesseraError, rhs: TesseraError) -> Bool { lhs.reason == rhs.reason }
 
     /// A one-line human-readable explanation.
     public var description: String {

@@ -171,7 +171,7 @@ public final class ImageManager: Sendable {
     /// Any error of a request for `url` as a ``TesseraError`` (a custom loader's own error becomes a
     /// ``FetchFailure/transport(url:message:)``).
     private static func typed(_ error: any Error, url: URL) -> TesseraError {
-        TesseraError.wrapping(error) { TesseraError(.fetching(.transport(url: url.absoluteString, message: "\($0)"))) }
+        TesseraError.wrapping(error) { TesseraError(.fetching(.transport(url: url.absoluteString, message: "\($0)")), underlying: $0) }
     }
 
     /// Whether the disk cache holds bytes for `url` (from its in-memory index: no I/O).

@@ -284,7 +284,7 @@ public final class ImageCache: Sendable {
     }
 
     private static func typed(_ error: any Error, url: URL) -> TesseraError {
-        TesseraError.wrapping(error) { TesseraError(.cache(.sourceUnavailable(url: url.absoluteString, message: "\($0)"))) }
+        TesseraError.wrapping(error) { TesseraError(.cache(.sourceUnavailable(url: url.absoluteString, message: "\($0)")), underlying: $0) }
     }
 }
 
