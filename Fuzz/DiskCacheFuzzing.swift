@@ -67,7 +67,7 @@ enum DiskCacheFuzzing {
             _ = utimensat(AT_FDCWD, path, &times, 0)
         }
         let configuration = DiskCache.Configuration(directory: directory, sizeLimit: control & 16 != 0 ? 2048 : 1 << 20,
-                                                    ageLimit: control & 8 != 0 ? 86_400 : nil)
+                                                    ageLimit: control & 8 != 0 ? .seconds(86_400) : nil)
         let clock: @Sendable () -> Date = { now }
         blocking {
             do {
@@ -81,7 +81,7 @@ enum DiskCacheFuzzing {
                     precondition(entry.data == decoded.data && entry.info == decoded.info, "served other bytes than the file holds")
                     _ = entry.info.isFresh(at: now)
                     _ = entry.info.refreshed(by: LoadResponse(url: url, statusCode: 304, headers: ["cache-control": "max-age=60"]),
-                                             now: now, defaultMaxAge: 60)
+                                             now: now, defaultMaxAge: .seconds(60))
                 } else {
                     precondition(decoded?.info.url != url.absoluteString, "a valid file was not served")
                     precondition(!cache.contains(url), "an unreadable file stayed indexed")

@@ -27,7 +27,7 @@ enum FreshnessFuzzing {
         precondition(control.maxAge.map { $0 >= 0 } ?? true, "negative max-age \(control)")
         _ = HTTPCacheInfo.isStorable(response)
         for value in response.headers.values { _ = HTTPCacheInfo.parseHTTPDate(value) }
-        let info = HTTPCacheInfo(response: response, requestedURL: url, now: now, defaultMaxAge: 3600)
+        let info = HTTPCacheInfo(response: response, requestedURL: url, now: now, defaultMaxAge: .seconds(3600))
         let lifetime = info.expiresAt.timeIntervalSince(now)
         precondition(info.storedAt == now && lifetime.isFinite && lifetime >= 0 && lifetime <= 2_147_483_648,
                      "freshness out of range: \(lifetime) s for \(response.headers)")
@@ -36,7 +36,7 @@ enum FreshnessFuzzing {
         do { file = try DiskCacheFile.encode(Data([1, 2, 3]), info: info) } catch { preconditionFailure("cannot store \(info): \(error)") }
         guard let back = DiskCacheFile.decode(file) else { preconditionFailure("stored information does not read back: \(info)") }
         precondition(back.info == info && back.data == Data([1, 2, 3]), "stored information changed: \(info) → \(back.info)")
-        let refreshed = info.refreshed(by: LoadResponse(url: url, statusCode: 304, headers: response.headers), now: now, defaultMaxAge: 60)
+        let refreshed = info.refreshed(by: LoadResponse(url: url, statusCode: 304, headers: response.headers), now: now, defaultMaxAge: .seconds(60))
         precondition(refreshed.url == info.url && refreshed.etag == info.etag && refreshed.lastModified == info.lastModified,
                      "revalidation lost validators")
     }
