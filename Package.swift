@@ -13,7 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
-        // A real HTTP origin on 127.0.0.1 for the fetch tests and `tessera bench fetch`.
+        // The test-support origin (TesseraTestSupport) on 127.0.0.1 for the tests, the demo and the benchmarks.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
@@ -63,33 +63,38 @@ let package = Package(
             name: "TesseraMeasurement",
             dependencies: ["Tessera"]
         ),
+        // Test support, in no product (as swift-nio's NIOTestUtils): the one HTTP origin (Hummingbird on
+        // 127.0.0.1) of the tests, the demo, `tessera bench fetch` and `TesseraStress --fetch-load`, and
+        // the stress table's pixel pattern shared by `TesseraStress` and the tests.
+        .target(
+            name: "TesseraTestSupport",
+            dependencies: [
+                "TesseraImaging", "TesseraTables",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         // The `tessera` command.
         .executableTarget(
             name: "TesseraCLI",
             dependencies: [
-                "Tessera", "TesseraHTTP", "TesseraMeasurement", "CCairo", "CTurboJPEG", "CWebP",
+                "Tessera", "TesseraHTTP", "TesseraMeasurement", "TesseraTestSupport", "CCairo", "CTurboJPEG", "CWebP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Writer process for the image table crash test (killed with SIGKILL at random points).
-        // Also the load tool for ImageManager (`--fetch-load`), with its own Hummingbird origin.
+        // Also the load tool for ImageManager (`--fetch-load`) against a TesseraTestSupport origin.
         .executableTarget(
             name: "TesseraStress",
-            dependencies: [
-                "Tessera", "TesseraHTTP",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: ["Tessera", "TesseraHTTP", "TesseraTestSupport"]
         ),
+        // Launches the built `TesseraStress` executable as a child process (found next to the test bundle).
         .testTarget(
             name: "TesseraTests",
             dependencies: [
-                "Tessera", "TesseraImaging", "TesseraTables", "TesseraRemote", "TesseraHTTP", "TesseraStress", "TesseraCLI", "TesseraMeasurement",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                "Tessera", "TesseraImaging", "TesseraTables", "TesseraRemote", "TesseraHTTP", "TesseraCLI", "TesseraMeasurement",
+                "TesseraTestSupport",
             ]
         ),
         // End to end: the release `tessera` binary (TESSERA_RELEASE_BINARY, set by `make test`) against real

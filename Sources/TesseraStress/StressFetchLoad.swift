@@ -1,13 +1,12 @@
 import Foundation
-import Hummingbird
-import Logging
 import Synchronization
 import Tessera
 import TesseraHTTP
+import TesseraTestSupport
 
 /// `TesseraStress --fetch-load --dir D [--seconds S | --operations N] [--tasks T]`: T tasks hammer one
 /// ``ImageManager`` (small memory and disk caches, so that both evict all the time) against a local
-/// Hummingbird origin on 127.0.0.1 serving 120 PNGs (fresh for an hour, revalidated with an ETag on
+/// ``Origin`` on 127.0.0.1 serving 120 PNGs (fresh for an hour, revalidated with an ETag on
 /// every use, or `no-store`), while ``StressLoad`` runs on two image tables in the same process.
 ///
 /// Operations: encoded bytes (must equal the origin's bytes exactly), decoded thumbnails (the
@@ -36,14 +35,13 @@ struct StressFetchLoad {
         let bodies = try (0..<Self.imageCount).map { k in
             try PNGEncoder().encode(try Bitmap.drawing(size: PixelSize(width: 40 + k % 23, height: 30 + k % 17)) { $0.fill(with: Self.color(k)) })
         }
-        let (port, server) = try await Self.startOrigin(bodies: bodies)
-        defer { server.cancel() }
+        let origin = try await Self.startOrigin(bodies: bodies)
         let cacheDirectory = directory.appendingPathComponent("disk-cache", isDirectory: true)
         let manager = try ImageManager(configuration: .init(memory: .init(costLimit: 256 << 10, countLimit: 40),
                                                             disk: .init(directory: cacheDirectory, sizeLimit: Self.diskLimit),
                                                             diskSweepInterval: .seconds(1), requestTimeout: .seconds(30)),
                                        loader: HTTPDataLoader())
-        let urls = (0..<Self.imageCount).map { URL(string: "http://127.0.0.1:\(port)/img/\($0).png")! }
+        let urls = (0..<Self.imageCount).map { origin.url("/img/\($0).png") }
         let counters = Counters()
         let start = ContinuousClock.now
         let deadline = seconds > 0 ? start + .milliseconds(Int(seconds * 1000)) : nil
@@ -144,30 +142,17 @@ struct StressFetchLoad {
     }
 
     /// The origin: `/img/K.png` is body K; K % 3 == 0 fresh for an hour, 1 revalidated by ETag every time, 2 `no-store`.
-    private static func startOrigin(bodies: [[UInt8]]) async throws -> (Int, Task<Void, any Error>) {
-        let router = Router()
-        router.get("/img/:name") { request, context -> Response in
-            let name = context.parameters.get("name") ?? ""
-            guard let k = Int(name.replacingOccurrences(of: ".png", with: "")), bodies.indices.contains(k) else { return Response(status: .notFound) }
-            var headers = HTTPFields()
+    /// It keeps no arrival log (only counts), so that its memory stays flat however long the load runs,
+    /// and listens until the process exits.
+    private static func startOrigin(bodies: [[UInt8]]) async throws -> Origin {
+        let origin = try await Origin.start(logsArrivals: false)
+        for (k, body) in bodies.enumerated() {
             switch k % 3 {
-            case 0: headers[.cacheControl] = "max-age=3600"
-            case 1:
-                headers[.cacheControl] = "no-cache"
-                headers[.eTag] = "\"\(k)\""
-                if request.headers[.ifNoneMatch] == "\"\(k)\"" { return Response(status: .notModified, headers: headers) }
-            default: headers[.cacheControl] = "no-store"
+            case 0: origin.set("/img/\(k).png", .init(body: body, cacheControl: "max-age=3600"))
+            case 1: origin.set("/img/\(k).png", .init(body: body, cacheControl: "no-cache", etag: "\"\(k)\""))
+            default: origin.set("/img/\(k).png", .init(body: body, cacheControl: "no-store"))
             }
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bodies[k])))
         }
-        var logger = Logger(label: "tessera.stress.origin")
-        logger.logLevel = .critical
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { continuation.yield($0.localAddress?.port ?? 0); continuation.finish() }, logger: logger)
-        let task = Task { try await app.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0 else { task.cancel(); throw POSIXError(.EADDRNOTAVAIL) }
-        return (port, task)
+        return origin
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Tessera
+import TesseraTestSupport
 
 /// `TesseraStress --fill --dir D [--rlimit]`: stores entries until the file system refuses (a full
 /// disk: `ENOSPC`; with `--rlimit`, `RLIMIT_FSIZE` set to the file's size after the first chunk:

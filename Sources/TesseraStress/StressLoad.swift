@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Tessera
+import TesseraTestSupport
 
 /// `TesseraStress --load --dir D [--seconds S | --operations N] [--tasks T]`: T tasks hammer two
 /// shared tables (a small bgra32 one and a gray8 one) with lookups, stores and deletes, holding

@@ -1,5 +1,6 @@
 import Foundation
 import Tessera
+import TesseraTestSupport
 
 /// The checking half of the crash test (`TesseraStress --verify --dir D --journal J`), run after
 /// every SIGKILL of the writer:

@@ -1,5 +1,6 @@
 import Foundation
 import Tessera
+import TesseraTestSupport
 
 /// The writer half of the crash test: stores, looks up and deletes entries of the stress table
 /// until killed (or for `count` operations), journalling what it does so that ``StressVerifier``

@@ -17,6 +17,7 @@
 //   TesseraStress --disk-fill --disk-cache C        writes refused (RLIMIT_FSIZE) keep entries (StressDiskFill)
 import Foundation
 import Tessera
+import TesseraTestSupport
 
 var options: [String: String] = [:]
 var args = CommandLine.arguments.dropFirst().makeIterator()

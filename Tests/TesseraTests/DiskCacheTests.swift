@@ -5,6 +5,7 @@ import Testing
 @testable import TesseraRemote
 import Tessera
 import TesseraHTTP
+import TesseraTestSupport
 
 @Suite("DiskCache: files, index, limits, corruption")
 struct DiskCacheTests {

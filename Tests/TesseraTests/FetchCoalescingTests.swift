@@ -6,6 +6,7 @@ import Testing
 @testable import TesseraRemote
 import Tessera
 import TesseraHTTP
+import TesseraTestSupport
 
 @Suite("ImageManager: coalescing, cancellation, always-async delivery")
 struct FetchCoalescingTests {

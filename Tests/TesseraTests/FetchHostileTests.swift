@@ -5,6 +5,7 @@ import Testing
 @testable import TesseraRemote
 import Tessera
 import TesseraHTTP
+import TesseraTestSupport
 
 /// Hostile HTTP input against the Hummingbird origin on 127.0.0.1: bodies that stop trickling,
 /// redirects to other schemes and in cycles, URLs crafted to escape the cache directory. Timeouts

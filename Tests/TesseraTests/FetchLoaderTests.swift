@@ -6,6 +6,7 @@ import Testing
 @testable import TesseraRemote
 import Tessera
 import TesseraHTTP
+import TesseraTestSupport
 
 @Suite("HTTPDataLoader and ImageManager: typed failures")
 struct FetchLoaderTests {

@@ -5,6 +5,7 @@ import Testing
 @testable import TesseraRemote
 import Tessera
 import TesseraHTTP
+import TesseraTestSupport
 
 @Suite("ImageManager: fast and slow lanes, prefetch, demote, promote")
 struct FetchQueueTests {

@@ -4,6 +4,7 @@ import Testing
 @testable import TesseraTables
 @testable import TesseraRemote
 import Tessera
+import TesseraTestSupport
 
 let small = ImageFormat(name: "small", family: "users", style: .bgr565, size: PixelSize(width: 32, height: 32), maximumCount: 50)
 let medium = ImageFormat(name: "medium", family: "users", style: .bgra32, size: PixelSize(width: 64, height: 64), maximumCount: 50)

@@ -4,6 +4,7 @@ import Testing
 @testable import TesseraTables
 @testable import TesseraRemote
 import Tessera
+import TesseraTestSupport
 
 @Suite("Image table across processes and threads")
 struct ImageTableProcessTests {
@@ -11,14 +12,14 @@ struct ImageTableProcessTests {
 
     /// Opens the stress table and checks every entry against the recomputed pattern.
     private func checkStressTable(_ dir: URL, context: String) throws -> Int {
-        let table = try ImageTable(format: StressMirror.format, directory: dir)
+        let table = try ImageTable(format: StressPattern.format, directory: dir)
         let entries = table.entries()
-        #expect(entries.count <= StressMirror.format.maximumCount, "\(context)")
+        #expect(entries.count <= StressPattern.format.maximumCount, "\(context)")
         #expect(Set(entries.map(\.slot)).count == entries.count)
         for entry in entries {
             let image = try #require(table.image(for: entry.entityID), "\(context): listed entry \(entry.entityID) missing")
-            #expect(StressMirror.entityIndex(entry.entityID) != nil, "\(context)")
-            #expect(StressMirror.sourceEntityIndex(image.sourceID) == StressMirror.entityIndex(entry.entityID), "\(context)")
+            #expect(StressPattern.entityIndex(entry.entityID) != nil, "\(context)")
+            #expect(StressPattern.sourceEntityIndex(image.sourceID) == StressPattern.entityIndex(entry.entityID), "\(context)")
             #expect(P.isExact(image), "\(context): wrong pixels for \(entry.entityID)")
         }
         let report = table.verify()
@@ -39,7 +40,7 @@ struct ImageTableProcessTests {
     @Test("a table open here is locked for another process")
     func crossProcessLock() throws {
         let dir = TemporaryDirectory()
-        let table = try ImageTable(format: StressMirror.format, directory: dir.url)
+        let table = try ImageTable(format: StressPattern.format, directory: dir.url)
         let child = try StressChild(directory: dir.url, seed: 1, count: 10)
         #expect(child.readLine() == "locked")
         #expect(child.finish() == 3)

@@ -4,7 +4,7 @@ import Testing
 @testable import TesseraTables
 @testable import TesseraRemote
 import Tessera
-@testable import TesseraStress
+import TesseraTestSupport
 
 /// A fresh temporary directory, removed when the value is released.
 final class TemporaryDirectory {
@@ -27,7 +27,7 @@ enum TablePattern {
         UUID(uuid: (kind, 0, UInt8(k & 0xFF), UInt8(k >> 8 & 0xFF), 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 1))
     }
 
-    /// The crash-test writer's own pixel function (`TesseraStress`'s `StressPattern.fill`): a pure
+    /// The crash-test writer's own pixel function (``StressPattern/fill(_:entity:source:)``): a pure
     /// function of both ids, so a reader recomputes exactly what the killed writer stored.
     static func fill(_ view: MutableBitmapView, entity: UUID, source: UUID) {
         StressPattern.fill(view, entity: entity, source: source)
@@ -133,25 +133,5 @@ final class StressChild {
         while readLine() != nil {}
         process.waitUntilExit()
         return process.terminationStatus
-    }
-}
-
-/// The crash-test table's format and ids, mirrored from `TesseraStress`.
-enum StressMirror {
-    static let format = ImageFormat(name: "stress", family: "stress", style: .bgra32,
-                                    size: PixelSize(width: 64, height: 64), maximumCount: 40)
-
-    /// The entity index a stress entity id encodes, if it is one.
-    static func entityIndex(_ id: UUID) -> Int? {
-        let u = id.uuid
-        guard u.0 == 0x7E, u.1 == 0x57 else { return nil }
-        return Int(u.2) | Int(u.3) << 8
-    }
-
-    /// The entity index a stress source id encodes, if it is one.
-    static func sourceEntityIndex(_ id: UUID) -> Int? {
-        let u = id.uuid
-        guard u.0 == 0x50, u.1 == 0x43 else { return nil }
-        return Int(u.2) | Int(u.3) << 8
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Tessera
 import TesseraHTTP
+import TesseraTestSupport
 
 /// `tessera bench fetch [--json]`: urgent requests behind a prefetch backlog, prioritized lanes against
 /// one FIFO queue, against a local origin with injected latency; and origin requests per distinct URL.
@@ -63,7 +64,7 @@ struct FetchBenchmark: AsyncParsableCommand {
         let png = try PNGEncoder().encode(try Bitmap.drawing(size: PixelSize(width: 256, height: 256)) {
             $0.fill(with: Color(red: 0.2, green: 0.5, blue: 0.8))
         })
-        let origin = try await LatencyOrigin.start(body: png, latency: .milliseconds(latencyMilliseconds))
+        let origin = try await Self.startOrigin(body: png, latency: .milliseconds(latencyMilliseconds))
         let loader = HTTPDataLoader(configuration: .init(maximumConnectionsPerHost: max(8, width * 2)))
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-bench-fetch-\(getpid())")
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -109,8 +110,16 @@ struct FetchBenchmark: AsyncParsableCommand {
               + String(format: "(%.2f per distinct URL)", Double(coalesced) / Double(distinct)))
     }
 
+    /// The benchmark's origin: every path answers `body` as `image/png` after `latency`; only counts
+    /// per path are kept.
+    private static func startOrigin(body: [UInt8], latency: Duration) async throws -> Origin {
+        let origin = try await Origin.start(latency: latency, logsArrivals: false)
+        origin.set("*", .init(body: body, contentType: "image/png"))
+        return origin
+    }
+
     /// One repetition: queue the backlog, wait until it is queued, time the urgent requests, cancel the rest.
-    private func measure(scheduling: FetchScheduling, prefix: String, origin: LatencyOrigin, loader: HTTPDataLoader,
+    private func measure(scheduling: FetchScheduling, prefix: String, origin: Origin, loader: HTTPDataLoader,
                          directory: URL) async throws -> Double {
         var configuration = ImageManager.Configuration(disk: DiskCache.Configuration(directory: directory), diskSweepInterval: nil,
                                                        maximumConcurrentDownloads: width)

@@ -7,7 +7,7 @@ import TesseraMeasurement
 /// the thumbnails costs the frame thread — conventional decoding, background decoding, a memory
 /// cache with prefetch, and image tables (first fill, warm, cold start in a new process), plus
 /// resolution swapping.
-struct DemoCommand: ParsableCommand {
+struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Scroll a photo grid at 60 Hz: conventional loading vs background decode vs memory cache vs image tables.",
@@ -40,10 +40,10 @@ struct DemoCommand: ParsableCommand {
     @Option(help: .hidden) var child: String?
     @Option(help: .hidden) var config: String?
 
-    func run() throws {
+    func run() async throws {
         if let child {
             guard let config else { throw ValidationError("--child needs --config") }
-            let results = try DemoRunner.run(child, configuration: DemoConfiguration.load(config))
+            let results = try await DemoRunner.run(child, configuration: DemoConfiguration.load(config))
             try Terminal.json(results)
             return
         }

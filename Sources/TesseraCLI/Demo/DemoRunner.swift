@@ -1,6 +1,5 @@
 import Foundation
 import Tessera
-import TesseraHTTP
 
 /// The work of one child process: builds a method, scrolls the grid with it and returns results.
 ///
@@ -12,7 +11,7 @@ enum DemoRunner {
     /// The child names, in the order the parent runs them.
     static let children = ["conventional", "conventional-swap", "background", "memory-cache", "tables", "tables-cold", "tables-http"]
 
-    static func run(_ child: String, configuration c: DemoConfiguration) throws -> [DemoMethodResult] {
+    static func run(_ child: String, configuration c: DemoConfiguration) async throws -> [DemoMethodResult] {
         let full = c.grid.cellSize, low = c.lowResolutionSize
         switch child {
         case "conventional":
@@ -40,18 +39,13 @@ enum DemoRunner {
         case "tables":
             return try tables(c)
         case "tables-http":
-            let (cache, origin) = try openCache(c, http: true)
-            defer { origin?.stop() }
-            try cache.reset()
-            let method = ImageTableMethod(cache: cache, photos: photos(c, origin: origin), fullName: c.fullFormat.name, lowName: c.lowFormat.name)
-            let run = FrameLoop(configuration: c, swapsResolution: false).run(method)
-            drain(method)
-            return [DemoMethodResult(id: child, label: "image tables, empty (filled over HTTP, 127.0.0.1)", run: run, configuration: c,
-                                 failures: method.failures, tableBytes: tableBytes(cache, c))]
+            let origin = try await DemoOrigin.start(files: c.sourcePaths)
+            let results = Result { try tablesOverHTTP(c, origin: origin) }
+            await origin.stop()
+            return try results.get()
         case "tables-cold":
-            let (cache, origin) = try openCache(c, http: false)
-            defer { origin?.stop() }
-            let method = ImageTableMethod(cache: cache, photos: photos(c, origin: origin), fullName: c.fullFormat.name, lowName: c.lowFormat.name)
+            let cache = try openCache(c, origin: nil)
+            let method = ImageTableMethod(cache: cache, photos: photos(c, origin: nil), fullName: c.fullFormat.name, lowName: c.lowFormat.name)
             let run = FrameLoop(configuration: c, swapsResolution: false).run(method)
             drain(method)
             return [DemoMethodResult(id: child, label: "image tables, cold start (new process)", run: run, configuration: c,
@@ -61,12 +55,22 @@ enum DemoRunner {
         }
     }
 
+    /// Empty tables of their own, filled over HTTP from `origin`.
+    private static func tablesOverHTTP(_ c: DemoConfiguration, origin: DemoOrigin) throws -> [DemoMethodResult] {
+        let cache = try openCache(c, origin: origin)
+        try cache.reset()
+        let method = ImageTableMethod(cache: cache, photos: photos(c, origin: origin), fullName: c.fullFormat.name, lowName: c.lowFormat.name)
+        let run = FrameLoop(configuration: c, swapsResolution: false).run(method)
+        drain(method)
+        return [DemoMethodResult(id: "tables-http", label: "image tables, empty (filled over HTTP, 127.0.0.1)", run: run, configuration: c,
+                             failures: method.failures, tableBytes: tableBytes(cache, c))]
+    }
+
     /// Fill (empty tables), then warm, then warm with resolution swapping, in one process.
     private static func tables(_ c: DemoConfiguration) throws -> [DemoMethodResult] {
-        let (cache, origin) = try openCache(c, http: false)
-        defer { origin?.stop() }
+        let cache = try openCache(c, origin: nil)
         try cache.reset()
-        let list = photos(c, origin: origin)
+        let list = photos(c, origin: nil)
         var results: [DemoMethodResult] = []
         let fill = ImageTableMethod(cache: cache, photos: list, fullName: c.fullFormat.name, lowName: c.lowFormat.name)
         let fillRun = FrameLoop(configuration: c, swapsResolution: false).run(fill)
@@ -88,27 +92,23 @@ enum DemoRunner {
         return results
     }
 
-    /// Opens the demo's cache with a provider for local files, or — for a loopback HTTP origin it
-    /// starts, with tables of their own — the project's `ImageManager` on its AsyncHTTPClient loader
-    /// (no memory or disk cache of its own: the tables are the cache). The provider is the only thing
-    /// that changes between the two fill paths.
-    static func openCache(_ c: DemoConfiguration, http: Bool) throws -> (ImageCache, LoopbackOrigin?) {
-        var origin: LoopbackOrigin? = nil
+    /// Opens the demo's cache with a provider for local files, or — for a loopback HTTP `origin`, with
+    /// tables of their own — the project's `ImageManager` on the origin's AsyncHTTPClient loader (no
+    /// memory or disk cache of its own: the tables are the cache). The provider is the only thing that
+    /// changes between the two fill paths.
+    static func openCache(_ c: DemoConfiguration, origin: DemoOrigin?) throws -> ImageCache {
         let provider: any SourceImageProviding
-        if http {
-            let server = try LoopbackOrigin(files: c.sourcePaths)
-            origin = server
-            provider = ImageManager(loader: HTTPDataLoader(), memoryCache: nil, diskCache: nil)
+        if let origin {
+            provider = ImageManager(loader: origin.loader, memoryCache: nil, diskCache: nil)
         } else {
             provider = FileSourceImageProvider()
         }
-        let directory = http ? c.tableDirectory.appendingPathComponent("http", isDirectory: true) : c.tableDirectory
-        let cache = try ImageCache(formats: [c.fullFormat, c.lowFormat], directory: directory, provider: provider)
-        return (cache, origin)
+        let directory = origin != nil ? c.tableDirectory.appendingPathComponent("http", isDirectory: true) : c.tableDirectory
+        return try ImageCache(formats: [c.fullFormat, c.lowFormat], directory: directory, provider: provider)
     }
 
     /// One entity per grid item, with a file URL or a URL on the loopback origin.
-    static func photos(_ c: DemoConfiguration, origin: LoopbackOrigin?) -> [DemoPhoto] {
+    static func photos(_ c: DemoConfiguration, origin: DemoOrigin?) -> [DemoPhoto] {
         c.sourcePaths.enumerated().map { index, path in
             let name = (path as NSString).lastPathComponent
             return DemoPhoto(name: name, url: origin?.url(forItem: index) ?? URL(fileURLWithPath: path))

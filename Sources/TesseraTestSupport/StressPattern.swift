@@ -1,39 +1,46 @@
 import Foundation
-import Tessera
+import TesseraImaging
+import TesseraTables
 
 /// The stress table's format and the pixels of every entry: a pure function of (entity id, source
 /// id), and every source id encodes its entity and a serial, so a verifier can recompute any entry
-/// exactly. `Tests/TesseraTests` mirrors it (`StressMirror`, `TablePattern.fill`).
-enum StressPattern {
-    static let format = ImageFormat(name: "stress", family: "stress", style: .bgra32,
-                                    size: PixelSize(width: 64, height: 64), maximumCount: 40)
-    static let entityCount = 100
+/// exactly. The `TesseraStress` crash and load tools write and check entries with it, and the tests
+/// check what those tools leave behind.
+public enum StressPattern {
+    /// The format of the stress table: 64×64 BGRA, 40 entries.
+    public static let format = ImageFormat(name: "stress", family: "stress", style: .bgra32,
+                                           size: PixelSize(width: 64, height: 64), maximumCount: 40)
+    /// How many distinct entities the stress tools use.
+    public static let entityCount = 100
 
-    static func entityID(_ k: Int) -> UUID {
+    /// The entity id of stress entity `k`.
+    public static func entityID(_ k: Int) -> UUID {
         UUID(uuid: (0x7E, 0x57, UInt8(k & 0xFF), UInt8(k >> 8 & 0xFF), 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 1))
     }
 
     /// The entity index a stress entity id encodes, if it is one.
-    static func entityIndex(_ id: UUID) -> Int? {
+    public static func entityIndex(_ id: UUID) -> Int? {
         let u = id.uuid
         guard u.0 == 0x7E, u.1 == 0x57 else { return nil }
         return Int(u.2) | Int(u.3) << 8
     }
 
-    static func sourceID(entity k: Int, serial n: UInt64) -> UUID {
+    /// The source id of version `n` of stress entity `k`: both numbers are encoded in the id.
+    public static func sourceID(entity k: Int, serial n: UInt64) -> UUID {
         let b = withUnsafeBytes(of: n.littleEndian) { Array($0) }
         return UUID(uuid: (0x50, 0x43, UInt8(k & 0xFF), UInt8(k >> 8 & 0xFF), b[0], b[1], 0x40 | (b[2] & 0x0F), b[3],
                            0x80 | (b[4] & 0x3F), b[5], b[6], b[7], 0, 0, 0, 2))
     }
 
     /// The entity index a stress source id encodes, if it is one.
-    static func sourceEntityIndex(_ id: UUID) -> Int? {
+    public static func sourceEntityIndex(_ id: UUID) -> Int? {
         let u = id.uuid
         guard u.0 == 0x50, u.1 == 0x43 else { return nil }
         return Int(u.2) | Int(u.3) << 8
     }
 
-    static func fill(_ view: MutableBitmapView, entity: UUID, source: UUID) {
+    /// Fills every byte of `view` (row padding included) with pseudo-random words seeded from both ids.
+    public static func fill(_ view: MutableBitmapView, entity: UUID, source: UUID) {
         var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
         for byte in withUnsafeBytes(of: entity.uuid, { Array($0) }) + withUnsafeBytes(of: source.uuid, { Array($0) }) {
             seed = (seed ^ UInt64(byte)) &* 0x100_0000_01B3
@@ -49,29 +56,10 @@ enum StressPattern {
     }
 
     /// Whether `image` holds exactly (every byte, row padding included) the pattern for its ids.
-    static func isExact(_ image: TableImage) -> Bool {
+    public static func isExact(_ image: TableImage) -> Bool {
         let expected = Bitmap(layout: image.layout) { fill($0, entity: image.entityID, source: image.sourceID) }
         return image.withUnsafeBytes { a in
             expected.withUnsafeBytes { b in a.count == b.count && memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
         }
     }
-}
-
-/// SplitMix64: the stress tools' deterministic random numbers.
-struct SplitMix: Sendable {
-    var state: UInt64
-
-    mutating func next(_ n: Int) -> Int {
-        state = state &+ 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int((z ^ (z >> 31)) % UInt64(n))
-    }
-}
-
-/// Writes `line` and a newline to a descriptor with one `write(2)` (unbuffered: it survives SIGKILL).
-func say(_ line: String, to fd: Int32 = 1) {
-    let bytes = Array((line + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
 }
