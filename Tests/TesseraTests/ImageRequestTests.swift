@@ -4,6 +4,7 @@ import Testing
 @testable import TesseraTables
 @testable import TesseraRemote
 import Tessera
+import TesseraTestSupport
 
 /// `ImageRequest` through `ImageManager`: cache policies, headers, entity sources, typed errors.
 @Suite("ImageRequest")
