@@ -26,9 +26,8 @@ actor FetchCoordinator {
 
     enum Phase { case preparing, queued, running, delivering }
 
-    struct Job {
-        let id: Int
-        var waiters: [Int: Waiter] = [:]
+    /// What a job holds besides its waiters (which ``CoalescingJobs`` keeps).
+    struct JobState {
         /// Prefetch requesters; the product is what to decode into memory (`nil`: bytes on disk suffice).
         var holds: [Int: FetchProduct?] = [:]
         var delivered: [FetchProduct: FetchOutput] = [:]
@@ -39,26 +38,22 @@ actor FetchCoordinator {
         /// lookups; sorting by this keeps the queues in request order.
         var order: Int
         var slot: CheckedContinuation<ProgressRelay, any Error>?
-        var task: Task<Void, Never>?
         let progress = ProgressRelay()
 
-        init(id: Int, order: Int) {
-            self.id = id
+        init(order: Int) {
             self.order = order
         }
-
-        var wantedLane: FetchPriority { waiters.values.contains { $0.priority == .urgent } ? .urgent : .prefetch }
-        var isAbandoned: Bool { waiters.isEmpty && holds.isEmpty }
     }
+
+    typealias Job = CoalescingJobs<URL, Waiter, JobState>.Job
 
     private let pipeline: FetchPipeline
     private let urgentWidth: Int
     private let scheduling: FetchScheduling
-    private var jobs: [URL: Job] = [:]
+    private var jobs = CoalescingJobs<URL, Waiter, JobState>()
     private var urgentQueue: [URL] = []
     private var slowQueue: [URL] = []
     private var running: [Int: (url: URL, lane: FetchPriority)] = [:]
-    private var nextID = 0
     private var frontOrder = 0
     private var observers: [(condition: @Sendable (FetchQueueSnapshot) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
 
@@ -78,12 +73,11 @@ actor FetchCoordinator {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<FetchOutput, any Error>) in
                 if Task.isCancelled { continuation.resume(throwing: CancellationError()); return }
                 let joined = jobs[url] != nil
-                var job = jobs[url] ?? startJob(for: url, headers: headers)
+                if !joined { startJob(for: url, headers: headers) }
                 pipeline.counters.withLock { $0.coalesced += joined ? 1 : 0 }
-                if let done = job.delivered[product] { continuation.resume(returning: done); return }
-                job.waiters[id] = Waiter(product: product, priority: priority, continuation: continuation)
-                job.progress.add(id, progress)
-                jobs[url] = job
+                if let done = jobs[url]!.delivered[product] { continuation.resume(returning: done); return }
+                jobs.addWaiter(Waiter(product: product, priority: priority, continuation: continuation), id: id, to: url)
+                jobs[url]!.progress.add(id, progress)
                 updateLane(of: url)
             }
         } onCancel: {
@@ -96,9 +90,9 @@ actor FetchCoordinator {
     func prefetch(_ urls: [URL], product: (URL) -> FetchProduct?, skip: (URL) -> Bool,
                   headers: (URL) -> [String: String] = { _ in [:] }) {
         for url in urls where jobs[url] != nil || !skip(url) {
-            var job = jobs[url] ?? startJob(for: url, headers: headers(url))
-            job.holds[makeID()] = product(url)
-            jobs[url] = job
+            if jobs[url] == nil { startJob(for: url, headers: headers(url)) }
+            let hold = makeID()
+            jobs[url]!.holds[hold] = product(url)
             updateLane(of: url)
         }
     }
@@ -106,9 +100,8 @@ actor FetchCoordinator {
     /// Drops the prefetch holds of `urls`; a job nobody else waits for is cancelled.
     func cancelPrefetch(_ urls: [URL]) {
         for url in urls {
-            guard var job = jobs[url] else { continue }
-            job.holds = [:]
-            jobs[url] = job
+            guard jobs[url] != nil else { continue }
+            jobs[url]!.holds = [:]
             abandonIfUnwanted(url)
             updateLane(of: url)
         }
@@ -116,21 +109,18 @@ actor FetchCoordinator {
 
     /// Moves every urgent requester of `url` to the slow lane.
     func demote(_ url: URL) {
-        guard var job = jobs[url] else { return }
-        for id in job.waiters.keys { job.waiters[id]?.priority = .prefetch }
-        jobs[url] = job
+        jobs.updateWaiters(of: url) { $0.priority = .prefetch }
         updateLane(of: url)
     }
 
     /// Cancels one requester: it gets `CancellationError`; the job goes on while anyone else needs it.
     func cancel(requester id: Int, url: URL) {
-        guard var job = jobs[url] else { return }
-        if let waiter = job.waiters.removeValue(forKey: id) {
+        guard let job = jobs[url] else { return }
+        if let (_, waiter) = jobs.removeWaiter(id) {
             job.progress.remove(id)
-            jobs[url] = job
             waiter.continuation.resume(throwing: CancellationError())
-        } else if job.holds.removeValue(forKey: id) != nil {
-            jobs[url] = job
+        } else if job.holds[id] != nil {
+            jobs[url]!.holds[id] = nil
         } else {
             return
         }
@@ -149,7 +139,7 @@ actor FetchCoordinator {
                     return
                 }
                 job.phase = .queued
-                job.lane = job.wantedLane
+                job.lane = Self.wantedLane(of: job)
                 job.slot = continuation
                 jobs[url] = job
                 enqueue(url, lane: job.lane)
@@ -178,7 +168,7 @@ actor FetchCoordinator {
         var keys = Set(job.waiters.values.map(\.product))
         for case let key? in job.holds.values { keys.insert(key) }
         if keys.isEmpty {
-            jobs[url] = nil
+            _ = jobs.removeJob(url, jobID: jobID)
             changed()
             return []
         }
@@ -188,24 +178,20 @@ actor FetchCoordinator {
 
     /// Resumes every requester of `product` with `result`.
     func deliver(url: URL, jobID: Int, product: FetchProduct, result: Result<FetchOutput, any Error>) {
-        guard var job = jobs[url], job.id == jobID else { return }
-        if case .success(let output) = result { job.delivered[product] = output }
-        var served: [CheckedContinuation<FetchOutput, any Error>] = []
-        for (id, waiter) in job.waiters where waiter.product == product {
-            served.append(waiter.continuation)
-            job.waiters[id] = nil
-            job.progress.remove(id)
-        }
+        guard jobs.isCurrent(url, jobID: jobID) else { return }
+        if case .success(let output) = result { jobs[url]!.delivered[product] = output }
+        let served = jobs.takeWaiters(of: url, jobID: jobID, where: { $0.product == product })
+        var job = jobs[url]!
+        for (id, _) in served { job.progress.remove(id) }
         for (id, hold) in job.holds where hold == product { job.holds[id] = nil }
         jobs[url] = job
-        for continuation in served { continuation.resume(with: result) }
+        for (_, waiter) in served { waiter.continuation.resume(with: result) }
         changed()
     }
 
     /// The job failed: every requester gets `error`.
     func fail(url: URL, jobID: Int, error: any Error) {
-        guard let job = jobs[url], job.id == jobID else { return }
-        remove(url)
+        guard jobs.isCurrent(url, jobID: jobID), let job = remove(url) else { return }
         for waiter in job.waiters.values { waiter.continuation.resume(throwing: error) }
         changed()
     }
@@ -220,7 +206,7 @@ actor FetchCoordinator {
         }
         snapshot.urgentQueued = urgentQueue
         snapshot.slowQueued = slowQueue
-        for (url, job) in jobs {
+        for (url, job) in jobs.all {
             snapshot.inProgress.insert(url)
             if !job.waiters.isEmpty { snapshot.waiters[url] = job.waiters.count }
             if !job.holds.isEmpty { snapshot.prefetches[url] = job.holds.count }
@@ -236,23 +222,25 @@ actor FetchCoordinator {
 
     // MARK: Internals
 
-    private func makeID() -> Int {
-        nextID += 1
-        return nextID
+    private func makeID() -> Int { jobs.makeID() }
+
+    /// Starts the job of `url`, ordered by its id (request order).
+    private func startJob(for url: URL, headers: [String: String]) {
+        let id = jobs.startJob(for: url, extra: JobState(order: 0))
+        jobs[url]!.order = id
+        jobs[url]!.task = Task.detached { [pipeline] in await pipeline.run(url: url, jobID: id, headers: headers, coordinator: self) }
     }
 
-    private func startJob(for url: URL, headers: [String: String] = [:]) -> Job {
-        let id = makeID()
-        var job = Job(id: id, order: id)
-        job.task = Task.detached { [pipeline] in await pipeline.run(url: url, jobID: id, headers: headers, coordinator: self) }
-        return job
+    /// Urgent while at least one awaiting requester is urgent, slow otherwise.
+    private static func wantedLane(of job: Job) -> FetchPriority {
+        job.waiters.values.contains { $0.priority == .urgent } ? .urgent : .prefetch
     }
 
     /// Puts the job in the queue of its wanted lane, or relabels it while it runs; then schedules.
     private func updateLane(of url: URL) {
         defer { schedule() }
         guard var job = jobs[url] else { return }
-        let wanted = job.wantedLane
+        let wanted = Self.wantedLane(of: job)
         guard wanted != job.lane else { return }
         let previous = job.lane
         job.lane = wanted
@@ -315,14 +303,23 @@ actor FetchCoordinator {
         slot.resume(returning: job.progress)
     }
 
+    /// Removes the job when no waiter and no prefetch needs it any more, unless it is delivering.
     private func abandonIfUnwanted(_ url: URL) {
-        guard let job = jobs[url], job.isAbandoned, job.phase != .delivering else { return }
-        remove(url)
+        if let job = jobs.abandonIfUnwanted(url, stillWanted: { !$0.holds.isEmpty || $0.phase == .delivering }) {
+            discard(job, url: url)
+        }
     }
 
-    /// Removes the job: out of the queues, its slot wait and its task cancelled.
-    private func remove(_ url: URL) {
-        guard let job = jobs.removeValue(forKey: url) else { return }
+    /// Removes the job: out of the queues, its slot wait and its task cancelled. Returns it (with the
+    /// waiters it still had).
+    @discardableResult
+    private func remove(_ url: URL) -> Job? {
+        guard let job = jobs.removeJob(url) else { return nil }
+        discard(job, url: url)
+        return job
+    }
+
+    private func discard(_ job: Job, url: URL) {
         urgentQueue.removeAll { $0 == url }
         slowQueue.removeAll { $0 == url }
         job.slot?.resume(throwing: CancellationError())

@@ -112,12 +112,11 @@ public final class ImageCache: Sendable {
                 let waiter = RequestState.Waiter(entity: entity, format: format, continuation: continuation)
                 let cancelledEarly = state.withLock { state -> Bool in
                     if Task.isCancelled { return true }
-                    if state.requests[url] == nil {
-                        let task = Task.detached { [self] in await self.runRequest(url: url, requestID: waiterID) }
-                        state.requests[url] = RequestState.Pending(id: waiterID, task: task)
+                    if state.jobs[url] == nil {
+                        let jobID = state.jobs.startJob(for: url, extra: ())
+                        state.jobs[url]!.task = Task.detached { [self] in await self.runRequest(url: url, jobID: jobID) }
                     }
-                    state.requests[url]!.waiters[waiterID] = waiter
-                    state.waiterURLs[waiterID] = url
+                    state.jobs.addWaiter(waiter, id: waiterID, to: url)
                     return false
                 }
                 if cancelledEarly { continuation.resume(throwing: CancellationError()) }
@@ -153,8 +152,8 @@ public final class ImageCache: Sendable {
     public func cancelRequest(for entity: some ImageEntity, format name: String) {
         let id = entity.entityID
         let (ids, tasks) = state.withLock { state in
-            let ids = state.requests.values.flatMap { pending in
-                pending.waiters.filter { $0.value.entity.entityID == id && $0.value.format.name == name }.map(\.key)
+            let ids = state.jobs.all.values.flatMap { job in
+                job.waiters.filter { $0.value.entity.entityID == id && $0.value.format.name == name }.map(\.key)
             }
             let tasks = state.tickets.values.filter { $0.entityID == id && $0.format == name }.map(\.task)
             return (ids, tasks)
@@ -200,30 +199,25 @@ public final class ImageCache: Sendable {
 
     private func cancel(waiterIDs: [Int]) {
         var cancelled: [CheckedContinuation<TableImage, any Error>] = []
-        var abandoned: [(URL, Task<Void, Never>)] = []
+        var abandoned: [(URL, Task<Void, Never>?)] = []
         state.withLock { state in
             for id in waiterIDs {
-                guard let url = state.waiterURLs.removeValue(forKey: id),
-                      let waiter = state.requests[url]?.waiters.removeValue(forKey: id) else { continue }
+                guard let (url, waiter) = state.jobs.removeWaiter(id) else { continue }
                 cancelled.append(waiter.continuation)
-                if let pending = state.requests[url], pending.waiters.isEmpty, !pending.sourceArrived {
-                    state.requests[url] = nil
-                    abandoned.append((url, pending.task))
-                }
+                if let job = state.jobs.abandonIfUnwanted(url) { abandoned.append((url, job.task)) }
             }
         }
         for continuation in cancelled { continuation.resume(throwing: CancellationError()) }
         for (url, task) in abandoned {
-            task.cancel()
+            task?.cancel()
             provider.cancelSourceImage(at: url)
         }
     }
 
     /// Fetches and decodes the source of `url` once, then serves every waiter, including those who
     /// join while drawing is under way.
-    private func runRequest(url: URL, requestID: Int) async {
-        func ours(_ state: borrowing RequestState) -> Bool { state.requests[url]?.id == requestID }
-        guard let first = state.withLock({ ours($0) ? $0.requests[url]?.waiters.values.first : nil }) else { return }
+    private func runRequest(url: URL, jobID: Int) async {
+        guard let first = state.withLock({ $0.jobs.isCurrent(url, jobID: jobID) ? $0.jobs[url]?.waiters.values.first : nil }) else { return }
         let source: Bitmap
         do {
             let loaded = try await provider.sourceImage(at: url, for: first.entity, format: first.format)
@@ -233,21 +227,18 @@ public final class ImageCache: Sendable {
             let failure = Self.typed(error, url: url)
             let waiters = state.withLock { state -> [RequestState.Waiter] in
                 // A cancelled request was already removed (and its waiters resumed); a newer one is not ours.
-                guard ours(state), let pending = state.requests.removeValue(forKey: url) else { return [] }
-                for id in pending.waiters.keys { state.waiterURLs[id] = nil }
-                return Array(pending.waiters.values)
+                guard let job = state.jobs.removeJob(url, jobID: jobID) else { return [] }
+                return Array(job.waiters.values)
             }
             for waiter in waiters { waiter.continuation.resume(throwing: failure) }
             return
         }
         while true {
             let waiters = state.withLock { state -> [RequestState.Waiter] in
-                guard ours(state), var pending = state.requests[url] else { return [] }
-                pending.sourceArrived = true
-                let taken = Array(pending.waiters.values)
-                for id in pending.waiters.keys { state.waiterURLs[id] = nil }
-                pending.waiters = [:]
-                if taken.isEmpty { state.requests[url] = nil } else { state.requests[url] = pending }
+                guard state.jobs.isCurrent(url, jobID: jobID) else { return [] }
+                state.jobs[url]!.committed = true
+                let taken = state.jobs.takeWaiters(of: url, jobID: jobID).map(\.waiter)
+                if taken.isEmpty { _ = state.jobs.removeJob(url, jobID: jobID) }
                 return taken
             }
             if waiters.isEmpty { return }
@@ -291,6 +282,6 @@ public final class ImageCache: Sendable {
 extension ImageCache {
     /// How many callers currently wait for `url` (for tests and diagnostics).
     func waiterCount(for url: URL) -> Int {
-        state.withLock { $0.requests[url]?.waiters.count ?? 0 }
+        state.withLock { $0.jobs[url]?.waiters.count ?? 0 }
     }
 }

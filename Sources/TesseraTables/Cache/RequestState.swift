@@ -1,23 +1,14 @@
-import TesseraImaging
 import Foundation
+import TesseraImaging
 
-/// The bookkeeping of ``ImageCache``'s in-flight requests, guarded by its mutex.
+/// The bookkeeping of ``ImageCache``'s in-flight requests, guarded by its lock: one job per source URL
+/// in the library's ``CoalescingJobs``, plus the tickets of ``ImageCache/loadImage(for:format:completion:)``.
 struct RequestState: ~Copyable {
     /// One caller waiting for one entity in one format.
     struct Waiter {
         let entity: any ImageEntity
         let format: ImageFormat
         let continuation: CheckedContinuation<TableImage, any Error>
-    }
-
-    /// One source URL being loaded for its waiters.
-    struct Pending {
-        /// Distinguishes this load from a later one for the same URL.
-        let id: Int
-        let task: Task<Void, Never>
-        var waiters: [Int: Waiter] = [:]
-        /// Set once the source is decoded: from then on the request can no longer be abandoned.
-        var sourceArrived = false
     }
 
     /// A request started with ``ImageCache/loadImage(for:format:completion:)``, registered before that
@@ -28,13 +19,10 @@ struct RequestState: ~Copyable {
         let task: Task<Void, Never>
     }
 
-    var requests: [URL: Pending] = [:]
-    var waiterURLs: [Int: URL] = [:]
+    /// The jobs by source URL. A job is committed once its source is decoded: from then on it serves
+    /// every waiter, including late joiners, and is no longer abandoned.
+    var jobs = CoalescingJobs<URL, Waiter, Void>()
     var tickets: [Int: Ticket] = [:]
-    private var nextWaiterID = 0
 
-    mutating func makeWaiterID() -> Int {
-        nextWaiterID += 1
-        return nextWaiterID
-    }
+    mutating func makeWaiterID() -> Int { jobs.makeID() }
 }
