@@ -47,6 +47,13 @@ struct ImageCacheAPITests {
         #expect(!cache.isConfigured(impostor) && cache.cachedImage(for: user, format: impostor) == nil)
         await #expect(throws: TesseraError(.cache(.unknownFormat("medium")))) { _ = try await cache.image(for: user, format: impostor) }
         #expect(throws: TesseraError(.cache(.unknownFormat("typo")))) { _ = try cache.format(named: "typo") }
+        let outcome = Mutex<Result<TableImage, TesseraError>?>(nil)
+        await cache.loadImage(for: user, format: impostor) { result in outcome.withLock { $0 = result } }.wait()
+        let failed = try #require(outcome.withLock { $0 })
+        #expect(throws: TesseraError(.cache(.unknownFormat("medium")))) { try failed.get() }
+        await #expect(throws: TesseraError(.cache(.notAnEntityRequest(url: file.absoluteString)))) {
+            _ = try await cache.image(for: ImageRequest(url: file))
+        }
         cache.deleteImage(for: user, format: medium)
         #expect(!cache.imageExists(for: user, format: medium))
     }

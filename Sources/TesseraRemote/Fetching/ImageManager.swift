@@ -161,9 +161,15 @@ public final class ImageManager: Sendable {
 
     /// The URL and memory-cache key of `request`.
     private static func resolve(_ request: ImageRequest) throws(TesseraError) -> (URL, ImageKey) {
-        guard let url = request.url else {
-            guard case .entity(let entity, let format) = request.source else { preconditionFailure("a URL request has a URL") }
-            throw TesseraError(.cache(.noSourceURL(entityID: entity.entityID.uuidString, format: format.name)))
+        let url: URL
+        switch request.source {
+        case .url(let address):
+            url = address
+        case .entity(let entity, let format):
+            guard let address = entity.sourceImageURL(for: format) else {
+                throw TesseraError(.cache(.noSourceURL(entityID: entity.entityID.uuidString, format: format.name)))
+            }
+            url = address
         }
         return (url, ImageKey(url: url, size: request.size, mode: request.contentMode))
     }
@@ -189,17 +195,18 @@ public final class ImageManager: Sendable {
     /// Queues `requests` on the slow lane like ``prefetch(_:)-([URL])``; without a disk cache each is
     /// decoded into memory at its size and content mode. The headers of each request are sent.
     public func prefetch(_ requests: [ImageRequest]) async {
+        // The first request for each URL decides its variant and headers.
+        var urls: [URL] = []
         var keys: [URL: ImageKey] = [:]
         var headers: [URL: [String: String]] = [:]
         for request in requests {
             guard let (url, key) = try? Self.resolve(request), keys[url] == nil else { continue }
+            urls.append(url)
             keys[url] = key
             headers[url] = request.headers
         }
         let disk = diskCache
-        let urls = requests.compactMap(\.url).filter { keys[$0] != nil }
-        var seen = Set<URL>()
-        await coordinator.prefetch(urls.filter { seen.insert($0).inserted },
+        await coordinator.prefetch(urls,
                                    product: { url in disk == nil ? keys[url].map { .decoded($0) } : nil },
                                    skip: { disk?.contains($0) ?? false }, headers: { headers[$0] ?? [:] })
     }

@@ -30,8 +30,10 @@ extension ImageCache {
     @discardableResult
     public func loadImage(for entity: some ImageEntity, format: ImageFormat,
                           completion: @escaping @Sendable (Result<TableImage, TesseraError>) -> Void) -> RequestTicket {
-        loadImage(for: entity, format: isConfigured(format) ? format.name : "\(format.name) (not this cache's definition)",
-                  completion: completion)
+        guard isConfigured(format) else {
+            return RequestTicket(task: Task.detached { completion(.failure(TesseraError(.cache(.unknownFormat(format.name))))) })
+        }
+        return loadImage(for: entity, format: format.name, completion: completion)
     }
 
     /// Cancels every pending request of `entity` for `format`.

@@ -72,11 +72,12 @@ public final class ImageCache: Sendable {
     }
 
     /// The image an entity request asks for: ``image(for:format:)`` with the request's entity and format.
-    /// - Throws: ``CacheFailure/unknownFormat(_:)`` for a URL request or a format this cache does not
-    ///   have, and whatever ``image(for:format:)`` throws.
+    /// - Throws: ``CacheFailure/notAnEntityRequest(url:)`` for a URL request,
+    ///   ``CacheFailure/unknownFormat(_:)`` for a format this cache does not have, and whatever
+    ///   ``image(for:format:)`` throws.
     public func image(for request: ImageRequest) async throws(TesseraError) -> TableImage {
         guard case .entity(let entity, let format) = request.source else {
-            throw TesseraError(.cache(.unknownFormat("(a URL request; ImageCache serves entity requests)")))
+            throw TesseraError(.cache(.notAnEntityRequest(url: request.url?.absoluteString ?? "")))
         }
         return try await image(for: entity, format: format)
     }
