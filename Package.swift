@@ -101,7 +101,7 @@ let package = Package(
         // photographs and a real nginx; checks what each command produces.
         .testTarget(
             name: "TesseraEndToEndTests",
-            dependencies: ["Tessera", "TesseraMeasurement"]
+            dependencies: ["Tessera", "TesseraMeasurement", "TesseraTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tessera
+import TesseraTestSupport
 
 /// `tessera fetch` as users run it (the release binary) against a real nginx serving real photographs.
 /// Origin requests are counted in nginx's own access log.
@@ -203,7 +204,7 @@ struct FetchEndToEndTests {
 
     @Test("40 URLs on a closed port: each fails with a typed refusal; at most one connection attempt per lane")
     func refusedFailsFast() throws {
-        let port = try Nginx.freePort()
+        let port = try Origin.unusedPort()
         let cache = try ScratchDirectory("cache")
         let urls = (0..<40).map { "http://127.0.0.1:\(port)/photo-\($0).jpg" }
         let (run, report) = try Self.fetch(urls, cache: cache.path("c"))

@@ -4,36 +4,13 @@ import Testing
 @testable import TesseraTables
 @testable import TesseraRemote
 import Tessera
+import TesseraTestSupport
 
-/// Runs the built `tessera` binary and captures its output and exit status.
-struct CommandRun {
-    var status: Int32
-    var output: String
-    var errors: String
-
-    static func tessera(_ arguments: [String]) throws -> CommandRun {
+/// The debug `tessera` built next to the tests.
+enum CommandRun {
+    static func tessera(_ arguments: [String]) throws -> ProgramRun {
         let binary = try #require(BuiltExecutable.url("tessera"), "the tessera executable is built next to the tests")
-        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-stderr-\(UUID().uuidString)")
-        #expect(FileManager.default.createFile(atPath: errorFile.path, contents: nil))
-        defer { try? FileManager.default.removeItem(at: errorFile) }
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = try FileHandle(forWritingTo: errorFile)
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()   // until the child closes stdout
-        process.waitUntilExit()
-        // A FileHandle rather than Data/String(contentsOf:), which in this Foundation leak their
-        // buffer for an empty file (LeakSanitizer under `make sanitize`).
-        let errData = FileHandle(forReadingAtPath: errorFile.path)?.readDataToEndOfFile() ?? Data()
-        return CommandRun(status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
-                          errors: String(decoding: errData, as: UTF8.self))
-    }
-
-    func json<T: Decodable>(_ type: T.Type) throws -> T {
-        try JSONDecoder().decode(type, from: Data(output.utf8))
+        return try ProgramRun.run(binary, arguments)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TesseraTestSupport
 
 /// A real nginx (Debian's `nginx-light`, installed by `scripts/setup`) on 127.0.0.1 and a free port, with
 /// its own configuration and prefix in a temporary directory.
@@ -54,7 +55,7 @@ final class Nginx {
         for directory in ["tmp", "www/fresh", "www/stale"] {
             try FileManager.default.createDirectory(at: prefix.url.appendingPathComponent(directory), withIntermediateDirectories: true)
         }
-        port = try Self.freePort()
+        port = try Origin.unusedPort()
         let configuration = prefix.path("nginx.conf")
         try Self.configuration(prefix: prefix.url.path, port: port).write(toFile: configuration, atomically: true, encoding: .utf8)
         // The watchdog ends nginx when this test process goes away, however it goes (a crash included).
@@ -169,26 +170,6 @@ final class Nginx {
             }
         }
         """
-    }
-
-    /// A port on 127.0.0.1 that was free a moment ago (bound to port 0, then released).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        try #require(bound == 0, "bind to 127.0.0.1:0")
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// `GET path` over HTTP/1.0 on 127.0.0.1:`port`; returns the status code.

@@ -5,26 +5,31 @@ import Foundation
 /// Not Foundation's `Process.waitUntilExit()`: its run-loop based exit notification can hang when several
 /// tests wait for children at once; `waitpid` on the child's own pid cannot miss the exit. Waiting
 /// blocks the calling thread, which only costs parallelism: the children never need the test process.
-struct ChildProcess {
-    let pid: pid_t
+public struct ChildProcess: Sendable {
+    /// The child's process id.
+    public let pid: pid_t
 
     /// How a child ended.
-    struct Exit {
+    public struct Exit: Sendable {
         /// The exit status, or -1 when a signal ended the child.
-        var status: Int32
+        public var status: Int32
         /// The signal that ended the child (a crash or a kill), if one did.
-        var signal: Int32?
+        public var signal: Int32?
     }
 
-    struct SpawnError: Error, CustomStringConvertible {
-        var path: String
-        var code: Int32
-        var description: String { "cannot start \(path): \(String(cString: strerror(code)))" }
+    /// `posix_spawn` failed.
+    public struct SpawnError: Error, CustomStringConvertible {
+        /// The program.
+        public var path: String
+        /// The error number.
+        public var code: Int32
+        /// The program and the reason.
+        public var description: String { "cannot start \(path): \(String(cString: strerror(code)))" }
     }
 
     /// Starts `path` with `arguments`, `environment` (the whole environment), standard input from
     /// /dev/null and standard output and error into the given descriptors.
-    static func spawn(_ path: String, _ arguments: [String], environment: [String: String],
+    public static func spawn(_ path: String, _ arguments: [String], environment: [String: String],
                       standardOutput: Int32, standardError: Int32) throws -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -58,7 +63,7 @@ struct ChildProcess {
     }
 
     /// Blocks until the child has exited and reaps it.
-    func wait() -> Exit {
+    public func wait() -> Exit {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let signal = status & 0x7F
