@@ -47,19 +47,11 @@ extension BitmapImage {
                     let row = dst.assumingMemoryBound(to: UInt8.self)
                     if !format.premultiplied { PixelConversion.unpremultiplyRow(row, to: row, width: width) }
                     if format.order == .rgba {
-                        for x in 0..<width { row.advanced(by: x * 4).withMemoryRebound(to: UInt8.self, capacity: 4) { $0.swapAt(0, 2) } }
+                        for o in stride(from: 0, to: rowBytes, by: 4) { (row[o], row[o + 2]) = (row[o + 2], row[o]) }
                     }
                 }
             }
         }
         return out
-    }
-}
-
-private extension UnsafeMutablePointer where Pointee == UInt8 {
-    func swapAt(_ i: Int, _ j: Int) {
-        let t = self[i]
-        self[i] = self[j]
-        self[j] = t
     }
 }
