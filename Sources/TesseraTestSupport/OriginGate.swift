@@ -1,9 +1,9 @@
-import Synchronization
+import TesseraImaging
 
 /// A one-way gate that origin responses wait on until the caller opens it: explicit synchronisation
 /// for tests, never a sleep. Once open it stays open, and later waiters pass at once.
 public final class OriginGate: Sendable {
-    private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = LockedValue<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
 
     /// Creates a closed gate.
     public init() {}

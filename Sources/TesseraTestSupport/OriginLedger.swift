@@ -1,4 +1,4 @@
-import Synchronization
+import TesseraImaging
 
 /// What an ``Origin`` serves and what it has seen: resources per path, request counts, the arrival
 /// log and the tasks waiting for arrivals. Shared by the origin and its route.
@@ -14,7 +14,7 @@ final class OriginLedger: Sendable {
     let latency: Duration
     let logsArrivals: Bool
     let generator: Origin.Generator?
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     init(latency: Duration, logsArrivals: Bool, generator: Origin.Generator?) {
         self.latency = latency
