@@ -1,7 +1,7 @@
 /// A request started with a callback API (`ImageManager.loadImage(…)`, `ImageCache.loadImage(…)`): the
 /// request is registered before the method returns, so cancelling the ticket — or the cache's own
 /// `cancelRequest` — can never be lost to the request not having started yet. The completion then
-/// receives `CancellationError`.
+/// receives `TesseraError(.cancelled)`.
 public struct RequestTicket: Sendable {
     let task: Task<Void, Never>
 

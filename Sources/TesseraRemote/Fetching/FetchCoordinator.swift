@@ -4,7 +4,7 @@ import Foundation
 
 /// The bookkeeping of ``ImageManager``: one job per URL shared by every requester (coalescing), the
 /// two download lanes, priorities and cancellation. All state lives in this actor; the work itself
-/// (disk, network, decoding) runs in a detached task per job (``FetchPipeline/run(url:jobID:coordinator:)``),
+/// (disk, network, decoding) runs in a detached task per job (``FetchPipeline/run(url:jobID:headers:coordinator:)``),
 /// which calls back here at each step and finds out that way whether it was abandoned.
 ///
 /// Lane rules (``FetchScheduling/prioritized``):

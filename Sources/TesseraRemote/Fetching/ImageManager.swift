@@ -26,7 +26,7 @@ import Foundation
 ///    into the memory cache and handed to every requester of that variant.
 ///
 /// ## Cancellation
-/// Cancelling the awaiting task (or a ``FetchTicket``) resumes that requester with `CancellationError`.
+/// Cancelling the awaiting task (or a ``FetchTicket``) resumes that requester with `TesseraError(.cancelled)`.
 /// The download goes on while another requester or a prefetch still needs the URL; when the last one
 /// goes, the job is removed from its queue, or its download task is cancelled (AsyncHTTPClient closes
 /// the request).

@@ -20,7 +20,7 @@ import Synchronization
 ///   every format of their families, then resumes every waiter. Decoding and drawing never run on the
 ///   caller's actor; the awaiting caller resumes on its own executor.
 /// - Cancelling (``cancelRequest(for:format:)`` or cancelling the awaiting task) resumes that waiter
-///   with `CancellationError`. When the last waiter of a URL is gone before its source arrived, the
+///   with `TesseraError(.cancelled)`. When the last waiter of a URL is gone before its source arrived, the
 ///   load task is cancelled and the provider's `cancelSourceImage(at:)` is called exactly once.
 public final class ImageCache: Sendable {
     /// The configured formats by name.
@@ -129,7 +129,7 @@ public final class ImageCache: Sendable {
 
     /// Callback form of ``image(for:format:)``: the request is registered before this method returns, so
     /// ``cancelRequest(for:format:)`` or the ticket's `cancel()` right after it always takes effect.
-    /// `completion` is called exactly once, later, from another task (`CancellationError` when cancelled).
+    /// `completion` is called exactly once, later, from another task (`TesseraError(.cancelled)` when cancelled).
     @discardableResult
     public func loadImage(for entity: some ImageEntity, format name: String,
                           completion: @escaping @Sendable (Result<TableImage, TesseraError>) -> Void) -> RequestTicket {
@@ -148,7 +148,7 @@ public final class ImageCache: Sendable {
 
     /// Cancels every pending request of `entity` for `format`, including those started with
     /// ``loadImage(for:format:completion:)`` that have not begun to run. Their callers get
-    /// `CancellationError`. (A request made by awaiting ``image(for:format:)`` registers when that call
+    /// `TesseraError(.cancelled)`. (A request made by awaiting ``image(for:format:)`` registers when that call
     /// starts running; to cancel one reliably before then, cancel the awaiting task.)
     public func cancelRequest(for entity: some ImageEntity, format name: String) {
         let id = entity.entityID
