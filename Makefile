@@ -3,6 +3,8 @@
 #   make test   set up (build packages, photographs, nginx), run the tests and the release end-to-end suites
 SWIFT ?= swift
 DEMO_ARGS ?=
+# The library is the package at the top; the command, the stress tools and the tests are the package in Tools/.
+TOOLS = --package-path Tools
 
 .PHONY: setup setup-build build release demo test bench sanitize fuzz crash-test clean
 
@@ -14,25 +16,26 @@ setup-build: setup
 
 build: setup-build
 	$(SWIFT) build
+	$(SWIFT) build $(TOOLS)
 
 release: setup-build
-	$(SWIFT) build -c release --product tessera
+	$(SWIFT) build $(TOOLS) -c release --product tessera
 
 demo: setup release
 	scripts/demo $(DEMO_ARGS)
 
 # The unit and integration tests (debug), then the end-to-end suites on the release binary that users run.
 test: setup-build
-	$(SWIFT) build -c release --product tessera
-	TESSERA_RELEASE_BINARY="$$($(SWIFT) build -c release --show-bin-path)/tessera" $(SWIFT) test
+	$(SWIFT) build $(TOOLS) -c release --product tessera
+	TESSERA_RELEASE_BINARY="$$($(SWIFT) build $(TOOLS) -c release --show-bin-path)/tessera" $(SWIFT) test $(TOOLS)
 
 bench: setup release
 	scripts/bench
 
 # Thread and address sanitizers over the whole test suite, in their own build directories.
 sanitize: setup-build
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
-	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp $(SWIFT) test --sanitize=address --scratch-path .build-asan
+	$(SWIFT) test $(TOOLS) --sanitize=thread --scratch-path .build-tsan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp $(SWIFT) test $(TOOLS) --sanitize=address --scratch-path .build-asan
 
 # libFuzzer over every decoder, the table file reader, the disk cache reader and the HTTP freshness parsers, FUZZ_SECONDS each (scripts/fuzz).
 FUZZ_SECONDS ?= 60
@@ -45,4 +48,4 @@ crash-test: setup-build
 	scripts/crash-test $(CRASH_ROUNDS)
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-fuzz
+	rm -rf .build .build-tsan .build-asan .build-fuzz Tools/.build

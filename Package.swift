@@ -1,21 +1,31 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// The Tessera library. Its only package dependencies are AsyncHTTPClient and SwiftNIO, for the HTTP
+// loader (`TesseraHTTP`), and only while the `HTTPLoader` trait is on (the default); with
+// `traits: []` a dependent resolves no packages at all. The `tessera` command, the benchmarks, the
+// stress tools and the tests live in their own package in `Tools/` (docs/ARCHITECTURE.md).
 let package = Package(
     name: "Tessera",
     products: [
+        // `import Tessera`: every layer of the library.
         .library(name: "Tessera", targets: ["Tessera"]),
         // The default HTTP loader for `ImageManager`, on AsyncHTTPClient; kept apart so that the core stays free of NIO.
         .library(name: "TesseraHTTP", targets: ["TesseraHTTP"]),
-        .executable(name: "tessera", targets: ["TesseraCLI"]),
+        // The module maps of cairo and TurboJPEG, for the tools package in Tools/ (plots, the libjpeg-turbo
+        // ceiling of `tessera bench ingest`). Applications do not need them.
+        .library(name: "CCairo", targets: ["CCairo"]),
+        .library(name: "CTurboJPEG", targets: ["CTurboJPEG"]),
+    ],
+    traits: [
+        // `TesseraHTTP`'s `HTTPDataLoader` and `ImageManager.shared` on AsyncHTTPClient. Without it the
+        // product is empty and an `ImageManager` takes your own `DataLoading` loader.
+        .trait(name: "HTTPLoader"),
+        .default(enabledTraits: ["HTTPLoader"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
-        // The test-support origin (TesseraTestSupport) on 127.0.0.1 for the tests, the demo and the benchmarks.
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // C libraries, found through pkg-config; `scripts/setup` installs the Debian packages.
@@ -51,57 +61,11 @@ let package = Package(
             name: "TesseraHTTP",
             dependencies: [
                 "Tessera",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["HTTPLoader"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["HTTPLoader"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["HTTPLoader"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["HTTPLoader"])),
             ]
-        ),
-        // Frame statistics, the scrolling-grid model and memory readings of the demo and the benchmarks:
-        // tools, not part of the library.
-        .target(
-            name: "TesseraMeasurement",
-            dependencies: ["Tessera"]
-        ),
-        // Test support, in no product (as swift-nio's NIOTestUtils): the one HTTP origin (Hummingbird on
-        // 127.0.0.1) of the tests, the demo, `tessera bench fetch` and `TesseraStress --fetch-load`, and
-        // the stress table's pixel pattern shared by `TesseraStress` and the tests.
-        .target(
-            name: "TesseraTestSupport",
-            dependencies: [
-                "TesseraImaging", "TesseraTables",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-            ]
-        ),
-        // The `tessera` command.
-        .executableTarget(
-            name: "TesseraCLI",
-            dependencies: [
-                "Tessera", "TesseraHTTP", "TesseraMeasurement", "TesseraTestSupport", "CCairo", "CTurboJPEG", "CWebP",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
-        // Writer process for the image table crash test (killed with SIGKILL at random points).
-        // Also the load tool for ImageManager (`--fetch-load`) against a TesseraTestSupport origin.
-        .executableTarget(
-            name: "TesseraStress",
-            dependencies: ["Tessera", "TesseraHTTP", "TesseraTestSupport"]
-        ),
-        // Launches the built `TesseraStress` executable as a child process (found next to the test bundle).
-        .testTarget(
-            name: "TesseraTests",
-            dependencies: [
-                "Tessera", "TesseraImaging", "TesseraTables", "TesseraRemote", "TesseraHTTP", "TesseraCLI", "TesseraMeasurement",
-                "TesseraTestSupport",
-            ]
-        ),
-        // End to end: the release `tessera` binary (TESSERA_RELEASE_BINARY, set by `make test`) against real
-        // photographs and a real nginx; checks what each command produces.
-        .testTarget(
-            name: "TesseraEndToEndTests",
-            dependencies: ["Tessera", "TesseraMeasurement", "TesseraTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
-import TesseraImaging
+#if HTTPLoader
+@_spi(Internal) import TesseraImaging
 
 /// Resumes one continuation with whichever outcome arrives first (a load's result, its timeout or its
 /// cancellation) and ignores the rest. An outcome that arrives before the continuation is installed
@@ -36,3 +37,4 @@ final class FirstOutcome<Value: Sendable>: Sendable {
         return first
     }
 }
+#endif

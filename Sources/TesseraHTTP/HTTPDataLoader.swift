@@ -1,3 +1,4 @@
+#if HTTPLoader
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -209,3 +210,4 @@ public final class HTTPDataLoader: DataLoading {
         return TesseraError(.fetching(.transport(url: address, message: "\(error)")), underlying: error)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if HTTPLoader
 import Foundation
 import Tessera
 
@@ -15,3 +16,4 @@ extension ImageManager {
                             memoryCache: MemoryCache(configuration: configuration.memory), diskCache: nil)
     }()
 }
+#endif

@@ -1,4 +1,5 @@
-import TesseraImaging
+#if HTTPLoader
+@_spi(Internal) import TesseraImaging
 
 /// A per-host circuit breaker: after a host refuses a connection (or cannot be reached), loads for it
 /// fail at once for ``cooldown`` instead of trying again; the first load after that tries the host
@@ -37,3 +38,4 @@ final class RefusedHosts: Sendable {
         _ = until.withLock { $0.removeValue(forKey: host) }
     }
 }
+#endif

@@ -2,7 +2,7 @@ import Foundation
 
 extension Duration {
     /// The duration in seconds, for arithmetic with `Date` (every public API takes `Duration`).
-    package var timeInterval: TimeInterval {
+    @_spi(Internal) public var timeInterval: TimeInterval {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

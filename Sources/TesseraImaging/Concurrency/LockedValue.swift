@@ -18,12 +18,12 @@ import Darwin
 ///
 /// `@unchecked Sendable` is safe because `value` is only ever touched inside `withLock`, between
 /// `pthread_mutex_lock` and `pthread_mutex_unlock` on the mutex this object owns.
-package final class LockedValue<Value: ~Copyable>: @unchecked Sendable {
+@_spi(Internal) public final class LockedValue<Value: ~Copyable>: @unchecked Sendable {
     private var value: Value
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// Wraps `value`.
-    package init(_ value: consuming Value) {
+    public init(_ value: consuming Value) {
         self.value = value
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -37,7 +37,7 @@ package final class LockedValue<Value: ~Copyable>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value. Not reentrant.
-    package func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
+    public func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

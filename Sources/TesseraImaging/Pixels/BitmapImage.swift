@@ -20,7 +20,7 @@ extension BitmapImage {
     public var bytesPerRow: Int { layout.bytesPerRow }
 
     /// The bytes of pixel (`x`, `y`), `style.bytesPerPixel` of them, for tests and tools in this package.
-    package func pixel(x: Int, y: Int) -> [UInt8] {
+    @_spi(Internal) public func pixel(x: Int, y: Int) -> [UInt8] {
         precondition(x >= 0 && x < width && y >= 0 && y < height, "pixel (\(x), \(y)) outside \(layout)")
         return withUnsafeBytes { bytes in
             let start = y * bytesPerRow + x * style.bytesPerPixel

@@ -1,8 +1,8 @@
 import TesseraImaging
 import TesseraTables
-/// How ``ImageManager`` orders downloads. Package-internal: the FIFO queue exists only as the baseline
+/// How ``ImageManager`` orders downloads. SPI (`@_spi(Internal)`): the FIFO queue exists only as the baseline
 /// `tessera bench fetch` measures the lanes against.
-package enum FetchScheduling: String, Sendable, Hashable, Codable {
+@_spi(Internal) public enum FetchScheduling: String, Sendable, Hashable, Codable {
     /// Two lanes: urgent requests in parallel (``ImageManager/Configuration/maximumConcurrentDownloads``),
     /// prefetches one at a time and only while the urgent lane is idle. The default.
     case prioritized

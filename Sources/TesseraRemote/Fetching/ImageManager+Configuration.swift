@@ -14,7 +14,7 @@ extension ImageManager {
         /// Urgent downloads that may run at once (the fast lane's width; the slow lane runs one).
         public var maximumConcurrentDownloads: Int
         /// Two prioritized lanes, or one first-in-first-out queue (the benchmark's baseline).
-        package var scheduling: FetchScheduling = .prioritized
+        @_spi(Internal) public var scheduling: FetchScheduling = .prioritized
         /// Time limit of one load: connection, redirects, head and body.
         public var requestTimeout: Duration
         /// The largest body accepted, in bytes.

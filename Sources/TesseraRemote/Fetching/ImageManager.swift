@@ -1,4 +1,4 @@
-import TesseraImaging
+@_spi(Internal) import TesseraImaging
 import TesseraTables
 import Foundation
 
@@ -229,7 +229,7 @@ public final class ImageManager: Sendable {
 
     /// Returns once `condition` holds for the queue (checked now and after every change): lets tests and
     /// tools wait for a state instead of sleeping.
-    package func waitForQueue(where condition: @escaping @Sendable (FetchQueueSnapshot) -> Bool) async {
+    @_spi(Internal) public func waitForQueue(where condition: @escaping @Sendable (FetchQueueSnapshot) -> Bool) async {
         await coordinator.waitUntil(condition)
     }
 

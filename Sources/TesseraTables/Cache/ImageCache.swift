@@ -1,4 +1,4 @@
-import TesseraImaging
+@_spi(Internal) import TesseraImaging
 import Foundation
 import Synchronization
 
@@ -7,9 +7,15 @@ import Synchronization
 ///
 /// ```swift
 /// let cache = try ImageCache(formats: [small, medium], directory: dir, provider: myProvider)
-/// if let image = cache.cachedImage(for: user, format: "small") { show(image) }   // no I/O, no decode
-/// let image = try await cache.image(for: user, format: "medium")                // loads on a miss
+/// if let image = cache.cachedImage(for: user, format: small) { show(image) }   // no I/O, no decode
+/// let image = try await cache.image(for: user, format: medium)                // loads on a miss
 /// ```
+///
+/// Formats are addressed by the ``ImageFormat`` values the cache was made with: a typed handle, so a
+/// misspelt name cannot silently miss. A format this cache was not made with (or one with the same
+/// name but another definition) is unknown: lookups answer `nil`, loads and stores throw
+/// ``CacheFailure/unknownFormat(_:)``. ``format(named:)`` resolves a name (from a command line or a
+/// configuration file) once.
 ///
 /// ## Threading model
 /// - ``cachedImage(for:format:)`` and ``imageExists(for:format:)`` are synchronous and safe from any
@@ -50,8 +56,13 @@ public final class ImageCache: Sendable {
         self.decoder = decoder
     }
 
-    /// The table behind a format, for tools and statistics.
-    public func table(for formatName: String) -> ImageTable? { tables[formatName] }
+    /// The table behind a format, for tools and statistics; `nil` for an unknown format.
+    public func table(for format: ImageFormat) -> ImageTable? {
+        isConfigured(format) ? tables[format.name] : nil
+    }
+
+    /// Whether this cache was made with exactly `format`.
+    public func isConfigured(_ format: ImageFormat) -> Bool { formats[format.name] == format }
 
     /// The formats of `family`.
     public func formats(inFamily family: String) -> [ImageFormat] {
@@ -60,15 +71,15 @@ public final class ImageCache: Sendable {
 
     // MARK: Retrieval
 
-    /// The cached image when present for the entity's current source image, else `nil`. Never waits
-    /// for I/O or decodes: safe on a frame/main thread.
-    public func cachedImage(for entity: some ImageEntity, format name: String) -> TableImage? {
-        tables[name]?.image(for: entity.entityID, sourceID: entity.sourceImageID)
+    /// The cached image when present for the entity's current source image, else `nil` (also for an
+    /// unknown format). Never waits for I/O or decodes: safe on a frame/main thread.
+    public func cachedImage(for entity: some ImageEntity, format: ImageFormat) -> TableImage? {
+        table(for: format)?.image(for: entity.entityID, sourceID: entity.sourceImageID)
     }
 
     /// Whether the image is cached for the entity's current source image.
-    public func imageExists(for entity: some ImageEntity, format name: String) -> Bool {
-        tables[name]?.contains(entityID: entity.entityID, sourceID: entity.sourceImageID) ?? false
+    public func imageExists(for entity: some ImageEntity, format: ImageFormat) -> Bool {
+        table(for: format)?.contains(entityID: entity.entityID, sourceID: entity.sourceImageID) ?? false
     }
 
     /// The image an entity request asks for: ``image(for:format:)`` with the request's entity and format.
@@ -92,11 +103,11 @@ public final class ImageCache: Sendable {
     /// - Throws: ``TesseraError``: ``TesseraError/Reason/cancelled`` when cancelled; `.cache` when the
     ///   format is unknown, the entity has no URL, or the source cannot be loaded; `.decoding` or
     ///   `.storage` when it cannot be decoded or stored.
-    public func image(for entity: some ImageEntity, format name: String) async throws(TesseraError) -> TableImage {
-        let format = try self.format(named: name)
-        if let hit = cachedImage(for: entity, format: name) { return hit }
+    public func image(for entity: some ImageEntity, format: ImageFormat) async throws(TesseraError) -> TableImage {
+        try checkConfigured(format)
+        if let hit = cachedImage(for: entity, format: format) { return hit }
         guard let url = entity.sourceImageURL(for: format) else {
-            throw TesseraError(.cache(.noSourceURL(entityID: entity.entityID.uuidString, format: name)))
+            throw TesseraError(.cache(.noSourceURL(entityID: entity.entityID.uuidString, format: format.name)))
         }
         let waiterID = state.withLock { $0.makeWaiterID() }
         do {
@@ -129,19 +140,20 @@ public final class ImageCache: Sendable {
 
     /// Callback form of ``image(for:format:)``: the request is registered before this method returns, so
     /// ``cancelRequest(for:format:)`` or the ticket's `cancel()` right after it always takes effect.
-    /// `completion` is called exactly once, later, from another task (`TesseraError(.cancelled)` when cancelled).
+    /// `completion` is called exactly once, later, from another task (`TesseraError(.cancelled)` when
+    /// cancelled, ``CacheFailure/unknownFormat(_:)`` for an unknown format).
     @discardableResult
-    public func loadImage(for entity: some ImageEntity, format name: String,
+    public func loadImage(for entity: some ImageEntity, format: ImageFormat,
                           completion: @escaping @Sendable (Result<TableImage, TesseraError>) -> Void) -> RequestTicket {
         state.withLock { state in
             let id = state.makeWaiterID()
             let task = Task.detached { [self] in
                 let result: Result<TableImage, TesseraError>
-                do throws(TesseraError) { result = .success(try await image(for: entity, format: name)) } catch { result = .failure(error) }
+                do throws(TesseraError) { result = .success(try await image(for: entity, format: format)) } catch { result = .failure(error) }
                 _ = self.state.withLock { $0.tickets.removeValue(forKey: id) }
                 completion(result)
             }
-            state.tickets[id] = RequestState.Ticket(entityID: entity.entityID, format: name, task: task)
+            state.tickets[id] = RequestState.Ticket(entityID: entity.entityID, format: format.name, task: task)
             return RequestTicket(task: task)
         }
     }
@@ -150,8 +162,8 @@ public final class ImageCache: Sendable {
     /// ``loadImage(for:format:completion:)`` that have not begun to run. Their callers get
     /// `TesseraError(.cancelled)`. (A request made by awaiting ``image(for:format:)`` registers when that call
     /// starts running; to cancel one reliably before then, cancel the awaiting task.)
-    public func cancelRequest(for entity: some ImageEntity, format name: String) {
-        let id = entity.entityID
+    public func cancelRequest(for entity: some ImageEntity, format: ImageFormat) {
+        let id = entity.entityID, name = format.name
         let (ids, tasks) = state.withLock { state in
             let ids = state.jobs.all.values.flatMap { job in
                 job.waiters.filter { $0.value.entity.entityID == id && $0.value.format.name == name }.map(\.key)
@@ -166,15 +178,16 @@ public final class ImageCache: Sendable {
     // MARK: Storing and deleting
 
     /// Stores an image obtained elsewhere, drawn by the entity into `format`'s slot.
+    /// - Throws: ``CacheFailure/unknownFormat(_:)``, or what drawing and storing throw.
     @discardableResult
-    public func setImage(_ image: Bitmap, for entity: some ImageEntity, format name: String) throws -> TableImage {
-        let format = try self.format(named: name)
+    public func setImage(_ image: Bitmap, for entity: some ImageEntity, format: ImageFormat) throws -> TableImage {
+        try checkConfigured(format)
         return try store(image, entity: entity, format: format)
     }
 
-    /// Removes the entity's image in `format`.
-    public func deleteImage(for entity: some ImageEntity, format name: String) {
-        tables[name]?.delete(entityID: entity.entityID)
+    /// Removes the entity's image in `format` (nothing for an unknown format).
+    public func deleteImage(for entity: some ImageEntity, format: ImageFormat) {
+        table(for: format)?.delete(entityID: entity.entityID)
     }
 
     /// Empties every table.
@@ -189,6 +202,10 @@ public final class ImageCache: Sendable {
     public func format(named name: String) throws(TesseraError) -> ImageFormat {
         guard let format = formats[name] else { throw TesseraError(.cache(.unknownFormat(name))) }
         return format
+    }
+
+    private func checkConfigured(_ format: ImageFormat) throws(TesseraError) {
+        guard isConfigured(format) else { throw TesseraError(.cache(.unknownFormat(format.name))) }
     }
 
     private func store(_ source: Bitmap, entity: any ImageEntity, format: ImageFormat) throws -> TableImage {

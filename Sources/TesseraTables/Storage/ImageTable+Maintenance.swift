@@ -1,4 +1,4 @@
-import TesseraImaging
+@_spi(Internal) import TesseraImaging
 import Foundation
 
 extension ImageTable {
@@ -15,7 +15,7 @@ extension ImageTable {
 
     /// Entity ids from most to least recently used, excluding entries with live images (those are
     /// pinned outside the recency order). For tests and tools.
-    package var recencyOrder: [UUID] {
+    @_spi(Internal) public var recencyOrder: [UUID] {
         state.withLock { s in s.recency.ordered.compactMap { s.records[$0].entityID } }
     }
 

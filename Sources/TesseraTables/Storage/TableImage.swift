@@ -27,7 +27,7 @@ public struct TableImage: BitmapImage, CustomStringConvertible {
     }
 
     /// The slot the entry occupies (for tools and tests in this package).
-    package var slot: Int { lease.slot }
+    @_spi(Internal) public var slot: Int { lease.slot }
 
     /// `"TableImage(<entity> WxH style … slot n)"`.
     public var description: String { "TableImage(\(entityID) \(layout) slot \(lease.slot))" }

@@ -1,0 +1,83 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Everything around the Tessera library that users of the library do not need: the `tessera` command
+// (demo, benchmarks, table and cache tools), the stress and crash-test writer, the shared test support,
+// and all tests. It depends on the library in the parent directory by path; `make test` and `make demo`
+// build this package (docs/ARCHITECTURE.md).
+let package = Package(
+    name: "TesseraTools",
+    products: [
+        .executable(name: "tessera", targets: ["TesseraCLI"]),
+        .executable(name: "TesseraStress", targets: ["TesseraStress"]),
+    ],
+    dependencies: [
+        .package(name: "Tessera", path: ".."),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
+        // The test-support origin (TesseraTestSupport) on 127.0.0.1 for the tests, the demo and the benchmarks.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // Frame statistics, the scrolling-grid model and memory readings of the demo and the benchmarks.
+        .target(
+            name: "TesseraMeasurement",
+            dependencies: [.product(name: "Tessera", package: "Tessera")]
+        ),
+        // Test support (as swift-nio's NIOTestUtils): the one HTTP origin (Hummingbird on 127.0.0.1) of the
+        // tests, the demo, `tessera bench fetch` and `TesseraStress --fetch-load`, child processes, and the
+        // stress table's pixel pattern shared by `TesseraStress` and the tests.
+        .target(
+            name: "TesseraTestSupport",
+            dependencies: [
+                .product(name: "Tessera", package: "Tessera"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // The `tessera` command.
+        .executableTarget(
+            name: "TesseraCLI",
+            dependencies: [
+                .product(name: "Tessera", package: "Tessera"),
+                .product(name: "TesseraHTTP", package: "Tessera"),
+                .product(name: "CCairo", package: "Tessera"),
+                .product(name: "CTurboJPEG", package: "Tessera"),
+                "TesseraMeasurement", "TesseraTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Writer process for the image table crash test (killed with SIGKILL at random points).
+        // Also the load tool for ImageManager (`--fetch-load`) against a TesseraTestSupport origin.
+        .executableTarget(
+            name: "TesseraStress",
+            dependencies: [
+                .product(name: "Tessera", package: "Tessera"),
+                .product(name: "TesseraHTTP", package: "Tessera"),
+                "TesseraTestSupport",
+            ]
+        ),
+        // Unit and integration tests (debug build). Launches the built `TesseraStress` and runs the CLI's
+        // commands in process.
+        .testTarget(
+            name: "TesseraTests",
+            dependencies: [
+                .product(name: "Tessera", package: "Tessera"),
+                .product(name: "TesseraHTTP", package: "Tessera"),
+                "TesseraCLI", "TesseraMeasurement", "TesseraTestSupport",
+            ]
+        ),
+        // End to end: the release `tessera` binary (TESSERA_RELEASE_BINARY, set by `make test`) against real
+        // photographs and a real nginx; checks what each command produces.
+        .testTarget(
+            name: "TesseraEndToEndTests",
+            dependencies: [
+                .product(name: "Tessera", package: "Tessera"),
+                "TesseraMeasurement", "TesseraTestSupport",
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,244 @@
+import Foundation
+import Testing
+import Tessera
+@_spi(Internal) import TesseraRemote
+
+/// Every `tessera bench … --json` (release build) on tiny inputs: the JSON decodes, describes the
+/// inputs it was given (files, counts, sizes) and its derived numbers are positive and consistent
+/// with each other. No timing is asserted.
+@Suite("release tessera bench on tiny inputs",
+       .enabled(if: ReleaseCLI.isAvailable, "set TESSERA_RELEASE_BINARY (make test builds the release CLI and sets it)"))
+struct BenchEndToEndTests {
+    /// Runs `tessera bench …` and requires a clean exit.
+    static func bench(_ arguments: [String]) throws -> ReleaseCLI.Run {
+        let run = try ReleaseCLI.run(["bench"] + arguments)
+        try #require(run.status == 0 && run.signal == nil, "\(run)")
+        return run
+    }
+
+    /// A directory holding copies of the two smallest JPEGs and the smallest PNG.
+    static func tinyDirectory(_ label: String) throws -> (ScratchDirectory, jpegs: [URL], png: URL) {
+        let scratch = try ScratchDirectory(label)
+        let jpegs = try FileFacts.copy(try RealPhotos.smallest(2, ext: "jpg"), into: scratch)
+        let png = try FileFacts.copy(try RealPhotos.smallest(1, ext: "png"), into: scratch)[0]
+        return (scratch, jpegs, png)
+    }
+
+    static func close(_ a: Double, _ b: Double) -> Bool { abs(a - b) <= 1e-6 * max(1, abs(a), abs(b)) }
+
+    // MARK: decode
+
+    struct DecodeReport: Decodable {
+        struct File: Decodable {
+            var file: String; var format: String; var width: Int; var height: Int; var megapixels: Double; var sizeClass: String
+            var probeSeconds: Double; var fullDecodeSeconds: Double; var downscaledDecodeSeconds: Double
+            var cheapPathOnlySeconds: Double; var fullDecodePlusResizeSeconds: Double
+        }
+        struct Group: Decodable {
+            var format: String; var sizeClass: String; var files: Int; var fullDecodeMs: Double; var downscaledDecodeMs: Double
+            var fullDecodePlusResizeMs: Double; var speedupOfDownscaledOverFullPlusResize: Double
+        }
+        var directory: String; var thumbnailSize: String; var repetitions: Int
+        var groups: [Group]; var files: [File]; var failures: [String]
+    }
+
+    /// `bench decode DIR --limit 2`: exactly the first two images of DIR by name, each with the format
+    /// and size the library probes, megapixels = w×h/10⁶, positive times; groups partition the files
+    /// by (format, size class) and their speedup is full+resize / downscaled.
+    @Test("bench decode --json")
+    func decode() throws {
+        let (scratch, jpegs, png) = try Self.tinyDirectory("bench-decode")
+        let run = try Self.bench(["decode", scratch.url.path, "--repetitions", "1", "--limit", "2", "--size", "64x64", "--json"])
+        let report = try run.json(DecodeReport.self)
+        let expected = (jpegs + [png]).map(\.lastPathComponent).sorted().prefix(2)
+        #expect(report.files.map { URL(fileURLWithPath: $0.file).lastPathComponent } == Array(expected))
+        #expect(report.failures.isEmpty && report.repetitions == 1 && report.thumbnailSize == "64x64")
+        for file in report.files {
+            let info = try ImageDecoder().probe(try Data(contentsOf: URL(fileURLWithPath: file.file)))
+            #expect(file.format == info.format.rawValue && file.width == info.width && file.height == info.height)
+            #expect(Self.close(file.megapixels, Double(info.width * info.height) / 1e6))
+            #expect([file.probeSeconds, file.fullDecodeSeconds, file.downscaledDecodeSeconds, file.cheapPathOnlySeconds,
+                     file.fullDecodePlusResizeSeconds].allSatisfy { $0 > 0 })
+        }
+        #expect(report.groups.map(\.files).reduce(0, +) == report.files.count)
+        let keys = Set(report.files.map { "\($0.format)|\($0.sizeClass)" })
+        #expect(Set(report.groups.map { "\($0.format)|\($0.sizeClass)" }) == keys)
+        for group in report.groups {
+            #expect(group.fullDecodeMs > 0 && group.downscaledDecodeMs > 0)
+            #expect(Self.close(group.speedupOfDownscaledOverFullPlusResize, group.fullDecodePlusResizeMs / group.downscaledDecodeMs))
+        }
+    }
+
+    // MARK: ingest
+
+    struct IngestReport: Decodable {
+        struct Method: Decodable { var method: String; var imagesPerSecond: Double; var passes: [Double]; var ratioToCeiling: Double }
+        var directory: String; var files: Int; var thumbnail: Int; var repetitions: Int; var results: [Method]
+    }
+
+    /// `bench ingest DIR` (two JPEGs and a PNG): counts only the JPEGs; libjpeg-turbo's ceiling comes
+    /// first and Tessera's ingest is measured; each method has one pass per repetition, its rate is
+    /// their median and its ratio is relative to the ceiling. With `--python` naming a missing
+    /// interpreter, Pillow is left out instead of failing the run (here Pillow may be missing anyway);
+    /// vipsthumbnail appears exactly when it is installed.
+    @Test("bench ingest --json, also when Pillow is missing")
+    func ingest() throws {
+        let (scratch, jpegs, _) = try Self.tinyDirectory("bench-ingest")
+        let run = try Self.bench(["ingest", scratch.url.path, "--repetitions", "2", "--size", "48",
+                                  "--python", scratch.path("no-such-python"), "--json"])
+        let report = try run.json(IngestReport.self)
+        #expect(report.files == jpegs.count && report.thumbnail == 48 && report.repetitions == 2)
+        let methods = report.results.map(\.method)
+        #expect(methods.first == "turbojpeg-1/8" && methods.contains("tessera-ingest"))
+        #expect(!methods.contains("pillow"), "no interpreter, no Pillow row")
+        #expect(methods.contains("vipsthumbnail") == FileManager.default.isExecutableFile(atPath: "/usr/bin/vipsthumbnail"))
+        let ceiling = try #require(report.results.first).imagesPerSecond
+        for method in report.results {
+            #expect(method.passes.count == report.repetitions && method.passes.allSatisfy { $0 > 0 })
+            let sorted = method.passes.sorted()
+            #expect(Self.close(method.imagesPerSecond, (sorted[0] + sorted[1]) / 2), "\(method.method): median of the passes")
+            #expect(Self.close(method.ratioToCeiling, method.imagesPerSecond / ceiling))
+        }
+    }
+
+    // MARK: retrieval
+
+    struct RetrievalReport: Decodable {
+        struct Memory: Decodable { var residentBytes: Int; var privateDirtyBytes: Int }
+        var entries: Int; var tableHitNanoseconds: Double; var tableHitsPerSecond: Double; var dictionaryHitNanoseconds: Double
+        var jpegDecodeNanoseconds: Double; var pngDecodeNanoseconds: Double; var speedupOverJPEG: Double; var speedupOverPNG: Double
+        var openEntries: Int; var openMilliseconds: Double?; var largeTableBytes: Int?
+        var memoryBeforeTouch: Memory?; var memoryAfterTouch: Memory?
+    }
+
+    /// `bench retrieval` with 40 entries, a 200-entry open test and a 1 MB table: echoes the counts,
+    /// all latencies positive, rates and speedups consistent with them, the large table holds as many
+    /// 100×100 BGRA entries as fit in 1 MiB (per the library's ``ImageFormat``), memory measured; with
+    /// the optional parts set to 0 they are absent.
+    @Test("bench retrieval --json")
+    func retrieval() throws {
+        let photo = try RealPhotos.smallest(1, ext: "jpg")[0]
+        let common = ["retrieval", "--entries", "40", "--batch", "2000", "--batches", "3", "--image", photo.path, "--json"]
+        let report = try Self.bench(common + ["--open-entries", "200", "--large-table-mb", "1"]).json(RetrievalReport.self)
+        #expect(report.entries == 40 && report.openEntries == 200)
+        #expect([report.tableHitNanoseconds, report.dictionaryHitNanoseconds, report.jpegDecodeNanoseconds,
+                 report.pngDecodeNanoseconds].allSatisfy { $0 > 0 })
+        #expect(Self.close(report.tableHitsPerSecond, 1e9 / report.tableHitNanoseconds))
+        #expect(Self.close(report.speedupOverJPEG, report.jpegDecodeNanoseconds / report.tableHitNanoseconds))
+        #expect(Self.close(report.speedupOverPNG, report.pngDecodeNanoseconds / report.tableHitNanoseconds))
+        #expect((report.openMilliseconds ?? 0) > 0)
+        let entry = ImageFormat(name: "large", style: .bgra32, size: PixelSize(width: 100, height: 100), maximumCount: 1)
+        let large = ImageFormat(name: "large", style: .bgra32, size: entry.size, maximumCount: (1 << 20) / entry.bytesPerEntry)
+        #expect(report.largeTableBytes == large.maximumBytesOnDisk)
+        #expect((report.memoryBeforeTouch?.residentBytes ?? 0) > 0 && (report.memoryAfterTouch?.residentBytes ?? 0) > 0)
+
+        let bare = try Self.bench(common + ["--open-entries", "0", "--large-table-mb", "0"]).json(RetrievalReport.self)
+        #expect(bare.openMilliseconds == nil && bare.largeTableBytes == nil && bare.memoryAfterTouch == nil)
+        #expect(bare.tableHitNanoseconds > 0)
+    }
+
+    // MARK: formats
+
+    struct FormatsReport: Decodable {
+        struct Row: Decodable {
+            var image: String; var size: String; var pixels: Int; var format: String; var bytes: Int
+            var loadMs: Double; var coldLoadMs: Double; var decodeMs: Double
+        }
+        var photo: String; var jpegQuality: Int; var webpQuality: Int; var rows: [Row]
+    }
+
+    /// `bench formats --images DIR` with DIR holding two large JPEGs of different shapes and a small
+    /// one: picks the JPEG of at least 2048×1536 closest to 4:3 (computed here from the library's
+    /// probe), echoes the qualities, and every row's file exists in the work dir with the reported
+    /// byte count and decodes (library) to the row's format and size; each (image, size) has PNG, JPEG
+    /// and WebP; the chart is a PNG.
+    @Test("bench formats --json")
+    func formats() throws {
+        let scratch = try ScratchDirectory("bench-formats")
+        let photos = try FileFacts.copy(try Self.formatsCandidates(), into: scratch)
+        let work = scratch.path("work"), plot = scratch.path("chart.png")
+        let report = try Self.bench(["formats", "--images", scratch.url.path, "--work-dir", work, "--repetitions", "1",
+                                     "--quality", "70", "--webp-quality", "60", "--plot", plot, "--json"]).json(FormatsReport.self)
+        let qualifying = try photos.compactMap { photo -> (URL, Double)? in
+            let size = try RealPhotos.size(of: photo.path)
+            guard photo.pathExtension == "jpg", size.width >= 2048, size.height >= 1536 else { return nil }
+            return (photo, abs(Double(size.width) / Double(size.height) - 4.0 / 3.0))
+        }
+        #expect(report.photo == qualifying.min { $0.1 < $1.1 }?.0.path)
+        #expect(report.jpegQuality == 70 && report.webpQuality == 60)
+
+        let extensions = ["png": ImageFileFormat.png, "jpeg": .jpeg, "webp": .webp]
+        #expect(Set(report.rows.map(\.image)) == ["photo", "gradient"])
+        for row in report.rows {
+            let size = try #require(PixelSize(parsing: row.size))
+            #expect(row.pixels == size.pixelCount && row.bytes > 0 && row.loadMs > 0 && row.decodeMs > 0 && row.coldLoadMs > 0)
+            let path = work + "/\(row.image)-\(row.size).\(row.format)"
+            #expect(FileFacts.size(path) == row.bytes, "\(path)")
+            let info = try ImageDecoder().probe(try Data(contentsOf: URL(fileURLWithPath: path)))
+            #expect(info.format == extensions[row.format] && info.width == size.width && info.height == size.height)
+        }
+        let cells = Dictionary(grouping: report.rows) { "\($0.image) \($0.size)" }
+        #expect(cells.values.allSatisfy { Set($0.map(\.format)) == Set(extensions.keys) && $0.count == 3 })
+        #expect(Set(report.rows.filter { $0.image == "photo" }.map(\.size)) == Set(report.rows.filter { $0.image == "gradient" }.map(\.size)))
+        #expect(try ImageDecoder().probe(try Data(contentsOf: URL(fileURLWithPath: plot))).format == .png)
+    }
+
+    /// The smallest JPEG plus the two smallest of at least 2048×1536 with different aspect ratios.
+    static func formatsCandidates() throws -> [URL] {
+        let jpegs = try RealPhotos.all().filter { $0.pathExtension == "jpg" }
+            .map { ($0, try RealPhotos.size(of: $0.path), FileFacts.size($0.path) ?? 0) }.sorted { $0.2 < $1.2 }
+        let large = jpegs.filter { $0.1.width >= 2048 && $0.1.height >= 1536 }
+        var picked: [URL] = []
+        var ratios: Set<Int> = []
+        for (url, size, _) in large where ratios.insert(size.width * 1000 / size.height).inserted && picked.count < 2 { picked.append(url) }
+        try #require(picked.count == 2, "two JPEGs of at least 2048x1536 with different shapes")
+        let small = try #require(jpegs.first { $0.1.width < 2048 }?.0)
+        return picked + [small]
+    }
+
+    // MARK: fetch
+
+    struct FetchReport: Decodable {
+        struct Scheduling: Decodable {
+            var scheduling: String; var urgentMedianMs: Double; var urgentSamplesMs: [Double]
+            var originRequests: Int; var originRequestsPerDistinctURL: Double
+        }
+        var latencyMs: Int; var backlog: Int; var urgent: Int; var width: Int; var repetitions: Int
+        var results: [Scheduling]; var fifoOverPrioritized: Double
+        var coalescingRequests: Int; var coalescingDistinctURLs: Int; var coalescingOriginRequests: Int
+    }
+
+    /// `bench fetch` against its own loopback origin with a small backlog: echoes its parameters; both
+    /// schedulings report one sample per repetition, a median of them, at least one origin request per
+    /// urgent request; the ratio is fifo/prioritized; the coalescing scenario asks distinct × copies
+    /// times and the origin sees each distinct URL exactly once.
+    @Test("bench fetch --json")
+    func fetch() throws {
+        let (distinct, copies, backlog, urgent) = (4, 5, 12, 4)
+        let report = try Self.bench(["fetch", "--latency-ms", "5", "--backlog", "\(backlog)", "--urgent", "\(urgent)", "--width", "2",
+                                     "--repetitions", "3", "--distinct", "\(distinct)", "--copies", "\(copies)", "--json"])
+            .json(FetchReport.self)
+        #expect(report.latencyMs == 5 && report.backlog == backlog && report.urgent == urgent && report.width == 2 && report.repetitions == 3)
+        #expect(report.results.map(\.scheduling) == ["prioritized", "fifo"])
+        for result in report.results {
+            #expect(result.urgentSamplesMs.count == 3 && result.urgentSamplesMs.allSatisfy { $0 > 0 })
+            #expect(Self.close(result.urgentMedianMs, result.urgentSamplesMs.sorted()[1]))
+            #expect(result.originRequests >= urgent * report.repetitions, "every urgent image came from the origin")
+            #expect(result.originRequestsPerDistinctURL >= 1)
+        }
+        #expect(Self.close(report.fifoOverPrioritized, report.results[1].urgentMedianMs / report.results[0].urgentMedianMs))
+        #expect(report.coalescingRequests == distinct * copies && report.coalescingDistinctURLs == distinct)
+        #expect(report.coalescingOriginRequests == distinct, "concurrent requests for one URL share one download")
+    }
+
+    /// More urgent requests to promote (half of --urgent) than the backlog holds is a usage error, not
+    /// a crash (indexing before the backlog's first URL would trap).
+    @Test("bench fetch refuses --urgent larger than twice --backlog")
+    func fetchTooManyUrgent() throws {
+        let run = try ReleaseCLI.run(["bench", "fetch", "--latency-ms", "1", "--backlog", "1", "--urgent", "4", "--width", "1",
+                                      "--repetitions", "1", "--distinct", "1", "--copies", "1", "--json"])
+        #expect(run.signal == nil, "\(run)")
+        #expect(run.status != 0 && run.errors.contains("--backlog"), "\(run)")
+        #expect(run.output.isEmpty, "no report")
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import TesseraImaging
+@testable import TesseraTables
+@_spi(Internal) @testable import TesseraRemote
+import Tessera
+import TesseraHTTP
+import TesseraTestSupport
+
+@Suite("ImageManager: coalescing, cancellation, always-async delivery")
+struct FetchCoalescingTests {
+    @Test("100 concurrent requests for one URL: one request at the origin, every caller gets the image")
+    func hundredRequestsOneDownload() async throws {
+        try await Origin.with { origin in
+            let gate = OriginGate()
+            origin.set("/a.png", .init(body: try pngBytes(), gate: gate))
+            let manager = try makeManager()
+            let url = origin.url("/a.png")
+            try await withThrowingTaskGroup(of: PixelSize.self) { group in
+                for _ in 0..<100 {
+                    group.addTask { try await manager.image(for: url).layout.size }
+                }
+                // Release the origin only when all 100 wait on the one job.
+                await manager.waitForQueue { $0.waiters[url] == 100 }
+                gate.open()
+                var sizes: [PixelSize] = []
+                for try await size in group { sizes.append(size) }
+                #expect(sizes.count == 100)
+                #expect(sizes.allSatisfy { $0 == PixelSize(width: 64, height: 48) })
+            }
+            #expect(origin.count("/a.png") == 1)
+            #expect(manager.statistics.downloads == 1)
+            #expect(manager.statistics.coalesced == 99)
+            #expect(manager.statistics.decodes == 1)
+        }
+    }
+
+    @Test("two sizes of one URL: one download, one decode per size")
+    func sizesShareOneDownload() async throws {
+        try await Origin.with { origin in
+            let gate = OriginGate()
+            origin.set("/b.png", .init(body: try pngBytes(width: 200, height: 100), gate: gate))
+            let manager = try makeManager()
+            let url = origin.url("/b.png")
+            async let full = manager.image(for: url)
+            async let fit = manager.image(for: url, size: PixelSize(width: 50, height: 50), mode: .aspectFit)
+            async let fill = manager.image(for: url, size: PixelSize(width: 50, height: 50), mode: .aspectFill)
+            await manager.waitForQueue { $0.waiters[url] == 3 }
+            gate.open()
+            #expect(try await full.layout.size == PixelSize(width: 200, height: 100))
+            #expect(try await fit.layout.size == PixelSize(width: 50, height: 25))
+            #expect(try await fill.layout.size == PixelSize(width: 50, height: 50))
+            #expect(origin.count("/b.png") == 1)
+            #expect(manager.statistics.decodes == 3)
+        }
+    }
+
+    @Test("one requester cancelling leaves the download to the others; the last one cancels it")
+    func cancellation() async throws {
+        try await Origin.with { origin in
+            let gate = OriginGate()
+            origin.set("/c.png", .init(body: try pngBytes(), gate: gate))
+            let loader = RecordingLoader()
+            let manager = try makeManager(loader: loader)
+            let url = origin.url("/c.png")
+
+            let first = Task { try await manager.image(for: url) }
+            let second = Task { try await manager.image(for: url) }
+            await manager.waitForQueue { $0.waiters[url] == 2 }
+            await origin.waitForArrivals("/c.png")
+            first.cancel()
+            await #expect(throws: TesseraError(.cancelled)) { try await first.value }
+            await manager.waitForQueue { $0.waiters[url] == 1 }
+            #expect(await manager.queueSnapshot().urgentRunning == [url])
+            gate.open()
+            #expect(try await second.value.layout.size == PixelSize(width: 64, height: 48))
+            #expect(origin.count("/c.png") == 1)
+            #expect(loader.recorded == [.success(200)])
+
+            // Now every requester of a blocked download goes away: the download itself is cancelled.
+            let blocked = OriginGate()
+            origin.set("/d.png", .init(body: try pngBytes(), gate: blocked))
+            let other = origin.url("/d.png")
+            let third = Task { try await manager.image(for: other) }
+            let fourth = Task { try await manager.image(for: other) }
+            await origin.waitForArrivals("/d.png")
+            await manager.waitForQueue { $0.waiters[other] == 2 }
+            third.cancel()
+            fourth.cancel()
+            await #expect(throws: TesseraError(.cancelled)) { try await third.value }
+            await #expect(throws: TesseraError(.cancelled)) { try await fourth.value }
+            await manager.waitForQueue { $0.isIdle && $0.urgentRunning.isEmpty }
+            #expect(loader.recorded == [.success(200), .cancelled])
+            #expect(manager.isCachedOnDisk(other) == false)
+        }
+    }
+
+    @Test("a request cancelled while queued never reaches the origin")
+    func cancelWhileQueued() async throws {
+        try await Origin.with { origin in
+            let gate = OriginGate()
+            origin.set("/busy.png", .init(body: try pngBytes(), gate: gate))
+            origin.set("/later.png", .init(body: try pngBytes()))
+            let manager = try makeManager { $0.maximumConcurrentDownloads = 1 }
+            let busy = Task { try await manager.image(for: origin.url("/busy.png")) }
+            await origin.waitForArrivals("/busy.png")
+            let later = Task { try await manager.image(for: origin.url("/later.png")) }
+            await manager.waitForQueue { $0.urgentQueued == [origin.url("/later.png")] }
+            later.cancel()
+            await #expect(throws: TesseraError(.cancelled)) { try await later.value }
+            await manager.waitForQueue { $0.urgentQueued.isEmpty }
+            gate.open()
+            _ = try await busy.value
+            #expect(origin.count("/later.png") == 0)
+        }
+    }
+
+    @Test("memory hits are delivered asynchronously: the completion never runs inside loadImage")
+    func alwaysAsync() async throws {
+        try await Origin.with { origin in
+            origin.set("/e.png", .init(body: try pngBytes()))
+            let manager = try makeManager()
+            let url = origin.url("/e.png")
+            _ = try await manager.image(for: url)
+            #expect(manager.cachedImage(for: url) != nil)
+
+            let returned = Mutex(false)
+            let seen = Mutex<(afterReturn: Bool, size: PixelSize?)?>(nil)
+            let ticket = manager.loadImage(for: url) { result in
+                let after = returned.withLock { $0 }
+                seen.withLock { $0 = (after, try? result.get().layout.size) }
+            }
+            returned.withLock { $0 = true }
+            await ticket.wait()
+            let observed = try #require(seen.withLock { $0 })
+            #expect(observed.afterReturn)
+            #expect(observed.size == PixelSize(width: 64, height: 48))
+            #expect(manager.statistics.memoryHits == 1)
+            #expect(origin.count("/e.png") == 1)
+        }
+    }
+
+    @Test("progress reports bytes received of expected, ending at the full size")
+    func progress() async throws {
+        try await Origin.with { origin in
+            let body = try pngBytes(width: 300, height: 300)
+            origin.set("/p.png", .init(body: body))
+            origin.set("/q.png", .init(body: body, chunkSize: 1000))
+            let manager = try makeManager()
+            let reports = Mutex<[LoadProgress]>([])
+            _ = try await manager.image(for: origin.url("/p.png"), progress: { p in reports.withLock { $0.append(p) } })
+            let seen = reports.withLock { $0 }
+            #expect(seen.last == LoadProgress(receivedBytes: body.count, expectedBytes: body.count))
+            #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.receivedBytes <= $1.receivedBytes })
+
+            let streamed = Mutex<[LoadProgress]>([])
+            _ = try await manager.image(for: origin.url("/q.png"), progress: { p in streamed.withLock { $0.append(p) } })
+            let chunks = streamed.withLock { $0 }
+            #expect(chunks.last?.receivedBytes == body.count)
+            #expect(chunks.allSatisfy { $0.expectedBytes == nil })
+        }
+    }
+}
