@@ -7,6 +7,9 @@ import PackageDescription
 // stress tools and the tests live in their own package in `Tools/` (docs/ARCHITECTURE.md).
 let package = Package(
     name: "Tessera",
+    // Tested on Debian Linux (x86-64). macOS 15 (Synchronization's Mutex, typed throws in the runtime) with
+    // Homebrew's libraries is expected to build but is not tested here (README, "Platforms").
+    platforms: [.macOS(.v15)],
     products: [
         // `import Tessera`: every layer of the library.
         .library(name: "Tessera", targets: ["Tessera"]),
@@ -29,11 +32,11 @@ let package = Package(
     ],
     targets: [
         // C libraries, found through pkg-config; `scripts/setup` installs the Debian packages.
-        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
-        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
-        .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
-        .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"])]),
-        .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"])]),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"]), .brew(["jpeg-turbo"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"]), .brew(["libpng"])]),
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"]), .brew(["webp"])]),
+        .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"]), .brew(["giflib"])]),
+        .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"]), .brew(["cairo"])]),
         // Absorbs SIGBUS from table files truncated by another program (see its header).
         .target(name: "CTesseraGuard"),
         // The library's layers; each depends only on the ones above it (docs/ARCHITECTURE.md).

@@ -7,6 +7,7 @@ import PackageDescription
 // build this package (docs/ARCHITECTURE.md).
 let package = Package(
     name: "TesseraTools",
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "tessera", targets: ["TesseraCLI"]),
         .executable(name: "TesseraStress", targets: ["TesseraStress"]),

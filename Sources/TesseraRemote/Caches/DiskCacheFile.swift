@@ -129,7 +129,11 @@ enum DiskCacheFile {
     static func status(path: String) -> (size: Int, modified: Date, accessed: Date)? {
         var info = stat()
         guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        #if os(Linux)
         return (Int(info.st_size), date(info.st_mtim), date(info.st_atim))
+        #else
+        return (Int(info.st_size), date(info.st_mtimespec), date(info.st_atimespec))
+        #endif
     }
 
     static func remove(path: String) { unlink(path) }

@@ -61,7 +61,12 @@ public final class MemoryPressureWatcher: Sendable {
 
     /// The files of the cgroup this process belongs to (from `/proc/self/cgroup`, cgroup v2 `0::/path`),
     /// falling back to the machine-wide `/proc/pressure/memory`; `nil` where a file does not exist.
+    /// Both are Linux files: elsewhere both are `nil`, the watcher sees no pressure, and
+    /// the cache is trimmed only by its own limits or by your calls to `trim(toCost:)`.
     public static func defaultPaths() -> (events: String?, pressure: String?) {
+        #if !os(Linux)
+        return (nil, nil)
+        #else
         var group = "/sys/fs/cgroup"
         if let text = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
            let line = text.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("0::") }) {
@@ -72,6 +77,7 @@ public final class MemoryPressureWatcher: Sendable {
         let events = existing(group + "/memory.events") ?? existing("/sys/fs/cgroup/memory.events")
         let pressure = existing(group + "/memory.pressure") ?? existing("/proc/pressure/memory")
         return (events, pressure)
+        #endif
     }
 
     /// Reads the files once, trims the cache according to the pressure seen, and returns the level.

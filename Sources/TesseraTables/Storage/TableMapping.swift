@@ -67,7 +67,15 @@ final class TableMapping: @unchecked Sendable {
     /// it if needed. Pages of the mapping are only ever written after this succeeded for them: on a
     /// full disk a write into a hole of a shared mapping raises `SIGBUS`, whereas this returns
     /// `ENOSPC` (or `EFBIG` past `RLIMIT_FSIZE`) as a typed error. Cheap when the blocks exist.
+    ///
+    /// Elsewhere than Linux (no `posix_fallocate`) the file is only extended with `ftruncate`; a full
+    /// disk then shows as `SIGBUS` on the page written, which the guard (`CTesseraGuard`) absorbs and
+    /// the table reports as damage instead of a typed `ENOSPC`.
     func allocate(offset: Int, length: Int) throws(TesseraError) {
+        #if !os(Linux)
+        if let st = fileState(), st.size < offset + length { try setSize(offset + length) }
+        return
+        #else
         var code: Int32
         repeat { code = posix_fallocate(fd, off_t(offset), off_t(length)) } while code == EINTR
         if code == 0 { return }
@@ -77,6 +85,7 @@ final class TableMapping: @unchecked Sendable {
             return
         }
         throw TesseraError(.io(operation: "fallocate", path: path, errno: code))
+        #endif
     }
 
     /// Writes the file header page with `pwrite` (used when creating or repairing the file).
@@ -126,13 +135,20 @@ final class TableMapping: @unchecked Sendable {
         throw TesseraError(.io(operation: "open (file keeps being replaced)", path: path, errno: EAGAIN))
     }
 
+    /// The directory listing this process's open descriptors.
+    #if os(Linux)
+    private static let descriptorDirectory = "/proc/self/fd"
+    #else
+    private static let descriptorDirectory = "/dev/fd"
+    #endif
+
     /// Whether another descriptor of this process refers to `fd`'s file (then the `flock` that
-    /// refused `fd` is held here: only tables open these files). Reads `/proc/self/fd`; used on the
-    /// error path only.
+    /// refused `fd` is held here: only tables open these files). Lists the process's descriptors
+    /// (`/proc/self/fd` on Linux, `/dev/fd` elsewhere); used on the error path only.
     private static func isOpenByAnotherDescriptor(_ fd: Int32) -> Bool {
         var mine = stat()
         guard fstat(fd, &mine) == 0,
-              let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return false }
+              let names = try? FileManager.default.contentsOfDirectory(atPath: Self.descriptorDirectory) else { return false }
         for name in names {
             guard let other = Int32(name), other != fd else { continue }
             var st = stat()
