@@ -2,16 +2,23 @@ import ArgumentParser
 import Foundation
 import Tessera
 
-/// `tessera thumbnail FILE… --size 100x100 --mode fill|fit --out DIR`.
+/// `tessera thumbnail FILE… --size 100x100 --mode fill|fit --out DIR [--format png|jpeg|webp] [--quality Q]`.
 struct ThumbnailCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "thumbnail",
-        abstract: "Decode with downscaling, draw at the given size and write PNG files.",
+        abstract: "Decode with downscaling, draw at the given size and write image files.",
         discussion: """
         --mode fill crops to fill the size (aspect fill), fit letterboxes inside it (aspect fit), \
-        stretch ignores the aspect ratio. Each output is DIR/<name>.png.
+        stretch ignores the aspect ratio. Each output is DIR/<name>.png, .jpg or .webp. \
+        --quality applies to jpeg (1-100, default 85) and lossy webp (0-100, default 80); \
+        --format webp --lossless writes lossless WebP.
         """
     )
+
+    /// The output formats on the command line.
+    enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+        case png, jpeg, webp
+    }
 
     /// The placement modes on the command line.
     enum Mode: String, ExpressibleByArgument, CaseIterable {
@@ -30,14 +37,30 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(help: "fill (crop), fit (letterbox) or stretch.") var mode: Mode = .fill
     @Option(help: "Output directory (created if missing).") var out: String
     @Option(help: "Pixel style: bgra32, bgr32, bgr565, gray8.") var style: String = "bgra32"
+    @Option(help: "Output format: png, jpeg or webp.") var format: OutputFormat = .png
+    @Option(help: "Quality for jpeg (1-100) and lossy webp (0-100).") var quality: Int?
+    @Flag(help: "Lossless WebP (with --format webp).") var lossless = false
     @Flag(help: "Print nothing per file.") var quiet = false
+
+    func validate() throws {
+        if let quality, !(0...100).contains(quality) { throw ValidationError("--quality must be 0…100") }
+        if lossless, format != .webp { throw ValidationError("--lossless applies to --format webp only") }
+    }
+
+    /// The encoder for `--format` and `--quality`.
+    var encoder: any ImageEncoding {
+        switch format {
+        case .png: PNGEncoder()
+        case .jpeg: JPEGEncoder(quality: quality ?? 85)
+        case .webp: WebPEncoder(quality: quality ?? 80, lossless: lossless)
+        }
+    }
 
     func run() throws {
         guard let target = PixelSize(parsing: size) else { throw ValidationError("--size must be WxH, e.g. 100x100") }
         guard let pixelStyle = PixelStyle(rawValue: style) else { throw ValidationError("--style must be one of \(PixelStyle.allCases.map(\.rawValue).joined(separator: ", "))") }
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let decoder = ImageDecoder()
-        let encoder = PNGEncoder()
+        let decoder = ImageDecoder(), encoder = self.encoder
         var failures = 0
         var decodeSeconds = 0.0
         let start = Stopwatch.now()
@@ -46,7 +69,7 @@ struct ThumbnailCommand: ParsableCommand {
                 let data = try ImageFiles.read(file)
                 let (thumb, seconds) = try Stopwatch.time { try decoder.thumbnail(data, size: target, mode: mode.contentMode, style: pixelStyle) }
                 decodeSeconds += seconds
-                let path = (out as NSString).appendingPathComponent(ImageFiles.stem(file) + ".png")
+                let path = (out as NSString).appendingPathComponent(ImageFiles.stem(file) + "." + encoder.format.fileExtension)
                 try Data(try encoder.encode(thumb)).write(to: URL(fileURLWithPath: path))
                 if !quiet { print("\(file) -> \(path) (\(Terminal.ms(seconds)) ms)") }
             } catch {

@@ -106,6 +106,52 @@ struct CommandsEndToEndTests {
         }
     }
 
+    /// `--format jpeg|webp [--quality Q] [--lossless]`: files named `<stem>.<format>` in that format,
+    /// W×H, close to the library's thumbnail (lossless WebP within premultiplication rounding), and
+    /// smaller at a lower quality.
+    @Test("thumbnail --format jpeg|webp --quality writes that format, W×H, close to the library's pixels",
+          arguments: [(["--format", "jpeg", "--quality", "92"], "jpeg", 4.0), (["--format", "webp", "--quality", "92"], "webp", 4.0),
+                      (["--format", "webp", "--lossless"], "webp", 1.0)])
+    func thumbnailFormats(arguments: [String], format: String, tolerance: Double) throws {
+        let scratch = try ScratchDirectory("thumb-format")
+        let photos = try RealPhotos.smallest(2, ext: "jpg") + RealPhotos.smallest(1, ext: "png")
+        let size = PixelSize(width: 96, height: 64)
+        let (run, out) = try Self.thumbnails(photos, size: size, mode: "fill", extra: arguments, in: scratch)
+        #expect(run.status == 0, "\(run)")
+        let fileFormat = try #require(ImageFileFormat(rawValue: format))
+        for photo in photos {
+            let path = out + "/" + Self.stem(photo) + "." + fileFormat.fileExtension
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(try ImageDecoder().probe(data).format == fileFormat, "\(path)")
+            let image = try PixelComparison.decodeFile(path)
+            #expect(image.width == size.width && image.height == size.height, "\(path): \(image)")
+            // JPEG has no alpha (transparent pixels come out black): compare opaque sources only.
+            if fileFormat == .jpeg, try !PixelComparison.isOpaque(photo) { continue }
+            let reference = try PixelComparison.libraryThumbnail(of: photo, size: size, mode: .aspectFill)
+            let difference = try #require(PixelComparison.meanAbsoluteDifference(image, reference))
+            #expect(difference < tolerance, "\(path): mean difference \(difference) from the library's thumbnail")
+        }
+        guard !arguments.contains("--lossless") else { return }
+        let lowScratch = try ScratchDirectory("thumb-low")
+        let (low, lowOut) = try Self.thumbnails(Array(photos.prefix(1)), size: size, mode: "fill",
+                                                extra: ["--format", format, "--quality", "20"], in: lowScratch)
+        #expect(low.status == 0, "\(low)")
+        let name = "/" + Self.stem(photos[0]) + "." + fileFormat.fileExtension
+        let small = try FileManager.default.attributesOfItem(atPath: lowOut + name)[.size] as? Int ?? 0
+        let large = try FileManager.default.attributesOfItem(atPath: out + name)[.size] as? Int ?? 0
+        #expect(small > 0 && small < large, "quality 20 (\(small) B) is smaller than 92 (\(large) B)")
+    }
+
+    @Test("thumbnail refuses --quality outside 0…100 and --lossless without webp")
+    func thumbnailFormatValidation() throws {
+        let photo = try RealPhotos.smallest(1, ext: "jpg")[0]
+        let scratch = try ScratchDirectory("thumb-invalid")
+        for extra in [["--quality", "101"], ["--format", "jpeg", "--lossless"]] {
+            let run = try ReleaseCLI.run(["thumbnail", photo.path, "--out", scratch.path("x")] + extra)
+            #expect(run.status == 64 && run.errors.contains("--"), "\(extra): \(run)")
+        }
+    }
+
     /// `--mode fit`, in a square (bars above and below the landscape photographs) and in a wide box
     /// (bars left and right): each PNG is W×H with the photograph placed inside it: for opaque photographs
     /// the opaque region has the source's aspect ratio (within a pixel), touches both sides along the
