@@ -10,7 +10,8 @@ import Foundation
 enum DecoderFuzzing {
     /// Smaller than the library's default (64 MP) so that each input decodes in milliseconds; the
     /// limit checks themselves are the same code.
-    static let limits = DecodingLimits(maximumPixelCount: 4_000_000, maximumInputBytes: 1 << 20)
+    static let limits = DecodingLimits(maximumPixelCount: 4_000_000, maximumInputBytes: 1 << 20,
+                                       maximumFrameCount: 64, maximumAnimationPixelCount: 16_000_000)
 
     static func codec(for format: ImageFileFormat) -> any ImageDecoding {
         switch format {
@@ -33,6 +34,13 @@ enum DecoderFuzzing {
             for style in PixelStyle.allCases where style != .bgra32 && codec.supportsDirectDecode(to: style) {
                 decode(bytes, codec: codec, info: info, size: small, style: style)
             }
+        }
+        // Every frame of an animation (GIF and WebP): within the frame and pixel limits.
+        if let animated = codec as? any AnimatedImageDecoding, let animation = try? animated.decodeAnimation(bytes) {
+            let pixels = animation.canvasSize.width * animation.canvasSize.height
+            precondition(!animation.frames.isEmpty && animation.frames.count <= limits.maximumFrameCount
+                         && pixels * animation.frames.count <= limits.maximumAnimationPixelCount,
+                         "animation of \(animation.frames.count) frames of \(animation.canvasSize) accepted")
         }
         // Through the public decoder: a style and mode chosen from the input length (deterministic).
         let decoder = ImageDecoder(limits: limits, decoders: [codec])

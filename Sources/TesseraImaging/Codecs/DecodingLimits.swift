@@ -5,14 +5,22 @@ public struct DecodingLimits: Sendable, Hashable {
     public var maximumPixelCount: Int
     /// Largest encoded input accepted, in bytes. Default 128 MiB.
     public var maximumInputBytes: Int
+    /// Most frames an animation may have. Default 1,000.
+    public var maximumFrameCount: Int
+    /// Largest canvas width × height × frame count an animation may decode to. Default 128 megapixels
+    /// (512 MiB of BGRA frames: 500 frames of a 512×512 canvas, or 15 of a 3000×3000 one).
+    public var maximumAnimationPixelCount: Int
 
     /// Creates limits.
-    public init(maximumPixelCount: Int = 64_000_000, maximumInputBytes: Int = 128 << 20) {
+    public init(maximumPixelCount: Int = 64_000_000, maximumInputBytes: Int = 128 << 20,
+                maximumFrameCount: Int = 1_000, maximumAnimationPixelCount: Int = 128_000_000) {
         self.maximumPixelCount = maximumPixelCount
         self.maximumInputBytes = maximumInputBytes
+        self.maximumFrameCount = maximumFrameCount
+        self.maximumAnimationPixelCount = maximumAnimationPixelCount
     }
 
-    /// The defaults: 64 megapixels, 128 MiB.
+    /// The defaults: 64 megapixels, 128 MiB, 1,000 frames, 128 megapixels over all frames.
     public static let `default` = DecodingLimits()
 
     /// Throws unless `bytes` is acceptable input size.
@@ -29,6 +37,18 @@ public struct DecodingLimits: Sendable, Hashable {
         let (count, overflow) = width.multipliedReportingOverflow(by: height)
         if overflow || count > maximumPixelCount {
             throw TesseraError(.decoding(.tooManyPixels(width: width, height: height, limit: maximumPixelCount)))
+        }
+    }
+
+    /// Throws unless an animation of `frames` frames of `width` × `height` fits ``maximumFrameCount``
+    /// and ``maximumAnimationPixelCount``. Decoders call it before allocating each frame.
+    public func checkAnimation(frames: Int, width: Int, height: Int) throws(TesseraError) {
+        if frames > maximumFrameCount { throw TesseraError(.decoding(.tooManyFrames(limit: maximumFrameCount))) }
+        let (perFrame, o1) = width.multipliedReportingOverflow(by: height)
+        let (total, o2) = perFrame.multipliedReportingOverflow(by: frames)
+        if o1 || o2 || total > maximumAnimationPixelCount {
+            throw TesseraError(.decoding(.animationTooLarge(frames: frames, width: width, height: height,
+                                                            limit: maximumAnimationPixelCount)))
         }
     }
 }

@@ -1,6 +1,7 @@
 import CGIF
 
-/// Decodes the first frame of a GIF with giflib, on a transparent canvas of the logical screen size.
+/// Decodes GIF with giflib: the first frame for still decoding, on a transparent canvas of the
+/// logical screen size, and every frame through ``decodeAnimation(_:)`` (`GIFDecoder+Animation.swift`).
 ///
 /// - The frame is placed at its offset and clipped to the screen; the rest of the canvas is
 ///   transparent (``PixelStyle/bgra32``) or black (``PixelStyle/bgr32``).
@@ -9,7 +10,7 @@ import CGIF
 /// - Interlaced frames are read in the four-pass row order.
 /// - Errors: giflib's read failures (data ran out) throw ``DecodingFailure/truncated(_:)``;
 ///   other giflib errors throw ``DecodingFailure/codec(_:message:)`` with `GifErrorString`.
-public struct GIFDecoder: ImageDecoding {
+public struct GIFDecoder: AnimatedImageDecoding {
     /// Limits checked before any pixel memory is allocated.
     public var limits: DecodingLimits
 
@@ -27,8 +28,9 @@ public struct GIFDecoder: ImageDecoding {
             let d = gif.pointee.Image
             let covers = d.Left <= 0 && d.Top <= 0 && Int(d.Left) + Int(d.Width) >= screen.width
                 && Int(d.Top) + Int(d.Height) >= screen.height
+            let frames = countFrames(gif)
             return ImageInfo(format: .gif, width: screen.width, height: screen.height,
-                             hasAlpha: frame.transparentIndex >= 0 || !covers)
+                             hasAlpha: frame.transparentIndex >= 0 || !covers, frameCount: frames)
         }
     }
 
@@ -55,37 +57,44 @@ public struct GIFDecoder: ImageDecoding {
             let palette = Self.palette(colorMap.pointee, transparentIndex: frame.transparentIndex, opaque: opaque)
             target.clear()
             if opaque { Self.fill(target, with: palette.background) }
+            try Self.drawFrame(gif, palette: palette.colors, into: target)
+        }
+    }
 
-            let frameWidth = Int(d.Width), frameHeight = Int(d.Height)
-            let left = Int(d.Left), top = Int(d.Top)
-            // The visible columns of the frame, clipped to the screen.
-            let firstColumn = max(0, -left), endColumn = min(frameWidth, layout.width - left)
-            let line = UnsafeMutablePointer<GifPixelType>.allocate(capacity: frameWidth)
-            defer { line.deallocate() }
-            let passes: [(start: Int, step: Int)] = d.Interlace ? [(0, 8), (4, 8), (2, 4), (1, 2)] : [(0, 1)]
-            for pass in passes {
-                var row = pass.start
-                while row < frameHeight {
-                    guard DGifGetLine(gif, line, Int32(frameWidth)) == GIF_OK else { throw Self.failure(gif.pointee.Error) }
-                    let y = top + row
-                    if y >= 0, y < layout.height, firstColumn < endColumn {
-                        let out = target.row(y).assumingMemoryBound(to: UInt32.self)
-                        for x in firstColumn..<endColumn {
-                            let value = palette.colors[Int(line[x])]
-                            if value != Self.skip { out[left + x] = value }
-                        }
+    /// Reads the image data of the frame whose descriptor was just read and draws it at its offset,
+    /// clipped to `target` (the screen); pixels of the transparent index leave `target` as it is.
+    static func drawFrame(_ gif: UnsafeMutablePointer<GifFileType>, palette: [UInt32], into target: MutableBitmapView) throws(TesseraError) {
+        let layout = target.layout
+        let d = gif.pointee.Image
+        let frameWidth = Int(d.Width), frameHeight = Int(d.Height)
+        let left = Int(d.Left), top = Int(d.Top)
+        // The visible columns of the frame, clipped to the screen.
+        let firstColumn = max(0, -left), endColumn = min(frameWidth, layout.width - left)
+        let line = UnsafeMutablePointer<GifPixelType>.allocate(capacity: frameWidth)
+        defer { line.deallocate() }
+        let passes: [(start: Int, step: Int)] = d.Interlace ? [(0, 8), (4, 8), (2, 4), (1, 2)] : [(0, 1)]
+        for pass in passes {
+            var row = pass.start
+            while row < frameHeight {
+                guard DGifGetLine(gif, line, Int32(frameWidth)) == GIF_OK else { throw Self.failure(gif.pointee.Error) }
+                let y = top + row
+                if y >= 0, y < layout.height, firstColumn < endColumn {
+                    let out = target.row(y).assumingMemoryBound(to: UInt32.self)
+                    for x in firstColumn..<endColumn {
+                        let value = palette[Int(line[x])]
+                        if value != Self.skip { out[left + x] = value }
                     }
-                    row += pass.step
                 }
+                row += pass.step
             }
         }
     }
 
     /// A palette entry meaning "leave the canvas as it is" (the transparent index).
-    private static let skip: UInt32 = 0x0000_0001
+    static let skip: UInt32 = 0x0000_0001
 
     /// 256 pixel values (little-endian BGRA words) for the frame's colour indices.
-    private static func palette(_ map: ColorMapObject, transparentIndex: Int, opaque: Bool) -> (colors: [UInt32], background: UInt32) {
+    static func palette(_ map: ColorMapObject, transparentIndex: Int, opaque: Bool) -> (colors: [UInt32], background: UInt32) {
         let black: UInt32 = 0xFF00_0000
         var colors = [UInt32](repeating: black, count: 256)
         if let entries = map.Colors {
@@ -98,50 +107,19 @@ public struct GIFDecoder: ImageDecoding {
         return (colors, opaque ? black : 0)
     }
 
-    private static func fill(_ target: MutableBitmapView, with value: UInt32) {
+    static func fill(_ target: MutableBitmapView, with value: UInt32) {
         for y in 0..<target.layout.height {
             target.row(y).assumingMemoryBound(to: UInt32.self).update(repeating: value, count: target.layout.width)
         }
     }
 
-    /// Facts gathered on the way to the first frame.
-    private struct FirstFrame { var transparentIndex = Int(NO_TRANSPARENT_COLOR) }
-
-    /// Reads records until the first image descriptor (which it reads), noting the transparent index.
-    private func firstFrame(_ gif: UnsafeMutablePointer<GifFileType>) throws(TesseraError) -> FirstFrame {
-        var frame = FirstFrame()
-        while true {
-            var type = UNDEFINED_RECORD_TYPE
-            guard DGifGetRecordType(gif, &type) == GIF_OK else { throw Self.failure(gif.pointee.Error) }
-            switch type {
-            case IMAGE_DESC_RECORD_TYPE:
-                guard DGifGetImageDesc(gif) == GIF_OK else { throw Self.failure(gif.pointee.Error) }
-                let d = gif.pointee.Image
-                guard d.Width > 0, d.Height > 0 else {
-                    throw TesseraError(.decoding(.invalidDimensions(width: Int(d.Width), height: Int(d.Height))))
-                }
-                return frame
-            case EXTENSION_RECORD_TYPE:
-                var code: Int32 = 0
-                var block: UnsafeMutablePointer<GifByteType>? = nil
-                guard DGifGetExtension(gif, &code, &block) == GIF_OK else { throw Self.failure(gif.pointee.Error) }
-                var first = true
-                while let current = block {
-                    if first, code == GRAPHICS_EXT_FUNC_CODE {
-                        var gcb = GraphicsControlBlock()
-                        if DGifExtensionToGCB(Int(current[0]), current + 1, &gcb) == GIF_OK {
-                            frame.transparentIndex = Int(gcb.TransparentColor)
-                        }
-                    }
-                    first = false
-                    guard DGifGetExtensionNext(gif, &block) == GIF_OK else { throw Self.failure(gif.pointee.Error) }
-                }
-            case TERMINATE_RECORD_TYPE:
-                throw TesseraError(.decoding(.codec(.gif, message: "the file has no image")))
-            default:
-                throw TesseraError(.decoding(.codec(.gif, message: Self.message(D_GIF_ERR_WRONG_RECORD))))
-            }
+    /// Reads records up to the first frame's descriptor (which it reads) and returns its control block.
+    func firstFrame(_ gif: UnsafeMutablePointer<GifFileType>) throws(TesseraError) -> FrameControl {
+        var loopCount: Int?
+        guard let control = try nextFrame(gif, loopCount: &loopCount) else {
+            throw TesseraError(.decoding(.codec(.gif, message: "the file has no image")))
         }
+        return control
     }
 
     /// Where the read callback takes its bytes from.
@@ -154,7 +132,7 @@ public struct GIFDecoder: ImageDecoding {
     }
 
     /// Opens `data` with giflib, checks the screen size, runs `body` and always closes the file.
-    private func withGIF<R>(_ data: UnsafeRawBufferPointer,
+    func withGIF<R>(_ data: UnsafeRawBufferPointer,
                             _ body: (UnsafeMutablePointer<GifFileType>) throws(TesseraError) -> R) throws(TesseraError) -> R {
         try limits.checkInput(byteCount: data.count)
         guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw TesseraError(.decoding(.empty)) }
@@ -197,14 +175,14 @@ public struct GIFDecoder: ImageDecoding {
         return Int32(n)
     }
 
-    private static func failure(_ code: Int32) -> TesseraError {
+    static func failure(_ code: Int32) -> TesseraError {
         if code == D_GIF_ERR_READ_FAILED || code == D_GIF_ERR_EOF_TOO_SOON {
             return TesseraError(.decoding(.truncated(.gif)))
         }
         return TesseraError(.decoding(.codec(.gif, message: message(code))))
     }
 
-    private static func message(_ code: Int32) -> String {
+    static func message(_ code: Int32) -> String {
         guard let text = GifErrorString(code) else { return "giflib error \(code)" }
         return String(cString: text)
     }

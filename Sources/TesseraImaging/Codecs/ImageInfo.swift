@@ -12,10 +12,15 @@ public struct ImageInfo: Sendable, Hashable, Codable {
     public var hasAlpha: Bool
     /// Whether the image is grayscale (JPEG/PNG colour type), when the format says so.
     public var isGrayscale: Bool
+    /// Frames in the file: 1 for a still image. For a GIF the count stops at
+    /// ``DecodingLimits/maximumFrameCount`` + 1 (enough to know that decoding every frame would be refused)
+    /// and at the first damaged record.
+    public var frameCount: Int
 
     /// Creates an info value.
     public init(format: ImageFileFormat, width: Int, height: Int, orientation: ImageOrientation = .up,
-                hasAlpha: Bool, isGrayscale: Bool = false) {
+                hasAlpha: Bool, isGrayscale: Bool = false, frameCount: Int = 1) {
+        self.frameCount = frameCount
         self.format = format
         self.width = width
         self.height = height

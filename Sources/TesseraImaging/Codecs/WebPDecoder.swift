@@ -1,6 +1,8 @@
 import CWebP
 
-/// Decodes still WebP images (lossy, lossless, with or without alpha) with libwebp.
+/// Decodes WebP images (lossy, lossless, with or without alpha) with libwebp; animated files decode
+/// their first frame here (at full canvas size) and every frame through ``decodeAnimation(_:)``
+/// (`WebPDecoder+Animation.swift`, libwebpdemux).
 ///
 /// - Direct styles: ``PixelStyle/bgra32`` (libwebp's premultiplied `MODE_bgrA`, written straight
 ///   into the target) and ``PixelStyle/bgr32`` (the same, then the fourth byte set to 255, which
@@ -9,8 +11,8 @@ import CWebP
 ///   stored one; ``decodedSize(for:atLeast:)`` picks the aspect-preserving size that just covers
 ///   the target.
 /// - Errors: `VP8_STATUS_NOT_ENOUGH_DATA` throws ``DecodingFailure/truncated(_:)``; other statuses
-///   throw ``DecodingFailure/codec(_:message:)``. Animated WebP is not supported (codec error).
-public struct WebPDecoder: ImageDecoding {
+///   throw ``DecodingFailure/codec(_:message:)``.
+public struct WebPDecoder: AnimatedImageDecoding {
     /// Limits checked before any pixel memory is allocated.
     public var limits: DecodingLimits
 
@@ -24,14 +26,15 @@ public struct WebPDecoder: ImageDecoding {
     public func probe(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> ImageInfo {
         let features = try readFeatures(data)
         return ImageInfo(format: .webp, width: Int(features.width), height: Int(features.height),
-                         hasAlpha: features.has_alpha != 0)
+                         hasAlpha: features.has_alpha != 0,
+                         frameCount: features.has_animation != 0 ? try frameCount(data) : 1)
     }
 
     /// The aspect-preserving size that is at least `target` in both dimensions; the stored size
     /// when `target` is `nil` or not smaller than it in some dimension.
     public func decodedSize(for info: ImageInfo, atLeast target: PixelSize?) -> PixelSize {
         let full = info.storedSize
-        guard let target, target.width > 0, target.height > 0,
+        guard info.frameCount == 1, let target, target.width > 0, target.height > 0,
               target.width < full.width, target.height < full.height else { return full }
         let (w, h, tw, th) = (full.width, full.height, target.width, target.height)
         // Width is the binding constraint when tw/w >= th/h.
@@ -48,6 +51,7 @@ public struct WebPDecoder: ImageDecoding {
     /// Decodes into `target`, scaling when its size is smaller than the stored size.
     public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
         let features = try readFeatures(data)
+        if features.has_animation != 0 { return try decodeFirstFrame(data, into: target) }
         let layout = target.layout
         let width = Int(features.width), height = Int(features.height)
         guard supportsDirectDecode(to: layout.style), layout.width > 0, layout.height > 0,
@@ -83,7 +87,7 @@ public struct WebPDecoder: ImageDecoding {
         }
     }
 
-    private func readFeatures(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> WebPBitstreamFeatures {
+    func readFeatures(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> WebPBitstreamFeatures {
         try limits.checkInput(byteCount: data.count)
         guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw TesseraError(.decoding(.empty)) }
         var features = WebPBitstreamFeatures()
@@ -93,7 +97,7 @@ public struct WebPDecoder: ImageDecoding {
         return features
     }
 
-    private func failure(_ status: VP8StatusCode) -> TesseraError {
+    func failure(_ status: VP8StatusCode) -> TesseraError {
         let message: String
         switch status {
         case VP8_STATUS_NOT_ENOUGH_DATA: return TesseraError(.decoding(.truncated(.webp)))

@@ -15,6 +15,10 @@ public enum DecodingFailure: Sendable, Equatable, CustomStringConvertible {
     case invalidDimensions(width: Int, height: Int)
     /// The codec reported an error; `message` is its own text.
     case codec(ImageFileFormat, message: String)
+    /// An animation has more frames than ``DecodingLimits/maximumFrameCount``.
+    case tooManyFrames(limit: Int)
+    /// `frames` frames of `width` × `height` exceed ``DecodingLimits/maximumAnimationPixelCount``.
+    case animationTooLarge(frames: Int, width: Int, height: Int, limit: Int)
 
     /// A one-line explanation.
     public var description: String {
@@ -26,6 +30,9 @@ public enum DecodingFailure: Sendable, Equatable, CustomStringConvertible {
         case .tooManyPixels(let w, let h, let limit): "declared size \(w)x\(h) (\(w * h) pixels) exceeds the limit of \(limit) pixels"
         case .invalidDimensions(let w, let h): "invalid dimensions \(w)x\(h)"
         case .codec(let format, let message): "\(format) codec: \(message)"
+        case .tooManyFrames(let limit): "the animation has more than \(limit) frames"
+        case .animationTooLarge(let frames, let w, let h, let limit):
+            "\(frames) frames of \(w)x\(h) exceed the limit of \(limit) pixels over all frames"
         }
     }
 }

@@ -6,7 +6,7 @@ import Tessera
 struct ProbeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "probe",
-        abstract: "Print format, size, orientation and alpha of image files without decoding them.",
+        abstract: "Print format, size, orientation, alpha and frame count of image files without decoding them.",
         discussion: "A file that cannot be read prints its error; the others are still reported and the exit status is 1."
     )
 
@@ -23,6 +23,8 @@ struct ProbeCommand: ParsableCommand {
         var hasAlpha: Bool?
         var displayWidth: Int?
         var displayHeight: Int?
+        /// Frames in the file (1 for a still image).
+        var frameCount: Int?
         var error: String?
     }
 
@@ -34,7 +36,8 @@ struct ProbeCommand: ParsableCommand {
                 let info = try decoder.probe(try ImageFiles.read(file))
                 rows.append(Row(file: file, format: info.format.rawValue, width: info.width, height: info.height,
                                 orientation: info.orientation.rawValue, hasAlpha: info.hasAlpha,
-                                displayWidth: info.displaySize.width, displayHeight: info.displaySize.height))
+                                displayWidth: info.displaySize.width, displayHeight: info.displaySize.height,
+                                frameCount: info.frameCount))
             } catch {
                 rows.append(Row(file: file, error: "\(error)"))
             }
@@ -46,7 +49,8 @@ struct ProbeCommand: ParsableCommand {
                 if let error = row.error {
                     Terminal.error("\(row.file): error: \(error)")
                 } else {
-                    print("\(row.file): \(row.format!.uppercased()) \(row.width!)x\(row.height!), orientation \(row.orientation!), alpha \(row.hasAlpha! ? "yes" : "no")")
+                    print("\(row.file): \(row.format!.uppercased()) \(row.width!)x\(row.height!), orientation \(row.orientation!), alpha \(row.hasAlpha! ? "yes" : "no")"
+                          + (row.frameCount! > 1 ? ", \(row.frameCount!) frames" : ""))
                 }
             }
         }
