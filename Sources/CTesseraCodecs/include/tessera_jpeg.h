@@ -15,7 +15,8 @@
 enum {
     TESSERA_JPEG_OK = 0,
     TESSERA_JPEG_ERROR = 1,    /* libjpeg failed; `message` says why */
-    TESSERA_JPEG_WARNING = 2   /* decoded, but libjpeg warned (not about extraneous bytes); `message` has the first warning */
+    TESSERA_JPEG_WARNING = 2,  /* decoded, but libjpeg warned (not about extraneous bytes); `message` has the first warning */
+    TESSERA_JPEG_UNSUPPORTED = 3   /* tessera_jpeg_decode_dc declined the file: decode it another way */
 };
 
 /* Colour spaces reported by the header (libjpeg's J_COLOR_SPACE values for these). */
@@ -46,6 +47,14 @@ int tessera_jpeg_read_header(const uint8_t *data, size_t size, tessera_jpeg_head
 int tessera_jpeg_decode(const uint8_t *data, size_t size, int scale_num, int scale_denom, int format,
                         uint8_t *pixels, size_t pitch, int width, int height, int skip_unneeded_scans,
                         char message[TESSERA_JPEG_MESSAGE_LENGTH]);
+
+/* A baseline (Huffman, 8-bit, one interleaved scan) gray or YCbCr file with 1x1 chroma at 1/8 scale,
+ * from the DC coefficients only (AC symbols are skipped, never decoded to values), into `width` x
+ * `height` (= ceil(w / 8) x ceil(h / 8)) BGRA or gray pixels, computed as libjpeg-turbo computes them
+ * at this scale (1x1 inverse DCT for luma, 2x2 for 4:2:0 chroma, no fancy upsampling). Returns
+ * TESSERA_JPEG_UNSUPPORTED for any other file and for damaged or truncated data. */
+int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t *pixels, size_t pitch, int width,
+                           int height);
 
 /* Whether the first frame header (SOFn marker) of `data` is progressive Huffman (SOF2). */
 int tessera_jpeg_is_progressive(const uint8_t *data, size_t size);

@@ -23,6 +23,12 @@ import CTurboJPEG
 ///   4:4:0 …), with the same scaling, styles, warnings and scan limit. It also decodes progressive
 ///   files at 1/8 scale: there a component reduced to its DC coefficient does not need its AC scans,
 ///   which are left out of the input (same pixels, a fraction of the entropy decoding).
+/// - Baseline files (8-bit Huffman, one interleaved scan, gray or YCbCr with 1x1 chroma) at 1/8
+///   scale go through a DC-only decoder (`tessera_jpeg_dc.c`) that skips the AC symbols without
+///   decoding their values. Luma (and gray) is TurboJPEG's exactly; chroma comes from the DC values
+///   with libjpeg's triangle upsampling, where TurboJPEG uses a 2x2 inverse DCT for 4:2:0 chroma,
+///   so colours at sharp colour edges may differ slightly. Any other file, and any file it finds
+///   damaged or truncated, is decoded by TurboJPEG as before (same errors).
 public struct JPEGDecoder: ImageDecoding {
     /// Limits checked before any pixel memory is allocated.
     public var limits: DecodingLimits
@@ -109,7 +115,15 @@ public struct JPEGDecoder: ImageDecoding {
         }
 
         if !header.isCMYK {
-            try decompress(target.baseAddress, layout.bytesPerRow, layout.style == .gray8 ? TJPF_GRAY : TJPF_BGRA)
+            let gray = layout.style == .gray8
+            // Baseline at 1/8: the DC-only decoder (tessera_jpeg_dc.c) when it takes the file.
+            if !viaLibjpeg, scale.num * 8 == scale.denom, let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self),
+               Int(tessera_jpeg_decode_dc(base, data.count, Int32(gray ? TESSERA_JPEG_GRAY : TESSERA_JPEG_BGRA),
+                                          target.baseAddress.assumingMemoryBound(to: UInt8.self), layout.bytesPerRow,
+                                          Int32(layout.width), Int32(layout.height))) == TESSERA_JPEG_OK {
+                return
+            }
+            try decompress(target.baseAddress, layout.bytesPerRow, gray ? TJPF_GRAY : TJPF_BGRA)
             return
         }
         let inverted = ExifOrientationReader.scan(jpeg: data).hasAdobeMarker

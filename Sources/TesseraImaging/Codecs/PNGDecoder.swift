@@ -53,16 +53,19 @@ public struct PNGDecoder: ImageDecoding {
         PixelSize(width: (size.width + factor - 1) / factor, height: (size.height + factor - 1) / factor)
     }
 
-    /// The smallest factor that reduces `stored` to `size`, if any.
+    /// The largest factor that reduces `stored` to `size`, if any (several factors can give one size).
     static func factor(reducing stored: PixelSize, to size: PixelSize) -> Int? {
-        guard size.width > 0, size.height > 0, size.width <= stored.width, size.height <= stored.height else { return nil }
-        var factor = max(1, stored.width / size.width - 1)
-        while true {
-            let candidate = reduced(stored, by: factor)
-            if candidate == size { return factor }
-            if candidate.width < size.width || candidate.height < size.height { return nil }
-            factor += 1
+        guard size.width > 0, size.height > 0, stored.width > 0, stored.height > 0 else { return nil }
+        // ⌈n / f⌉ == m  ⇔  ⌈n / m⌉ ≤ f ≤ ⌊(n − 1) / (m − 1)⌋ (no upper bound when m == 1).
+        func range(_ n: Int, _ m: Int) -> ClosedRange<Int>? {
+            let low = (n + m - 1) / m
+            let high = m == 1 ? Int.max : (n - 1) / (m - 1)
+            return low <= high ? low...high : nil
         }
+        guard let across = range(stored.width, size.width), let down = range(stored.height, size.height) else { return nil }
+        let low = max(across.lowerBound, down.lowerBound), high = min(across.upperBound, down.upperBound)
+        guard low <= high else { return nil }
+        return high == Int.max ? max(low, stored.width, stored.height) : high
     }
 
     /// ``PixelStyle/bgra32``, ``PixelStyle/bgr32`` and ``PixelStyle/gray8``.
