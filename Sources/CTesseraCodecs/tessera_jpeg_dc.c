@@ -50,6 +50,7 @@ static int build_huffman(struct huffman *table, const uint8_t counts[16], const 
         table->valoffset[length] = index - code;
         if (n) {
             for (int i = 0; i < n; i++, index++, code++) {
+                if (code >= (1 << length)) return 0;   /* over-subscribed */
                 if (length <= SKIP_BITS) {
                     int shift = SKIP_BITS - length;
                     uint8_t symbol = symbols[index];
@@ -429,6 +430,7 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
                 memset(coef, 0, sizeof coef);
                 if (!decode_block_values(&reader, dc, ac, &diff, coef)) goto done;
                 predictions[c] += diff;
+                if (predictions[c] > 32767 || predictions[c] < -32767) goto done;   /* not a real DC value */
                 coef[0] = (int16_t)predictions[c];
                 idct_2x2(coef, quant_tables[tq[c]], square);
                 uint8_t *o = planes[c] + (size_t)(my * 2) * (size_t)plane_w[c] + (size_t)(mx * 2);
@@ -440,6 +442,7 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
                     int diff;
                     if (!decode_block(&reader, dc, ac, &diff)) goto done;
                     predictions[c] += diff;
+                    if (predictions[c] > 32767 || predictions[c] < -32767) goto done;   /* not a real DC value */
                     int value = ((predictions[c] * quant[tq[c]] + 4) >> 3) + 128;
                     planes[c][(size_t)(my * vs[c] + by) * (size_t)plane_w[c] + (size_t)(mx * hs[c] + bx)] = clamp255(value);
                 }
