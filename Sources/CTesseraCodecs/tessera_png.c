@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <libdeflate.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 static uint32_t be32(const uint8_t *p) { return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]; }
 
@@ -62,6 +65,35 @@ int tessera_box_reduce_bgra(const uint8_t *src, size_t src_pitch, int width, int
     return 0;
 }
 
+#if defined(__SSE2__)
+/* The Paeth filter for 3- and 4-byte pixels, one pixel per step in 16-bit lanes: with a the pixel to
+ * the left, b the one above and c the one above-left, the predictor is whichever of them is nearest
+ * to a + b - c, ties going to a, then b (the PNG specification's order). */
+static void unfilter_paeth_sse2(uint8_t *row, const uint8_t *prior, size_t length, size_t bpp) {
+    const __m128i zero = _mm_setzero_si128(), low_bytes = _mm_set1_epi16(0xFF);
+    __m128i a = zero, c = zero;
+    for (size_t i = 0; i + bpp <= length; i += bpp) {
+        uint32_t above = 0, here = 0;
+        memcpy(&above, prior + i, bpp);
+        memcpy(&here, row + i, bpp);
+        __m128i b = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)above), zero);
+        __m128i x = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)here), zero);
+        __m128i bc = _mm_sub_epi16(b, c), ac = _mm_sub_epi16(a, c), abc = _mm_add_epi16(bc, ac);
+        __m128i pa = _mm_max_epi16(bc, _mm_sub_epi16(zero, bc));     /* |p - a| = |b - c| */
+        __m128i pb = _mm_max_epi16(ac, _mm_sub_epi16(zero, ac));     /* |p - b| = |a - c| */
+        __m128i pc = _mm_max_epi16(abc, _mm_sub_epi16(zero, abc));   /* |p - c| = |a + b - 2c| */
+        __m128i smallest = _mm_min_epi16(_mm_min_epi16(pa, pb), pc);
+        __m128i take_b = _mm_cmpeq_epi16(pb, smallest), take_a = _mm_cmpeq_epi16(pa, smallest);
+        __m128i predictor = _mm_or_si128(_mm_and_si128(take_b, b), _mm_andnot_si128(take_b, c));
+        predictor = _mm_or_si128(_mm_and_si128(take_a, a), _mm_andnot_si128(take_a, predictor));
+        a = _mm_and_si128(_mm_add_epi16(x, predictor), low_bytes);
+        uint32_t out = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(a, zero));
+        memcpy(row + i, &out, bpp);
+        c = b;
+    }
+}
+#endif
+
 /* Undoes the PNG filter of one row in place (`prior` is the previous unfiltered row, or zeros). */
 static int unfilter(uint8_t type, uint8_t *row, const uint8_t *prior, size_t length, size_t bpp) {
     size_t i;
@@ -78,6 +110,12 @@ static int unfilter(uint8_t type, uint8_t *row, const uint8_t *prior, size_t len
         for (; i < length; i++) row[i] = (uint8_t)(row[i] + ((row[i - bpp] + prior[i]) >> 1));
         return 1;
     case 4:
+#if defined(__SSE2__)
+        if (bpp == 3 || bpp == 4) {
+            unfilter_paeth_sse2(row, prior, length, bpp);
+            return 1;
+        }
+#endif
         for (i = 0; i < bpp; i++) row[i] = (uint8_t)(row[i] + prior[i]);
         for (; i < length; i++) {
             int a = row[i - bpp], b = prior[i], c = prior[i - bpp];
