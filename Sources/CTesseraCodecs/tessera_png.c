@@ -160,9 +160,10 @@ int tessera_png_decode_reduced(const uint8_t *data, size_t size, int factor, uin
             width = be32(body); height = be32(body + 4);
             depth = body[8]; color_type = body[9];
             if (width == 0 || height == 0 || width > 0x7FFFFFFF || height > 0x7FFFFFFF) return TESSERA_PNG_UNSUPPORTED;
-            if (depth != 8 || body[10] != 0 || body[11] != 0 || body[12] != 0) return TESSERA_PNG_UNSUPPORTED;
+            if ((depth != 8 && depth != 16) || body[10] != 0 || body[11] != 0 || body[12] != 0) return TESSERA_PNG_UNSUPPORTED;
             if (color_type != 0 && color_type != 2 && color_type != 3 && color_type != 4 && color_type != 6)
                 return TESSERA_PNG_UNSUPPORTED;
+            if (depth == 16 && color_type == 3) return TESSERA_PNG_UNSUPPORTED;
             seen_ihdr = 1;
         } else if (memcmp(type, "PLTE", 4) == 0) {
             if (length % 3 != 0 || length == 0 || length > 768 || palette_count) return TESSERA_PNG_UNSUPPORTED;
@@ -172,6 +173,8 @@ int tessera_png_decode_reduced(const uint8_t *data, size_t size, int factor, uin
             if (color_type == 3) {
                 if (!palette_count || length > (uint32_t)palette_count) return TESSERA_PNG_UNSUPPORTED;
                 memcpy(palette_alpha, body, length);
+            } else if (depth == 16) {
+                return TESSERA_PNG_UNSUPPORTED;   /* 16-bit colour keys: left to libpng */
             } else if (color_type == 0 && length == 2) {
                 has_key = 1; key[0] = (uint16_t)((body[0] << 8) | body[1]);
             } else if (color_type == 2 && length == 6) {
@@ -201,8 +204,9 @@ int tessera_png_decode_reduced(const uint8_t *data, size_t size, int factor, uin
         return TESSERA_PNG_UNSUPPORTED;
 
     size_t channels = color_type == 0 ? 1 : color_type == 2 ? 3 : color_type == 3 ? 1 : color_type == 4 ? 2 : 4;
-    size_t row_bytes = (size_t)width * channels;
-    if (row_bytes / channels != width || (size_t)height > (SIZE_MAX - 1) / (row_bytes + 1)) return TESSERA_PNG_UNSUPPORTED;
+    size_t sample_bytes = (size_t)depth / 8, bpp = channels * sample_bytes;
+    size_t row_bytes = (size_t)width * bpp;
+    if (row_bytes / bpp != width || (size_t)height > (SIZE_MAX - 1) / (row_bytes + 1)) return TESSERA_PNG_UNSUPPORTED;
     size_t raw_size = (row_bytes + 1) * (size_t)height;
 
     /* The zlib stream: one buffer when there are several IDAT chunks. */
@@ -231,10 +235,11 @@ int tessera_png_decode_reduced(const uint8_t *data, size_t size, int factor, uin
     uint8_t *raw = malloc(raw_size);
     uint8_t *bgra = malloc((size_t)width * 4);
     uint8_t *zeros = calloc(row_bytes, 1);
+    uint8_t *narrow = depth == 16 ? malloc((size_t)width * channels) : NULL;   /* 16-bit samples scaled to 8 */
     struct box box = {factor, (int)width, out_width, calloc((size_t)out_width * 4, sizeof(uint32_t)), 0};
     struct libdeflate_decompressor *inflater = libdeflate_alloc_decompressor();
     int result = TESSERA_PNG_OK;
-    if (!raw || !bgra || !zeros || !box.sums || !inflater) { result = TESSERA_PNG_NO_MEMORY; goto done; }
+    if (!raw || !bgra || !zeros || !box.sums || !inflater || (depth == 16 && !narrow)) { result = TESSERA_PNG_NO_MEMORY; goto done; }
 
     /* The whole stream must inflate to exactly the image data: anything else goes to libpng. */
     size_t produced = 0;
@@ -260,8 +265,16 @@ int tessera_png_decode_reduced(const uint8_t *data, size_t size, int factor, uin
     for (uint32_t y = 0; y < height; y++) {
         uint8_t *line = raw + (size_t)y * (row_bytes + 1);
         uint8_t *row = line + 1;
-        if (!unfilter(line[0], row, prior, row_bytes, channels)) { result = TESSERA_PNG_UNSUPPORTED; goto done; }
+        if (!unfilter(line[0], row, prior, row_bytes, bpp)) { result = TESSERA_PNG_UNSUPPORTED; goto done; }
         prior = row;
+        if (depth == 16) {
+            /* libpng's png_set_scale_16: the nearest 8-bit value, v / 257 rounded. */
+            for (size_t k = 0; k < (size_t)width * channels; k++) {
+                int32_t high = row[2 * k];
+                narrow[k] = (uint8_t)(high + ((((int32_t)row[2 * k + 1] - high + 128) * 65535) >> 24));
+            }
+            row = narrow;
+        }
         uint8_t *o = bgra;
         switch (color_type) {
         case 0:
@@ -317,6 +330,7 @@ done:
     if (inflater) libdeflate_free_decompressor(inflater);
     free(box.sums);
     free(zeros);
+    free(narrow);
     free(bgra);
     free(raw);
     free(joined);

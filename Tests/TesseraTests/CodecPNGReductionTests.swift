@@ -42,12 +42,55 @@ struct CodecPNGReductionTests {
         }
     }
 
-    @Test("Fast path pixels equal libpng's (premultiplied) for every colour type it takes")
+    /// A 16-bit PNG (no filtering, one IDAT) with varied samples and, for alpha types, every kind of alpha.
+    static func sixteenBit(width: Int, height: Int, colorType: UInt8, channels: Int) -> [UInt8] {
+        func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 255), UInt8(v >> 16 & 255), UInt8(v >> 8 & 255), UInt8(v & 255)] }
+        func chunk(_ type: String, _ body: [UInt8]) -> [UInt8] {
+            let typed = Array(type.utf8) + body
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in typed {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+            }
+            return be32(body.count) + typed + be32(Int(~crc))
+        }
+        var raw: [UInt8] = []
+        for y in 0..<height {
+            raw.append(0)
+            for x in 0..<width {
+                for c in 0..<channels {
+                    var v = (x * 677 + y * 331 + c * 9000 + (x * y * 13) % 3001) % 65536
+                    if (colorType == 4 || colorType == 6) && c == channels - 1 { v = y % 3 == 0 ? (x % 2 == 0 ? 65535 : 0) : x * 65535 / (width - 1) }
+                    raw += [UInt8(v >> 8), UInt8(v & 255)]
+                }
+            }
+        }
+        // A stored (uncompressed) zlib stream: blocks of at most 65535 bytes, then Adler-32.
+        var zlib: [UInt8] = [0x78, 0x01]
+        var offset = 0
+        repeat {
+            let n = min(65535, raw.count - offset)
+            zlib += [offset + n == raw.count ? 1 : 0, UInt8(n & 255), UInt8(n >> 8), UInt8(~n & 255), UInt8(~n >> 8 & 255)]
+            zlib += raw[offset..<offset + n]
+            offset += n
+        } while offset < raw.count
+        var a: UInt32 = 1, b: UInt32 = 0
+        for byte in raw { a = (a + UInt32(byte)) % 65521; b = (b + a) % 65521 }
+        zlib += be32(Int(b << 16 | a))
+        let header = be32(width) + be32(height) + [16, colorType, 0, 0, 0]
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", zlib) + chunk("IEND", [])
+    }
+
+    @Test("Fast path pixels equal libpng's (premultiplied) for every colour type it takes, 8 and 16 bits")
     func fastPathMatchesLibpng() throws {
         var files: [(String, [UInt8])] = [("gray.png", try S.fixture("gray.png")), ("trns.png", try S.fixture("trns.png"))]
         let image = try Self.photoLike(width: 67, height: 45, alpha: true)
         files.append(("rgba", try PNGEncoder().encode(image)))
         files.append(("rgb", try PNGEncoder().encode(try Self.photoLike(width: 67, height: 45, alpha: false))))
+        files.append(("gray16.png", try S.fixture("gray16.png")))
+        for (colorType, channels) in [(UInt8(2), 3), (6, 4), (4, 2)] {
+            files.append(("16-bit colour type \(colorType)", Self.sixteenBit(width: 37, height: 23, colorType: colorType, channels: channels)))
+        }
         for (name, file) in files {
             let reference = try Self.libpngPremultiplied(file)
             let fast = [UInt8](unsafeUninitializedCapacity: reference.width * reference.height * 4) { buffer, count in
@@ -69,9 +112,13 @@ struct CodecPNGReductionTests {
     }
 
     @Test("Reduced decodes are block means of the full decode, on the fast path and through libpng",
-          arguments: ["generated", "interlaced.png", "gray16.png", "palette.png", "trns.png"])
+          arguments: ["generated", "generated16", "interlaced.png", "gray16.png", "palette.png", "trns.png"])
     func reductionIsBoxMean(name: String) throws {
-        let file = name == "generated" ? try PNGEncoder().encode(try Self.photoLike(width: 103, height: 61, alpha: true)) : try S.fixture(name)
+        let file = switch name {
+        case "generated": try PNGEncoder().encode(try Self.photoLike(width: 103, height: 61, alpha: true))
+        case "generated16": Self.sixteenBit(width: 103, height: 61, colorType: 6, channels: 4)
+        default: try S.fixture(name)
+        }
         let reference = try Self.libpngPremultiplied(file)
         let decoder = PNGDecoder()
         for target in [PixelSize(width: 10, height: 10), PixelSize(width: 16, height: 9), PixelSize(width: 7, height: 3)] {

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A fast path for the common PNGs (8-bit gray, gray+alpha, RGB, RGBA and palette, not interlaced,
+/* A fast path for the common PNGs (8- and 16-bit gray, gray+alpha, RGB, RGBA, 8-bit palette, not interlaced,
  * no gamma other than sRGB's): the chunks are checked (CRCs of the critical ones), the image data is
  * inflated in one call with libdeflate, each row is unfiltered and turned into premultiplied BGRA,
  * and `factor` x `factor` blocks are averaged on the fly (a box filter), so the full-size image is
