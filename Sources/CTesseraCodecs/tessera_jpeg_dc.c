@@ -89,17 +89,11 @@ static void build_multi(struct huffman *table) {
         while (count < 3) {
             int left = MULTI_BITS - used;
             if (left <= 0) break;
-            /* The next code: the shortest length whose code matches. */
-            int found = 0, length, symbol = 0;
-            for (length = 1; length <= left && length <= 16; length++) {
-                int32_t code = (prefix >> (MULTI_BITS - used - length)) & ((1 << length) - 1);
-                if (table->maxcode[length] >= 0 && code <= table->maxcode[length]) {
-                    symbol = table->values[(code + table->valoffset[length]) & 0xFF];
-                    found = 1;
-                    break;
-                }
-            }
-            if (!found) break;
+            /* The next code, through the SKIP_BITS lookup (the bits after the prefix's end read as zeros). */
+            int bits = (prefix << used) & ((1 << MULTI_BITS) - 1);
+            uint16_t entry = table->lookup[bits >> (MULTI_BITS - SKIP_BITS)];
+            int length = entry >> 8, symbol = entry & 0xFF;
+            if (entry == 0 || length > left) break;
             int run = symbol >> 4, size = symbol & 15;
             if (symbol == 0) { used += length; eob = 1; count++; break; }
             if (size == 0 && run != 15) break;
