@@ -33,6 +33,11 @@ enum DecoderFuzzing {
             for style in PixelStyle.allCases where style != .bgra32 && codec.supportsDirectDecode(to: style) {
                 decode(bytes, codec: codec, info: info, size: small, style: style)
             }
+            // The smallest cheap size (JPEG 1/8: the DC-only and progressive scan-skipping paths; PNG: the
+            // largest box factor), in BGRA and gray.
+            let smallest = codec.decodedSize(for: info, atLeast: PixelSize(width: 1, height: 1))
+            decode(bytes, codec: codec, info: info, size: smallest, style: .bgra32)
+            if codec.supportsDirectDecode(to: .gray8) { decode(bytes, codec: codec, info: info, size: smallest, style: .gray8) }
         }
         // Through the public decoder: a style and mode chosen from the input length (deterministic).
         let decoder = ImageDecoder(limits: limits, decoders: [codec])
