@@ -12,7 +12,9 @@ import CTesseraCodecs
 /// - 16-bit files without gAMA/sRGB chunks are taken as sRGB-encoded (`PNG_IMAGE_FLAG_16BIT_sRGB`),
 ///   as browsers do, not as linear light (libpng's default).
 /// - Cheap scaling by an integer factor k: ``decodedSize(for:atLeast:)`` is ⌈width / k⌉ × ⌈height / k⌉
-///   for the largest k that still covers the target, and each decoded pixel is the mean of a k × k
+///   for the largest k that keeps at least twice the target (so that the resampling after it still
+///   averages two or more pixels per output pixel, and thumbnails stay as sharp as when resampled
+///   from the full size), and each decoded pixel is the mean of a k × k
 ///   block of premultiplied pixels (a box filter; the last row and column of blocks may be partial).
 /// - Fast path (`tessera_png.c`) for 8-bit gray, gray+alpha, RGB, RGBA and palette files, not
 ///   interlaced, without a gamma other than sRGB's: libdeflate inflates the image data in one call
@@ -41,10 +43,12 @@ public struct PNGDecoder: ImageDecoding {
                          isGrayscale: image.format & UInt32(PNG_FORMAT_FLAG_COLOR) == 0)
     }
 
-    /// The smallest box-reduced size (by an integer factor) that covers `target`; the stored size without one.
+    /// The smallest box-reduced size (by an integer factor) that covers twice `target`; the stored size without one.
     public func decodedSize(for info: ImageInfo, atLeast target: PixelSize?) -> PixelSize {
         guard let target, target.width > 0, target.height > 0 else { return info.storedSize }
-        let factor = max(1, min(info.width / target.width, info.height / target.height))
+        // At least twice the target, so that the resampling after it still averages two or more
+        // pixels per output pixel (a single box from the full size, as closely as two stages can).
+        let factor = max(1, min(info.width / (2 * target.width), info.height / (2 * target.height)))
         return Self.reduced(info.storedSize, by: factor)
     }
 
