@@ -42,10 +42,19 @@ static void box_add(struct box *box, const uint8_t *bgra) {
 static void box_emit(struct box *box, uint8_t *out) {
     uint32_t *s = box->sums;
     int f = box->factor, w = box->in_width;
+    /* (sum + count / 2) / count as a multiplication by ceil(2^40 / count): exact while count <= 65536,
+     * since every sum is below 255 x count and so (sum + count / 2) x count stays below 2^40. */
+    uint32_t full_count = (uint32_t)(f * box->rows);
+    uint64_t full_inverse = ((1ULL << 40) + full_count - 1) / full_count;
     for (int ox = 0; ox < box->out_width; ox++) {
         int columns = (ox + 1) * f <= w ? f : w - ox * f;
         uint32_t count = (uint32_t)(columns * box->rows), half = count / 2;
-        for (int c = 0; c < 4; c++) out[ox * 4 + c] = (uint8_t)((s[ox * 4 + c] + half) / count);
+        if (count <= 65536) {
+            uint64_t inverse = count == full_count ? full_inverse : ((1ULL << 40) + count - 1) / count;
+            for (int c = 0; c < 4; c++) out[ox * 4 + c] = (uint8_t)(((uint64_t)(s[ox * 4 + c] + half) * inverse) >> 40);
+        } else {
+            for (int c = 0; c < 4; c++) out[ox * 4 + c] = (uint8_t)((s[ox * 4 + c] + half) / count);
+        }
     }
     memset(s, 0, (size_t)box->out_width * 4 * sizeof(uint32_t));
     box->rows = 0;
@@ -69,13 +78,20 @@ int tessera_box_reduce_bgra(const uint8_t *src, size_t src_pitch, int width, int
 /* The Paeth filter for 3- and 4-byte pixels, one pixel per step in 16-bit lanes: with a the pixel to
  * the left, b the one above and c the one above-left, the predictor is whichever of them is nearest
  * to a + b - c, ties going to a, then b (the PNG specification's order). */
-static void unfilter_paeth_sse2(uint8_t *row, const uint8_t *prior, size_t length, size_t bpp) {
+static inline __attribute__((always_inline)) void unfilter_paeth_sse2_bpp(uint8_t *row, const uint8_t *prior, size_t length,
+                                                                        const size_t bpp) {
     const __m128i zero = _mm_setzero_si128(), low_bytes = _mm_set1_epi16(0xFF);
     __m128i a = zero, c = zero;
     for (size_t i = 0; i + bpp <= length; i += bpp) {
-        uint32_t above = 0, here = 0;
-        memcpy(&above, prior + i, bpp);
-        memcpy(&here, row + i, bpp);
+        /* Fixed-size loads and stores (bpp is a constant here): no call to memcpy per pixel. */
+        uint32_t above, here;
+        if (bpp == 4) {
+            memcpy(&above, prior + i, 4);
+            memcpy(&here, row + i, 4);
+        } else {
+            above = (uint32_t)prior[i] | (uint32_t)prior[i + 1] << 8 | (uint32_t)prior[i + 2] << 16;
+            here = (uint32_t)row[i] | (uint32_t)row[i + 1] << 8 | (uint32_t)row[i + 2] << 16;
+        }
         __m128i b = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)above), zero);
         __m128i x = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)here), zero);
         __m128i bc = _mm_sub_epi16(b, c), ac = _mm_sub_epi16(a, c), abc = _mm_add_epi16(bc, ac);
@@ -88,9 +104,18 @@ static void unfilter_paeth_sse2(uint8_t *row, const uint8_t *prior, size_t lengt
         predictor = _mm_or_si128(_mm_and_si128(take_a, a), _mm_andnot_si128(take_a, predictor));
         a = _mm_and_si128(_mm_add_epi16(x, predictor), low_bytes);
         uint32_t out = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(a, zero));
-        memcpy(row + i, &out, bpp);
+        if (bpp == 4) {
+            memcpy(row + i, &out, 4);
+        } else {
+            row[i] = (uint8_t)out; row[i + 1] = (uint8_t)(out >> 8); row[i + 2] = (uint8_t)(out >> 16);
+        }
         c = b;
     }
+}
+
+static void unfilter_paeth_sse2(uint8_t *row, const uint8_t *prior, size_t length, size_t bpp) {
+    if (bpp == 4) unfilter_paeth_sse2_bpp(row, prior, length, 4);
+    else unfilter_paeth_sse2_bpp(row, prior, length, 3);
 }
 #endif
 
