@@ -37,13 +37,20 @@ let package = Package(
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"]), .brew(["webp"])]),
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"]), .brew(["giflib"])]),
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"]), .brew(["cairo"])]),
+        // libjpeg's own API (libjpeg-turbo's jpeglib.h) and libdeflate, used by our codec shims below.
+        .systemLibrary(name: "CJPEGLib", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"]), .brew(["jpeg-turbo"])]),
+        .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]),
+        // Codec code in C: a libjpeg shim that keeps setjmp/longjmp inside C (subsamplings TurboJPEG
+        // rejects; progressive files at 1/8 scale without the AC scans they do not need) and the PNG
+        // fast path (libdeflate, unfiltering, box reduction on the fly).
+        .target(name: "CTesseraCodecs", dependencies: ["CJPEGLib", "CDeflate"]),
         // Absorbs SIGBUS from table files truncated by another program (see its header).
         .target(name: "CTesseraGuard"),
         // The library's layers; each depends only on the ones above it (docs/ARCHITECTURE.md).
         // Imaging: pixels, codecs, drawing, and the one error type every layer throws.
         .target(
             name: "TesseraImaging",
-            dependencies: ["CTurboJPEG", "CPNG", "CWebP", "CGIF", "CCairo"]
+            dependencies: ["CTurboJPEG", "CPNG", "CWebP", "CGIF", "CCairo", "CTesseraCodecs"]
         ),
         // Tables: memory-mapped image tables, and the entity/format cache over them.
         .target(

@@ -34,6 +34,11 @@ enum DecoderFuzzing {
             for style in PixelStyle.allCases where style != .bgra32 && codec.supportsDirectDecode(to: style) {
                 decode(bytes, codec: codec, info: info, size: small, style: style)
             }
+            // The smallest cheap size (JPEG 1/8: the DC-only and progressive scan-skipping paths; PNG: the
+            // largest box factor), in BGRA and gray.
+            let smallest = codec.decodedSize(for: info, atLeast: PixelSize(width: 1, height: 1))
+            decode(bytes, codec: codec, info: info, size: smallest, style: .bgra32)
+            if codec.supportsDirectDecode(to: .gray8) { decode(bytes, codec: codec, info: info, size: smallest, style: .gray8) }
         }
         // Every frame of an animation (GIF and WebP): within the frame and pixel limits.
         if let animated = codec as? any AnimatedImageDecoding, let animation = try? animated.decodeAnimation(bytes) {

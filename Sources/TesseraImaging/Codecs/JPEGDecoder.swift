@@ -1,3 +1,4 @@
+import CTesseraCodecs
 import CTurboJPEG
 
 /// Decodes JPEG (baseline, progressive, grayscale, CMYK/YCCK) with libjpeg-turbo's TurboJPEG API.
@@ -17,6 +18,17 @@ import CTurboJPEG
 ///   not end with EOI, is reported as ``DecodingFailure/truncated(_:)`` as well.
 /// - Progressive files with more than 500 scans are rejected (`TJFLAG_LIMITSCANS`), a guard
 ///   against CPU-exhaustion inputs.
+/// - libjpeg's own API (through the C shim `tessera_jpeg.c`, which keeps `setjmp`/`longjmp` in C)
+///   decodes what TurboJPEG's API cannot: files whose subsampling it cannot name (4:1:0, 4:1:1,
+///   4:4:0 …), with the same scaling, styles, warnings and scan limit. It also decodes progressive
+///   files at 1/8 scale: there a component reduced to its DC coefficient does not need its AC scans,
+///   which are left out of the input (same pixels, a fraction of the entropy decoding).
+/// - Baseline files (8-bit Huffman, one interleaved scan, gray or YCbCr with 1x1 chroma) at 1/8
+///   scale go through a DC-only decoder (`tessera_jpeg_dc.c`) that skips the AC symbols without
+///   decoding their values. Luma (and gray) is TurboJPEG's exactly; chroma comes from the DC values
+///   with libjpeg's triangle upsampling, where TurboJPEG uses a 2x2 inverse DCT for 4:2:0 chroma,
+///   so colours at sharp colour edges may differ slightly. Any other file, and any file it finds
+///   damaged or truncated, is decoded by TurboJPEG as before (same errors).
 public struct JPEGDecoder: ImageDecoding {
     /// Limits checked before any pixel memory is allocated.
     public var limits: DecodingLimits
@@ -30,6 +42,8 @@ public struct JPEGDecoder: ImageDecoding {
     /// The header facts TurboJPEG reports.
     struct Header {
         var width: Int, height: Int, colorspace: Int32
+        /// TurboJPEG could not read the header (an unnamed subsampling); libjpeg's API did.
+        var needsLibjpeg = false
         var isCMYK: Bool { colorspace == TJCS_CMYK.rawValue || colorspace == TJCS_YCCK.rawValue }
     }
 
@@ -84,24 +98,45 @@ public struct JPEGDecoder: ImageDecoding {
               })
         else { throw TesseraError(.invalidLayout(width: layout.width, height: layout.height, bytesPerRow: layout.bytesPerRow)) }
 
+        // libjpeg's API for what TurboJPEG cannot read, and for progressive files at 1/8 scale.
+        var scale = (num: 1, denom: 1)
+        if let factor = Self.scalingFactors.first(where: {
+            Self.scaled(header.width, $0) == layout.width && Self.scaled(header.height, $0) == layout.height
+        }) { scale = factor }
+        let viaLibjpeg = header.needsLibjpeg || (scale.num * 8 == scale.denom && Self.isProgressive(data))
+        let decompress = { (buffer: UnsafeMutableRawPointer, pitch: Int, pixelFormat: TJPF) throws(TesseraError) in
+            if viaLibjpeg {
+                try libjpegDecompress(data, into: buffer, width: layout.width, pitch: pitch, height: layout.height,
+                                      scale: scale, pixelFormat: pixelFormat)
+            } else {
+                try self.decompress(handle, data, into: buffer, width: layout.width, pitch: pitch, height: layout.height,
+                                    pixelFormat: pixelFormat)
+            }
+        }
+
         if !header.isCMYK {
-            let pixelFormat = layout.style == .gray8 ? TJPF_GRAY : TJPF_BGRA
-            try decompress(handle, data, into: target.baseAddress, width: layout.width, pitch: layout.bytesPerRow,
-                           height: layout.height, pixelFormat: pixelFormat)
+            let gray = layout.style == .gray8
+            // Baseline at 1/8: the DC-only decoder (tessera_jpeg_dc.c) when it takes the file.
+            if !viaLibjpeg, scale.num * 8 == scale.denom, let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self),
+               Int(tessera_jpeg_decode_dc(base, data.count, Int32(gray ? TESSERA_JPEG_GRAY : TESSERA_JPEG_BGRA),
+                                          target.baseAddress.assumingMemoryBound(to: UInt8.self), layout.bytesPerRow,
+                                          Int32(layout.width), Int32(layout.height))) == TESSERA_JPEG_OK {
+                return
+            }
+            try decompress(target.baseAddress, layout.bytesPerRow, gray ? TJPF_GRAY : TJPF_BGRA)
             return
         }
         let inverted = ExifOrientationReader.scan(jpeg: data).hasAdobeMarker
         if layout.style.bytesPerPixel == 4 {
             // CMYK is 4 bytes per pixel too: decode in place, then convert each pixel in place.
-            try decompress(handle, data, into: target.baseAddress, width: layout.width, pitch: layout.bytesPerRow,
-                           height: layout.height, pixelFormat: TJPF_CMYK)
+            try decompress(target.baseAddress, layout.bytesPerRow, TJPF_CMYK)
             for y in 0..<layout.height { Self.cmykToBGRA(target.row(y), width: layout.width, inverted: inverted) }
             return
         }
         let pitch = layout.width * 4
         let temp = UnsafeMutableRawPointer.allocate(byteCount: pitch * layout.height, alignment: 64)
         defer { temp.deallocate() }
-        try decompress(handle, data, into: temp, width: layout.width, pitch: pitch, height: layout.height, pixelFormat: TJPF_CMYK)
+        try decompress(temp, pitch, TJPF_CMYK)
         for y in 0..<layout.height {
             let row = temp + y * pitch
             Self.cmykToBGRA(row, width: layout.width, inverted: inverted)
@@ -135,7 +170,18 @@ public struct JPEGDecoder: ImageDecoding {
         guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw TesseraError(.decoding(.empty)) }
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
         if tjDecompressHeader3(handle, base, UInt(data.count), &width, &height, &subsampling, &colorspace) != 0 {
-            throw failure(handle, data)
+            // TurboJPEG's API knows only the subsamplings it can name; libjpeg's own API reads the rest.
+            guard Self.message(handle).contains("subsampling") else { throw failure(handle, data) }
+            var header = tessera_jpeg_header()
+            var text = [CChar](repeating: 0, count: Int(TESSERA_JPEG_MESSAGE_LENGTH))
+            guard Int(tessera_jpeg_read_header(base, data.count, &header, &text)) == TESSERA_JPEG_OK else {
+                throw failure(message: String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), data)
+            }
+            try limits.checkDimensions(width: Int(header.width), height: Int(header.height))
+            let spaces: [Int: TJCS] = [TESSERA_JPEG_CS_GRAY: TJCS_GRAY, TESSERA_JPEG_CS_RGB: TJCS_RGB,
+                                       TESSERA_JPEG_CS_CMYK: TJCS_CMYK, TESSERA_JPEG_CS_YCCK: TJCS_YCCK]
+            return Header(width: Int(header.width), height: Int(header.height),
+                          colorspace: Int32((spaces[Int(header.color_space)] ?? TJCS_YCbCr).rawValue), needsLibjpeg: true)
         }
         if width <= 0 || height <= 0, ExifOrientationReader.looksTruncated(jpeg: data) {   // tables only so far
             throw TesseraError(.decoding(.truncated(.jpeg)))
@@ -155,11 +201,38 @@ public struct JPEGDecoder: ImageDecoding {
         throw failure(handle, data)
     }
 
-    /// The typed error for TurboJPEG's last error or warning on `handle`. libjpeg often reports a
-    /// cut-off file as some other error (the EOI it fakes at the end lands inside a table), so the
-    /// marker structure of `data` is checked too.
+    /// Decodes with libjpeg's API through the C shim (progressive files lose the AC scans that the
+    /// scale makes useless). Warnings other than extraneous bytes throw, as on the TurboJPEG path.
+    private func libjpegDecompress(_ data: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawPointer, width: Int,
+                                   pitch: Int, height: Int, scale: (num: Int, denom: Int), pixelFormat: TJPF) throws(TesseraError) {
+        guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw TesseraError(.decoding(.empty)) }
+        let format = switch pixelFormat {
+        case TJPF_GRAY: TESSERA_JPEG_GRAY
+        case TJPF_CMYK: TESSERA_JPEG_CMYK
+        default: TESSERA_JPEG_BGRA
+        }
+        var text = [CChar](repeating: 0, count: Int(TESSERA_JPEG_MESSAGE_LENGTH))
+        let result = tessera_jpeg_decode(base, data.count, Int32(scale.num), Int32(scale.denom), Int32(format),
+                                         buffer.assumingMemoryBound(to: UInt8.self), pitch, Int32(width), Int32(height), 1, &text)
+        guard Int(result) != TESSERA_JPEG_OK else { return }
+        throw failure(message: String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), data)
+    }
+
+    /// Whether `data`'s frame is progressive (SOF2).
+    static func isProgressive(_ data: UnsafeRawBufferPointer) -> Bool {
+        guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return false }
+        return tessera_jpeg_is_progressive(base, data.count) != 0
+    }
+
+    /// The typed error for TurboJPEG's last error or warning on `handle`.
     private func failure(_ handle: tjhandle, _ data: UnsafeRawBufferPointer) -> TesseraError {
-        let message = Self.message(handle)
+        failure(message: Self.message(handle), data)
+    }
+
+    /// The typed error for libjpeg's `message`. libjpeg often reports a cut-off file as some other
+    /// error (the EOI it fakes at the end lands inside a table), so the marker structure of `data`
+    /// is checked too.
+    private func failure(message: String, _ data: UnsafeRawBufferPointer) -> TesseraError {
         if message.lowercased().contains("premature end") || ExifOrientationReader.looksTruncated(jpeg: data) {
             return TesseraError(.decoding(.truncated(.jpeg)))
         }

@@ -1,4 +1,5 @@
 import CPNG
+import CTesseraCodecs
 
 /// Decodes PNG with libpng's simplified API (`png_image_*`), which handles palette, grayscale,
 /// 16-bit, interlaced and tRNS images and never longjmps through Swift frames.
@@ -10,7 +11,16 @@ import CPNG
 ///   so the luma is the same Rec. 601 formula, over black, as everywhere else).
 /// - 16-bit files without gAMA/sRGB chunks are taken as sRGB-encoded (`PNG_IMAGE_FLAG_16BIT_sRGB`),
 ///   as browsers do, not as linear light (libpng's default).
-/// - No cheap scaling: ``decodedSize(for:atLeast:)`` is always the full size.
+/// - Cheap scaling by an integer factor k: ``decodedSize(for:atLeast:)`` is ⌈width / k⌉ × ⌈height / k⌉
+///   for the largest k that keeps at least twice the target (so that the resampling after it still
+///   averages two or more pixels per output pixel, and thumbnails stay as sharp as when resampled
+///   from the full size), and each decoded pixel is the mean of a k × k
+///   block of premultiplied pixels (a box filter; the last row and column of blocks may be partial).
+/// - Fast path (`tessera_png.c`) for 8-bit gray, gray+alpha, RGB, RGBA and palette files, not
+///   interlaced, without a gamma other than sRGB's: libdeflate inflates the image data in one call
+///   and each row is unfiltered, premultiplied and box-reduced on the fly, with the same pixels as
+///   libpng's. Every other file, and any file the fast path finds damaged, goes through libpng's
+///   simplified API (then box-reduced), so errors and messages stay libpng's.
 /// - Errors: libpng messages about running out of data throw ``DecodingFailure/truncated(_:)``;
 ///   every other libpng error throws ``DecodingFailure/codec(_:message:)`` with libpng's message.
 public struct PNGDecoder: ImageDecoding {
@@ -33,48 +43,105 @@ public struct PNGDecoder: ImageDecoding {
                          isGrayscale: image.format & UInt32(PNG_FORMAT_FLAG_COLOR) == 0)
     }
 
-    /// Always the full stored size: PNG has no cheap scaled decode.
-    public func decodedSize(for info: ImageInfo, atLeast target: PixelSize?) -> PixelSize { info.storedSize }
+    /// The smallest box-reduced size (by an integer factor) that covers twice `target`; the stored size without one.
+    public func decodedSize(for info: ImageInfo, atLeast target: PixelSize?) -> PixelSize {
+        guard let target, target.width > 0, target.height > 0 else { return info.storedSize }
+        // At least twice the target, so that the resampling after it still averages two or more
+        // pixels per output pixel (a single box from the full size, as closely as two stages can).
+        let factor = max(1, min(info.width / (2 * target.width), info.height / (2 * target.height)))
+        return Self.reduced(info.storedSize, by: factor)
+    }
+
+    /// `size` box-reduced by `factor`: ⌈width / factor⌉ × ⌈height / factor⌉.
+    static func reduced(_ size: PixelSize, by factor: Int) -> PixelSize {
+        PixelSize(width: (size.width + factor - 1) / factor, height: (size.height + factor - 1) / factor)
+    }
+
+    /// The largest factor that reduces `stored` to `size`, if any (several factors can give one size).
+    static func factor(reducing stored: PixelSize, to size: PixelSize) -> Int? {
+        guard size.width > 0, size.height > 0, stored.width > 0, stored.height > 0 else { return nil }
+        // ⌈n / f⌉ == m  ⇔  ⌈n / m⌉ ≤ f ≤ ⌊(n − 1) / (m − 1)⌋ (no upper bound when m == 1).
+        func range(_ n: Int, _ m: Int) -> ClosedRange<Int>? {
+            let low = (n + m - 1) / m
+            let high = m == 1 ? Int.max : (n - 1) / (m - 1)
+            return low <= high ? low...high : nil
+        }
+        guard let across = range(stored.width, size.width), let down = range(stored.height, size.height) else { return nil }
+        let low = max(across.lowerBound, down.lowerBound), high = min(across.upperBound, down.upperBound)
+        guard low <= high else { return nil }
+        return high == Int.max ? max(low, stored.width, stored.height) : high
+    }
 
     /// ``PixelStyle/bgra32``, ``PixelStyle/bgr32`` and ``PixelStyle/gray8``.
     public func supportsDirectDecode(to style: PixelStyle) -> Bool { style != .bgr565 }
 
-    /// Decodes the whole image into `target`, which must have the stored size.
+    /// Decodes the image into `target`, whose size is the stored size or a reduction of it from
+    /// ``decodedSize(for:atLeast:)``.
     public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
         var image = png_image()
         defer { png_image_free(&image) }
         try begin(&image, data)
         let layout = target.layout
-        guard supportsDirectDecode(to: layout.style), layout.width == Int(image.width), layout.height == Int(image.height),
+        let stored = PixelSize(width: Int(image.width), height: Int(image.height))
+        guard supportsDirectDecode(to: layout.style), let factor = Self.factor(reducing: stored, to: layout.size),
               layout.bytesPerRow <= Int(Int32.max)
         else { throw TesseraError(.invalidLayout(width: layout.width, height: layout.height, bytesPerRow: layout.bytesPerRow)) }
 
         image.flags |= UInt32(PNG_IMAGE_FLAG_16BIT_sRGB)
         let sourceIsPlainGray = image.format & UInt32(PNG_FORMAT_FLAG_COLOR | PNG_FORMAT_FLAG_ALPHA) == 0
-        if layout.style == .gray8 && !sourceIsPlainGray {
+        if layout.style == .gray8 && factor == 1 && sourceIsPlainGray {
+            try finish(&image, into: target, format: UInt32(PNG_FORMAT_GRAY))
+            return
+        }
+        if layout.style == .gray8 {
             // libpng would compute luma in linear light; go through premultiplied BGRA instead so
             // that gray8 is the same Rec. 601 luma (over black) as every other path in Tessera.
             let bgra = BitmapLayout(width: layout.width, height: layout.height, style: .bgra32)
             let temp = UnsafeMutableRawPointer.allocate(byteCount: bgra.byteCount, alignment: PixelStyle.rowAlignment)
             defer { temp.deallocate() }
-            let view = MutableBitmapView(layout: bgra, baseAddress: temp)
-            try finish(&image, into: view, format: UInt32(PNG_FORMAT_FLAG_COLOR | PNG_FORMAT_FLAG_BGR | PNG_FORMAT_FLAG_ALPHA))
-            PixelConversion.premultiplyBGRA(view)
+            try decodePremultiplied(&image, data, factor: factor, into: MutableBitmapView(layout: bgra, baseAddress: temp))
             try PixelConversion.convert(source: UnsafeRawPointer(temp), layout: bgra, to: target)
             return
         }
-        let isGray = layout.style == .gray8
-        try finish(&image, into: target,
-                   format: isGray ? UInt32(PNG_FORMAT_GRAY) : UInt32(PNG_FORMAT_FLAG_COLOR | PNG_FORMAT_FLAG_BGR | PNG_FORMAT_FLAG_ALPHA))
-        if layout.style == .bgra32 {
-            PixelConversion.premultiplyBGRA(target)
-        } else if layout.style == .bgr32 {
+        try decodePremultiplied(&image, data, factor: factor, into: target)
+        if layout.style == .bgr32 {
+            // Premultiplied colour with alpha 255: composited over black.
             for y in 0..<layout.height {
                 let row = target.row(y).assumingMemoryBound(to: UInt8.self)
-                PixelConversion.premultiplyRow(row, width: layout.width)
                 for x in 0..<layout.width { row[x &* 4 &+ 3] = 255 }
             }
         }
+    }
+
+    /// Premultiplied BGRA, box-reduced by `factor`, into `target` (4 bytes per pixel): the fast path
+    /// when it takes the file, libpng's simplified API otherwise.
+    private func decodePremultiplied(_ image: inout png_image, _ data: UnsafeRawBufferPointer, factor: Int,
+                                     into target: MutableBitmapView) throws(TesseraError) {
+        let layout = target.layout
+        guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw TesseraError(.decoding(.empty)) }
+        let result = tessera_png_decode_reduced(base, data.count, Int32(factor), target.baseAddress.assumingMemoryBound(to: UInt8.self),
+                                                layout.bytesPerRow, Int32(layout.width), Int32(layout.height))
+        if Int(result) == TESSERA_PNG_OK { return }
+        if Int(result) == TESSERA_PNG_NO_MEMORY { throw TesseraError(.decoding(.codec(.png, message: "out of memory"))) }
+        let bgraFormat = UInt32(PNG_FORMAT_FLAG_COLOR | PNG_FORMAT_FLAG_BGR | PNG_FORMAT_FLAG_ALPHA)
+        if factor == 1 {
+            try finish(&image, into: target, format: bgraFormat)
+            PixelConversion.premultiplyBGRA(target)
+            return
+        }
+        let full = BitmapLayout(width: Int(image.width), height: Int(image.height), style: .bgra32)
+        guard full.bytesPerRow <= Int(Int32.max) else {
+            throw TesseraError(.invalidLayout(width: full.width, height: full.height, bytesPerRow: full.bytesPerRow))
+        }
+        let temp = UnsafeMutableRawPointer.allocate(byteCount: full.byteCount, alignment: PixelStyle.rowAlignment)
+        defer { temp.deallocate() }
+        let view = MutableBitmapView(layout: full, baseAddress: temp)
+        try finish(&image, into: view, format: bgraFormat)
+        PixelConversion.premultiplyBGRA(view)
+        guard tessera_box_reduce_bgra(temp.assumingMemoryBound(to: UInt8.self), full.bytesPerRow, Int32(full.width),
+                                      Int32(full.height), Int32(factor), target.baseAddress.assumingMemoryBound(to: UInt8.self),
+                                      layout.bytesPerRow) == 0
+        else { throw TesseraError(.decoding(.codec(.png, message: "out of memory"))) }
     }
 
     /// Reads the pixels as 8-bit `format` into `target` (whose stride must fit an `Int32`).

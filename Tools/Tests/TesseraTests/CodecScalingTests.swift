@@ -75,10 +75,16 @@ struct CodecScalingTests {
         #expect(WebPDecoder().decodedSize(for: info, atLeast: PixelSize(width: 100, height: 10)) == PixelSize(width: 100, height: 34))
     }
 
-    @Test("PNG and GIF always decode at full size")
-    func noScaling() {
+    @Test("PNG reduces by the largest integer factor keeping twice the target; GIF always decodes at full size")
+    func pngFactorGIFFull() {
         let info = ImageInfo(format: .png, width: 300, height: 100, hasAlpha: false)
-        #expect(PNGDecoder().decodedSize(for: info, atLeast: PixelSize(width: 3, height: 1)) == info.storedSize)
+        #expect(PNGDecoder().decodedSize(for: info, atLeast: nil) == info.storedSize)
+        // The largest factor that keeps at least twice the target in both dimensions.
+        #expect(PNGDecoder().decodedSize(for: info, atLeast: PixelSize(width: 3, height: 1)) == PixelSize(width: 6, height: 2))
+        #expect(PNGDecoder().decodedSize(for: info, atLeast: PixelSize(width: 25, height: 25)) == PixelSize(width: 150, height: 50))
+        #expect(PNGDecoder().decodedSize(for: info, atLeast: PixelSize(width: 35, height: 15)) == PixelSize(width: 100, height: 34))
+        #expect(PNGDecoder().decodedSize(for: info, atLeast: PixelSize(width: 50, height: 50)) == info.storedSize)
+        #expect(PNGDecoder().decodedSize(for: info, atLeast: PixelSize(width: 400, height: 400)) == info.storedSize)
         #expect(GIFDecoder().decodedSize(for: info, atLeast: PixelSize(width: 3, height: 1)) == info.storedSize)
     }
 }

@@ -1,0 +1,492 @@
+#include "tessera_jpeg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Baseline JPEG at 1/8 scale from the DC coefficients alone.
+ *
+ * At 1/8 scale every output pixel of a component is its block's DC value (libjpeg's 1x1 inverse DCT:
+ * (DC x Q + 4) >> 3, + 128). This decoder walks the Huffman data once, keeping each block's DC and
+ * skipping the AC symbols with tables that give, for the next bits, the code lengths plus the sizes
+ * of the values that follow for up to three symbols (no value is extracted). For 4:2:0, chroma blocks
+ * are decoded with their values and reduced by libjpeg's 2x2 inverse DCT, as libjpeg does at this
+ * scale; 4:2:2 chroma is repeated across, as libjpeg does; colours use libjpeg's YCbCr tables. Files it does not take
+ * (anything but 8-bit Huffman baseline with one interleaved scan, gray or YCbCr with 1x1 chroma) or
+ * finds damaged or truncated return TESSERA_JPEG_UNSUPPORTED, and the caller decodes with libjpeg. */
+
+#define SKIP_BITS 10
+#define MULTI_BITS 12
+
+struct huffman {
+    /* Canonical decoding per code length (JPEG Annex F / libjpeg's jdhuff.c). */
+    int32_t maxcode[18];
+    int32_t valoffset[18];
+    uint8_t values[256];
+    /* Codes of at most SKIP_BITS bits: length << 8 | symbol, 0 when longer. */
+    uint16_t lookup[1 << SKIP_BITS];
+    /* AC only, codes whose length plus value size fit SKIP_BITS: advance | (run + 1) << 5 | eob << 11;
+     * 0 when the slow path must decode the symbol. */
+    uint16_t skip[1 << SKIP_BITS];
+    /* AC only: up to three whole symbols (code and value) within the next MULTI_BITS bits, none after
+     * an EOB: advance | coefficients stepped << 4 | eob << 10; 0 when not even one fits. */
+    uint16_t multi[1 << MULTI_BITS];
+    int defined;
+};
+
+struct bit_reader {
+    const uint8_t *data;
+    size_t size, pos;
+    uint64_t bits;   /* left-aligned */
+    int count;       /* valid bits in `bits` */
+    int fake;        /* zero bits inserted at a marker or at the end of the data */
+};
+
+static int build_huffman(struct huffman *table, const uint8_t counts[16], const uint8_t *symbols, int total, int ac) {
+    memset(table, 0, sizeof *table);
+    memcpy(table->values, symbols, (size_t)total);
+    int code = 0, index = 0;
+    for (int length = 1; length <= 16; length++) {
+        int n = counts[length - 1];
+        table->valoffset[length] = index - code;
+        if (n) {
+            for (int i = 0; i < n; i++, index++, code++) {
+                if (code >= (1 << length)) return 0;   /* over-subscribed */
+                if (length <= SKIP_BITS) {
+                    int shift = SKIP_BITS - length;
+                    uint8_t symbol = symbols[index];
+                    for (int fill = 0; fill < (1 << shift); fill++) {
+                        int slot = (code << shift) | fill;
+                        table->lookup[slot] = (uint16_t)(length << 8 | symbol);
+                        if (ac) {
+                            int run = symbol >> 4, size = symbol & 15;
+                            int eob = symbol == 0;
+                            int advance = length + size;
+                            if (advance <= SKIP_BITS) {
+                                int step = eob ? 0 : (size == 0 ? 16 : run + 1);   /* size 0, run 15: ZRL */
+                                if (size == 0 && !eob && run != 15) continue;      /* invalid symbol: slow path */
+                                table->skip[slot] = (uint16_t)(advance | step << 5 | eob << 11);
+                            }
+                        }
+                    }
+                }
+            }
+            table->maxcode[length] = code - 1;
+        } else {
+            table->maxcode[length] = -1;
+        }
+        if (code > (1 << length)) return 0;   /* over-subscribed */
+        code <<= 1;
+    }
+    table->maxcode[17] = 0x7FFFFFFF;
+    table->defined = 1;
+    return 1;
+}
+
+/* Fills `table->multi` from the canonical codes (after build_huffman). */
+static void build_multi(struct huffman *table) {
+    for (int prefix = 0; prefix < (1 << MULTI_BITS); prefix++) {
+        int used = 0, steps = 0, eob = 0, count = 0;
+        while (count < 3) {
+            int left = MULTI_BITS - used;
+            if (left <= 0) break;
+            /* The next code, through the SKIP_BITS lookup (the bits after the prefix's end read as zeros). */
+            int bits = (prefix << used) & ((1 << MULTI_BITS) - 1);
+            uint16_t entry = table->lookup[bits >> (MULTI_BITS - SKIP_BITS)];
+            int length = entry >> 8, symbol = entry & 0xFF;
+            if (entry == 0 || length > left) break;
+            int run = symbol >> 4, size = symbol & 15;
+            if (symbol == 0) { used += length; eob = 1; count++; break; }
+            if (size == 0 && run != 15) break;
+            if (length + size > left) break;
+            used += length + size;
+            steps += size == 0 ? 16 : run + 1;
+            count++;
+        }
+        table->multi[prefix] = count ? (uint16_t)(used | steps << 4 | eob << 10) : 0;
+    }
+}
+
+/* Fills the bit buffer to at least 57 bits, stopping at markers (then zeros are inserted, counted in `fake`). */
+static inline void refill(struct bit_reader *r) {
+    while (r->count <= 56) {
+        if (r->pos + 8 <= r->size && r->fake == 0) {
+            uint64_t word;
+            memcpy(&word, r->data + r->pos, 8);
+            /* No 0xFF byte among the next 8: take whole bytes at once. */
+            uint64_t inverted = ~word;
+            if (((inverted - 0x0101010101010101ULL) & ~inverted & 0x8080808080808080ULL) == 0) {
+                int take = (64 - r->count) >> 3;
+                for (int i = 0; i < take; i++) {
+                    r->bits |= (uint64_t)r->data[r->pos + (size_t)i] << (56 - r->count);
+                    r->count += 8;
+                }
+                r->pos += (size_t)take;
+                continue;
+            }
+        }
+        uint8_t byte = 0;
+        if (r->fake == 0 && r->pos < r->size) {
+            byte = r->data[r->pos];
+            if (byte == 0xFF) {
+                if (r->pos + 1 < r->size && r->data[r->pos + 1] == 0x00) {
+                    r->pos += 2;
+                } else {
+                    byte = 0;   /* a marker: stop here */
+                    r->fake += 8;
+                }
+            } else {
+                r->pos++;
+            }
+        } else {
+            r->fake += 8;
+        }
+        r->bits |= (uint64_t)byte << (56 - r->count);
+        r->count += 8;
+    }
+}
+
+static inline void consume(struct bit_reader *r, int n) { r->bits <<= n; r->count -= n; }
+
+/* The next symbol of `table` (the buffer holds at least 16 bits), or -1 for a bad code. */
+static inline int decode_symbol(struct bit_reader *r, const struct huffman *table) {
+    uint16_t entry = table->lookup[r->bits >> (64 - SKIP_BITS)];
+    if (entry) {
+        consume(r, entry >> 8);
+        return entry & 0xFF;
+    }
+    int length = SKIP_BITS + 1;
+    int32_t code = (int32_t)(r->bits >> (64 - length));
+    while (code > table->maxcode[length]) {
+        length++;
+        if (length > 16) return -1;
+        code = (int32_t)(r->bits >> (64 - length));
+    }
+    consume(r, length);
+    return table->values[(code + table->valoffset[length]) & 0xFF];
+}
+
+static inline int receive_extend(struct bit_reader *r, int size) {
+    if (size == 0) return 0;
+    int value = (int)(r->bits >> (64 - size));
+    consume(r, size);
+    return value < (1 << (size - 1)) ? value - (1 << size) + 1 : value;
+}
+
+/* Decodes one block: returns the DC difference through `diff`; 0 on a bad code. */
+static inline int decode_block(struct bit_reader *r, const struct huffman *dc, const struct huffman *ac, int *diff) {
+    if (r->count < 32) refill(r);
+    int s = decode_symbol(r, dc);
+    if (s < 0 || s > 11) return 0;
+    *diff = receive_extend(r, s);
+    for (int k = 1; k < 64;) {
+        if (r->count < 32) refill(r);
+        uint16_t several = ac->multi[r->bits >> (64 - MULTI_BITS)];
+        int stepped = (several >> 4) & 63;
+        if (several && k + stepped <= 63) {
+            consume(r, several & 15);
+            if (several & (1 << 10)) break;
+            k += stepped;
+            continue;
+        }
+        uint16_t entry = ac->skip[r->bits >> (64 - SKIP_BITS)];
+        if (entry) {
+            consume(r, entry & 31);
+            if (entry & (1 << 11)) break;
+            k += (entry >> 5) & 63;
+            continue;
+        }
+        int rs = decode_symbol(r, ac);
+        if (rs < 0) return 0;
+        int run = rs >> 4, size = rs & 15;
+        if (size) {
+            consume(r, size);
+            k += run + 1;
+        } else if (run == 15) {
+            k += 16;
+        } else {
+            break;
+        }
+    }
+    return 1;
+}
+
+/* libjpeg's zigzag order: natural index of the k-th coefficient (with 16 extra entries for corrupt runs). */
+static const uint8_t natural_order[64 + 16] = {
+    0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21,
+    28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61,
+    54, 47, 55, 62, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63};
+
+/* Decodes one block with its AC values into `coef` (natural order, zeroed by the caller). */
+static inline int decode_block_values(struct bit_reader *r, const struct huffman *dc, const struct huffman *ac, int *diff,
+                                      int16_t coef[64]) {
+    if (r->count < 32) refill(r);
+    int s = decode_symbol(r, dc);
+    if (s < 0 || s > 11) return 0;
+    *diff = receive_extend(r, s);
+    for (int k = 1; k < 64; k++) {
+        if (r->count < 32) refill(r);
+        int rs = decode_symbol(r, ac);
+        if (rs < 0) return 0;
+        int run = rs >> 4, size = rs & 15;
+        if (size) {
+            k += run;
+            int value = receive_extend(r, size);
+            if (k < 64) coef[natural_order[k]] = (int16_t)value;
+        } else if (run == 15) {
+            k += 15;
+        } else {
+            break;
+        }
+    }
+    return 1;
+}
+
+/* libjpeg's jpeg_idct_2x2 (jidctred.c, "islow" constants): a 2x2 output from coefficients in rows and
+ * columns 0, 1, 3, 5, 7, dequantized by `q` (natural order). */
+static void idct_2x2(const int16_t coef[64], const uint16_t q[64], uint8_t out[4]) {
+    int32_t work[2][8];
+    static const int columns[5] = {0, 1, 3, 5, 7};
+    for (int i = 0; i < 5; i++) {
+        int c = columns[i];
+        int64_t tmp10 = (int64_t)(coef[c] * q[c]) * (1 << 15);
+        int64_t tmp0 = (int64_t)(coef[56 + c] * q[56 + c]) * -5906 + (int64_t)(coef[40 + c] * q[40 + c]) * 6967 +
+                       (int64_t)(coef[24 + c] * q[24 + c]) * -10426 + (int64_t)(coef[8 + c] * q[8 + c]) * 29692;
+        work[0][c] = (int32_t)((tmp10 + tmp0 + (1 << 12)) >> 13);
+        work[1][c] = (int32_t)((tmp10 - tmp0 + (1 << 12)) >> 13);
+    }
+    for (int row = 0; row < 2; row++) {
+        const int32_t *w = work[row];
+        int64_t tmp10 = (int64_t)w[0] * (1 << 15);
+        int64_t tmp0 = (int64_t)w[7] * -5906 + (int64_t)w[5] * 6967 + (int64_t)w[3] * -10426 + (int64_t)w[1] * 29692;
+        int a = (int)((tmp10 + tmp0 + (1 << 19)) >> 20) + 128, b = (int)((tmp10 - tmp0 + (1 << 19)) >> 20) + 128;
+        out[row * 2] = (uint8_t)(a < 0 ? 0 : a > 255 ? 255 : a);
+        out[row * 2 + 1] = (uint8_t)(b < 0 ? 0 : b > 255 ? 255 : b);
+    }
+}
+
+static inline uint8_t clamp255(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
+
+int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t *pixels, size_t pitch, int width,
+                           int height) {
+    if (size < 4 || data[0] != 0xFF || data[1] != 0xD8 || (format != TESSERA_JPEG_BGRA && format != TESSERA_JPEG_GRAY))
+        return TESSERA_JPEG_UNSUPPORTED;
+    int quant[4] = {0, 0, 0, 0}, quant_defined[4] = {0, 0, 0, 0};
+    uint16_t quant_tables[4][64];   /* natural order */
+    struct huffman *tables = calloc(8, sizeof(struct huffman));   /* DC 0-3, AC 0-3 */
+    if (!tables) return TESSERA_JPEG_UNSUPPORTED;
+    int result = TESSERA_JPEG_UNSUPPORTED;
+    int image_w = 0, image_h = 0, components = 0, restart_interval = 0, adobe_rgb = 0;
+    int ids[3] = {0, 0, 0}, hs[3] = {0, 0, 0}, vs[3] = {0, 0, 0}, tq[3] = {0, 0, 0};
+    int dc_sel[3] = {0, 0, 0}, ac_sel[3] = {0, 0, 0};
+    uint8_t *planes[3] = {NULL, NULL, NULL}, *upsampled[2] = {NULL, NULL};
+    size_t i = 2;
+    int scan_found = 0;
+
+    while (!scan_found) {
+        while (i < size && data[i] == 0xFF && i + 1 < size && data[i + 1] == 0xFF) i++;   /* fill bytes */
+        if (i + 4 > size || data[i] != 0xFF) goto done;
+        uint8_t marker = data[i + 1];
+        size_t length = ((size_t)data[i + 2] << 8) | data[i + 3];
+        if (length < 2 || i + 2 + length > size) goto done;
+        const uint8_t *body = data + i + 4;
+        size_t n = length - 2;
+        switch (marker) {
+        case 0xDB: {   /* DQT */
+            size_t p = 0;
+            while (p < n) {
+                int precision = body[p] >> 4, id = body[p] & 15;
+                if (id > 3 || precision > 1) goto done;
+                size_t bytes = precision ? 128 : 64;
+                if (p + 1 + bytes > n) goto done;
+                for (int k = 0; k < 64; k++)
+                    quant_tables[id][natural_order[k]] = (uint16_t)(precision ? (body[p + 1 + 2 * k] << 8 | body[p + 2 + 2 * k]) : body[p + 1 + k]);
+                quant[id] = quant_tables[id][0];
+                quant_defined[id] = 1;
+                p += 1 + bytes;
+            }
+            break;
+        }
+        case 0xC4: {   /* DHT */
+            size_t p = 0;
+            while (p < n) {
+                if (p + 17 > n) goto done;
+                int cls = body[p] >> 4, id = body[p] & 15;
+                if (cls > 1 || id > 3) goto done;
+                int total = 0;
+                for (int k = 0; k < 16; k++) total += body[p + 1 + k];
+                if (total > 256 || p + 17 + (size_t)total > n) goto done;
+                if (!build_huffman(&tables[cls * 4 + id], body + p + 1, body + p + 17, total, cls)) goto done;
+                if (cls == 1) build_multi(&tables[4 + id]);
+                p += 17 + (size_t)total;
+            }
+            break;
+        }
+        case 0xC0: case 0xC1: {   /* baseline / extended sequential, Huffman */
+            if (components || n < 6 || body[0] != 8) goto done;
+            image_h = body[1] << 8 | body[2];
+            image_w = body[3] << 8 | body[4];
+            components = body[5];
+            if (image_w == 0 || image_h == 0 || (components != 1 && components != 3) || n != 6 + 3 * (size_t)components) goto done;
+            for (int c = 0; c < components; c++) {
+                ids[c] = body[6 + 3 * c];
+                hs[c] = body[7 + 3 * c] >> 4;
+                vs[c] = body[7 + 3 * c] & 15;
+                tq[c] = body[8 + 3 * c];
+                if (tq[c] > 3) goto done;
+            }
+            break;
+        }
+        case 0xC2: case 0xC3: case 0xC5: case 0xC6: case 0xC7: case 0xC9: case 0xCA: case 0xCB:
+        case 0xCD: case 0xCE: case 0xCF:
+            goto done;   /* progressive, lossless, hierarchical or arithmetic */
+        case 0xDD:   /* DRI */
+            if (n != 2) goto done;
+            restart_interval = body[0] << 8 | body[1];
+            break;
+        case 0xEE:   /* APP14: Adobe transform 0 means RGB, not YCbCr */
+            if (n >= 12 && memcmp(body, "Adobe", 5) == 0 && body[11] == 0) adobe_rgb = 1;
+            break;
+        case 0xDA: {   /* SOS */
+            if (!components || n < 1) goto done;
+            int ns = body[0];
+            if (ns != components || n != 4 + 2 * (size_t)ns) goto done;
+            for (int c = 0; c < ns; c++) {
+                if (body[1 + 2 * c] != ids[c]) goto done;
+                dc_sel[c] = body[2 + 2 * c] >> 4;
+                ac_sel[c] = body[2 + 2 * c] & 15;
+                if (dc_sel[c] > 3 || ac_sel[c] > 3 || !tables[dc_sel[c]].defined || !tables[4 + ac_sel[c]].defined) goto done;
+            }
+            if (body[1 + 2 * ns] != 0 || body[2 + 2 * ns] != 63 || body[3 + 2 * ns] != 0) goto done;
+            scan_found = 1;
+            break;
+        }
+        case 0xD8: case 0xD9: case 0x01:
+            goto done;
+        default:
+            if (marker >= 0xD0 && marker <= 0xD7) goto done;
+            break;   /* APPn, COM and the rest: skipped */
+        }
+        i += 2 + length;
+    }
+
+    if (components == 3) {
+        if (adobe_rgb || (ids[0] == 'R' && ids[1] == 'G' && ids[2] == 'B')) goto done;
+        if (hs[0] < 1 || hs[0] > 2 || vs[0] < 1 || vs[0] > 2) goto done;
+        if (hs[1] != 1 || vs[1] != 1 || hs[2] != 1 || vs[2] != 1) goto done;
+        if (vs[0] == 2 && hs[0] == 1) goto done;   /* 4:4:0: left to libjpeg */
+    } else {
+        hs[0] = vs[0] = 1;   /* a single-component scan is not interleaved: one block per MCU */
+    }
+    for (int c = 0; c < components; c++) if (!quant_defined[tq[c]]) goto done;
+    int out_w = (image_w + 7) / 8, out_h = (image_h + 7) / 8;
+    if (out_w != width || out_h != height) goto done;
+
+    int max_h = hs[0], max_v = vs[0];
+    int mcus_x = (image_w + 8 * max_h - 1) / (8 * max_h), mcus_y = (image_h + 8 * max_v - 1) / (8 * max_v);
+    /* 4:2:0: libjpeg gives chroma a 2x2 inverse DCT at this scale (no upsampling); 4:2:2: DC values
+     * repeated across (libjpeg does no fancy upsampling when the DCT is scaled to 1x1). */
+    int chroma_2x2 = components == 3 && max_h == 2 && max_v == 2;
+    int plane_w[3], plane_h[3];
+    for (int c = 0; c < components; c++) {
+        plane_w[c] = mcus_x * (chroma_2x2 ? 2 : hs[c]);
+        plane_h[c] = mcus_y * (chroma_2x2 ? 2 : vs[c]);
+        planes[c] = malloc((size_t)plane_w[c] * (size_t)plane_h[c]);
+        if (!planes[c]) goto done;
+    }
+
+    struct bit_reader reader = {data, size, i, 0, 0, 0};
+    int predictions[3] = {0, 0, 0};
+    long mcu_count = (long)mcus_x * mcus_y, restarts_left = restart_interval;
+    int next_restart = 0;
+    for (long m = 0; m < mcu_count; m++) {
+        if (restart_interval) {
+            if (restarts_left == 0) {
+                /* Padding bits only, then the expected RSTn marker. */
+                if (reader.count - reader.fake >= 8) goto done;
+                size_t p = reader.pos;
+                while (p + 1 < size && data[p] == 0xFF && data[p + 1] == 0xFF) p++;
+                if (p + 1 >= size || data[p] != 0xFF || data[p + 1] != 0xD0 + next_restart) goto done;
+                reader.pos = p + 2;
+                reader.bits = 0; reader.count = 0; reader.fake = 0;
+                predictions[0] = predictions[1] = predictions[2] = 0;
+                next_restart = (next_restart + 1) & 7;
+                restarts_left = restart_interval;
+            }
+            restarts_left--;
+        }
+        int mx = (int)(m % mcus_x), my = (int)(m / mcus_x);
+        for (int c = 0; c < components; c++) {
+            const struct huffman *dc = &tables[dc_sel[c]], *ac = &tables[4 + ac_sel[c]];
+            if (c > 0 && chroma_2x2) {
+                int16_t coef[64];
+                uint8_t square[4];
+                int diff;
+                memset(coef, 0, sizeof coef);
+                if (!decode_block_values(&reader, dc, ac, &diff, coef)) goto done;
+                predictions[c] += diff;
+                if (predictions[c] > 32767 || predictions[c] < -32767) goto done;   /* not a real DC value */
+                coef[0] = (int16_t)predictions[c];
+                idct_2x2(coef, quant_tables[tq[c]], square);
+                uint8_t *o = planes[c] + (size_t)(my * 2) * (size_t)plane_w[c] + (size_t)(mx * 2);
+                o[0] = square[0]; o[1] = square[1]; o[plane_w[c]] = square[2]; o[plane_w[c] + 1] = square[3];
+                continue;
+            }
+            for (int by = 0; by < vs[c]; by++) {
+                for (int bx = 0; bx < hs[c]; bx++) {
+                    int diff;
+                    if (!decode_block(&reader, dc, ac, &diff)) goto done;
+                    predictions[c] += diff;
+                    if (predictions[c] > 32767 || predictions[c] < -32767) goto done;   /* not a real DC value */
+                    int value = ((predictions[c] * quant[tq[c]] + 4) >> 3) + 128;
+                    planes[c][(size_t)(my * vs[c] + by) * (size_t)plane_w[c] + (size_t)(mx * hs[c] + bx)] = clamp255(value);
+                }
+            }
+        }
+        if (reader.count < reader.fake) goto done;   /* read past the data: truncated or damaged */
+    }
+    /* The scan must end here and be followed by EOI (anything else is left to libjpeg). */
+    if (reader.count - reader.fake >= 8) goto done;
+    {
+        size_t p = reader.pos;
+        while (p + 1 < size && data[p] == 0xFF && data[p + 1] == 0xFF) p++;
+        if (p + 1 >= size || data[p] != 0xFF || data[p + 1] != 0xD9) goto done;
+    }
+
+    if (components == 3) {
+        for (int c = 0; c < 2; c++) {
+            if (max_h == 1 || chroma_2x2) { upsampled[c] = planes[c + 1]; planes[c + 1] = NULL; continue; }
+            /* 4:2:2: each chroma value covers two luma columns. */
+            upsampled[c] = malloc((size_t)plane_w[0] * (size_t)plane_h[0]);
+            if (!upsampled[c]) goto done;
+            for (int y = 0; y < plane_h[0]; y++)
+                for (int x = 0; x < plane_w[0]; x++)
+                    upsampled[c][(size_t)y * (size_t)plane_w[0] + (size_t)x] = planes[c + 1][(size_t)y * (size_t)plane_w[c + 1] + (size_t)(x / 2)];
+        }
+    }
+    for (int y = 0; y < out_h; y++) {
+        const uint8_t *luma = planes[0] + (size_t)y * (size_t)plane_w[0];
+        uint8_t *o = pixels + (size_t)y * pitch;
+        if (format == TESSERA_JPEG_GRAY) { memcpy(o, luma, (size_t)out_w); continue; }
+        if (components == 1) {
+            for (int x = 0; x < out_w; x++) { o[4 * x] = o[4 * x + 1] = o[4 * x + 2] = luma[x]; o[4 * x + 3] = 255; }
+            continue;
+        }
+        const uint8_t *cb = upsampled[0] + (size_t)y * (size_t)plane_w[0], *cr = upsampled[1] + (size_t)y * (size_t)plane_w[0];
+        for (int x = 0; x < out_w; x++) {
+            /* libjpeg's ycc_rgb_convert in 16-bit fixed point. */
+            int Y = luma[x], b = cb[x] - 128, r = cr[x] - 128;
+            int red = Y + ((91881 * r + 32768) >> 16);
+            int green = Y + ((-22554 * b + 32768 - 46802 * r) >> 16);
+            int blue = Y + ((116130 * b + 32768) >> 16);
+            o[4 * x] = clamp255(blue); o[4 * x + 1] = clamp255(green); o[4 * x + 2] = clamp255(red); o[4 * x + 3] = 255;
+        }
+    }
+    result = TESSERA_JPEG_OK;
+
+done:
+    for (int c = 0; c < 3; c++) free(planes[c]);
+    free(upsampled[0]);
+    free(upsampled[1]);
+    free(tables);
+    return result;
+}

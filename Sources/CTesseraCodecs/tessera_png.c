@@ -1,0 +1,363 @@
+#include "tessera_png.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <libdeflate.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+static uint32_t be32(const uint8_t *p) { return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]; }
+
+/* c * a / 255, rounded: the same formula as PixelConversion.mulDiv255 in Swift. */
+static inline uint32_t mul_div_255(uint32_t c, uint32_t a) {
+    uint32_t t = c * a + 128;
+    return (t + (t >> 8)) >> 8;
+}
+
+/* Box accumulation: sums of premultiplied B, G, R, A per output column for the current block row. */
+struct box {
+    int factor, in_width, out_width;
+    uint32_t *sums;   /* out_width * 4 */
+    int rows;         /* input rows added since the last emit */
+};
+
+/* Adds one row of premultiplied BGRA pixels. */
+static void box_add(struct box *box, const uint8_t *bgra) {
+    uint32_t *s = box->sums;
+    int f = box->factor, w = box->in_width;
+    for (int ox = 0, x = 0; x < w; ox++) {
+        int end = x + f < w ? x + f : w;
+        uint32_t b = 0, g = 0, r = 0, a = 0;
+        for (; x < end; x++) {
+            const uint8_t *p = bgra + (size_t)x * 4;
+            b += p[0]; g += p[1]; r += p[2]; a += p[3];
+        }
+        s[ox * 4] += b; s[ox * 4 + 1] += g; s[ox * 4 + 2] += r; s[ox * 4 + 3] += a;
+    }
+    box->rows++;
+}
+
+/* Writes the means of the accumulated block row to `out` and starts a new block row. */
+static void box_emit(struct box *box, uint8_t *out) {
+    uint32_t *s = box->sums;
+    int f = box->factor, w = box->in_width;
+    /* (sum + count / 2) / count as a multiplication by ceil(2^40 / count): exact while count <= 65536,
+     * since every sum is below 255 x count and so (sum + count / 2) x count stays below 2^40. */
+    uint32_t full_count = (uint32_t)(f * box->rows);
+    uint64_t full_inverse = ((1ULL << 40) + full_count - 1) / full_count;
+    for (int ox = 0; ox < box->out_width; ox++) {
+        int columns = (ox + 1) * f <= w ? f : w - ox * f;
+        uint32_t count = (uint32_t)(columns * box->rows), half = count / 2;
+        if (count <= 65536) {
+            uint64_t inverse = count == full_count ? full_inverse : ((1ULL << 40) + count - 1) / count;
+            for (int c = 0; c < 4; c++) out[ox * 4 + c] = (uint8_t)(((uint64_t)(s[ox * 4 + c] + half) * inverse) >> 40);
+        } else {
+            for (int c = 0; c < 4; c++) out[ox * 4 + c] = (uint8_t)((s[ox * 4 + c] + half) / count);
+        }
+    }
+    memset(s, 0, (size_t)box->out_width * 4 * sizeof(uint32_t));
+    box->rows = 0;
+}
+
+int tessera_box_reduce_bgra(const uint8_t *src, size_t src_pitch, int width, int height, int factor, uint8_t *dst,
+                            size_t dst_pitch) {
+    int out_width = (width + factor - 1) / factor;
+    struct box box = {factor, width, out_width, calloc((size_t)out_width * 4, sizeof(uint32_t)), 0};
+    if (!box.sums) return TESSERA_PNG_NO_MEMORY;
+    int oy = 0;
+    for (int y = 0; y < height; y++) {
+        box_add(&box, src + (size_t)y * src_pitch);
+        if (box.rows == factor || y == height - 1) box_emit(&box, dst + (size_t)(oy++) * dst_pitch);
+    }
+    free(box.sums);
+    return 0;
+}
+
+#if defined(__SSE2__)
+/* The Paeth filter for 3- and 4-byte pixels, one pixel per step in 16-bit lanes: with a the pixel to
+ * the left, b the one above and c the one above-left, the predictor is whichever of them is nearest
+ * to a + b - c, ties going to a, then b (the PNG specification's order). */
+static inline __attribute__((always_inline)) void unfilter_paeth_sse2_bpp(uint8_t *row, const uint8_t *prior, size_t length,
+                                                                        const size_t bpp) {
+    const __m128i zero = _mm_setzero_si128(), low_bytes = _mm_set1_epi16(0xFF);
+    __m128i a = zero, c = zero;
+    for (size_t i = 0; i + bpp <= length; i += bpp) {
+        /* Fixed-size loads and stores (bpp is a constant here): no call to memcpy per pixel. */
+        uint32_t above, here;
+        if (bpp == 4) {
+            memcpy(&above, prior + i, 4);
+            memcpy(&here, row + i, 4);
+        } else {
+            above = (uint32_t)prior[i] | (uint32_t)prior[i + 1] << 8 | (uint32_t)prior[i + 2] << 16;
+            here = (uint32_t)row[i] | (uint32_t)row[i + 1] << 8 | (uint32_t)row[i + 2] << 16;
+        }
+        __m128i b = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)above), zero);
+        __m128i x = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)here), zero);
+        __m128i bc = _mm_sub_epi16(b, c), ac = _mm_sub_epi16(a, c), abc = _mm_add_epi16(bc, ac);
+        __m128i pa = _mm_max_epi16(bc, _mm_sub_epi16(zero, bc));     /* |p - a| = |b - c| */
+        __m128i pb = _mm_max_epi16(ac, _mm_sub_epi16(zero, ac));     /* |p - b| = |a - c| */
+        __m128i pc = _mm_max_epi16(abc, _mm_sub_epi16(zero, abc));   /* |p - c| = |a + b - 2c| */
+        __m128i smallest = _mm_min_epi16(_mm_min_epi16(pa, pb), pc);
+        __m128i take_b = _mm_cmpeq_epi16(pb, smallest), take_a = _mm_cmpeq_epi16(pa, smallest);
+        __m128i predictor = _mm_or_si128(_mm_and_si128(take_b, b), _mm_andnot_si128(take_b, c));
+        predictor = _mm_or_si128(_mm_and_si128(take_a, a), _mm_andnot_si128(take_a, predictor));
+        a = _mm_and_si128(_mm_add_epi16(x, predictor), low_bytes);
+        uint32_t out = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(a, zero));
+        if (bpp == 4) {
+            memcpy(row + i, &out, 4);
+        } else {
+            row[i] = (uint8_t)out; row[i + 1] = (uint8_t)(out >> 8); row[i + 2] = (uint8_t)(out >> 16);
+        }
+        c = b;
+    }
+}
+
+static void unfilter_paeth_sse2(uint8_t *row, const uint8_t *prior, size_t length, size_t bpp) {
+    if (bpp == 4) unfilter_paeth_sse2_bpp(row, prior, length, 4);
+    else unfilter_paeth_sse2_bpp(row, prior, length, 3);
+}
+#endif
+
+/* Undoes the PNG filter of one row in place (`prior` is the previous unfiltered row, or zeros). */
+static int unfilter(uint8_t type, uint8_t *row, const uint8_t *prior, size_t length, size_t bpp) {
+    size_t i;
+    switch (type) {
+    case 0: return 1;
+    case 1:
+        for (i = bpp; i < length; i++) row[i] = (uint8_t)(row[i] + row[i - bpp]);
+        return 1;
+    case 2:
+        for (i = 0; i < length; i++) row[i] = (uint8_t)(row[i] + prior[i]);
+        return 1;
+    case 3:
+        for (i = 0; i < bpp; i++) row[i] = (uint8_t)(row[i] + (prior[i] >> 1));
+        for (; i < length; i++) row[i] = (uint8_t)(row[i] + ((row[i - bpp] + prior[i]) >> 1));
+        return 1;
+    case 4:
+#if defined(__SSE2__)
+        if (bpp == 3 || bpp == 4) {
+            unfilter_paeth_sse2(row, prior, length, bpp);
+            return 1;
+        }
+#endif
+        for (i = 0; i < bpp; i++) row[i] = (uint8_t)(row[i] + prior[i]);
+        for (; i < length; i++) {
+            int a = row[i - bpp], b = prior[i], c = prior[i - bpp];
+            int p = b - c, q = a - c;
+            int pa = p < 0 ? -p : p, pb = q < 0 ? -q : q, pc = p + q < 0 ? -(p + q) : p + q;
+            int predictor = (pa <= pb && pa <= pc) ? a : (pb <= pc ? b : c);
+            row[i] = (uint8_t)(row[i] + predictor);
+        }
+        return 1;
+    default: return 0;
+    }
+}
+
+int tessera_png_decode_reduced(const uint8_t *data, size_t size, int factor, uint8_t *pixels, size_t pitch,
+                               int out_width, int out_height) {
+    static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+    if (factor < 1 || size < 8 + 25 || memcmp(data, signature, 8) != 0) return TESSERA_PNG_UNSUPPORTED;
+
+    /* Chunks: IHDR first; PLTE, tRNS and gAMA read; IDAT payloads collected; IEND ends. */
+    uint32_t width = 0, height = 0;
+    int depth = 0, color_type = -1, seen_ihdr = 0, seen_iend = 0, palette_count = 0;
+    uint8_t palette[256 * 4];   /* premultiplied BGRA per index */
+    uint8_t palette_rgb[256 * 3];
+    uint8_t palette_alpha[256];
+    int has_key = 0;
+    uint16_t key[3] = {0, 0, 0};
+    size_t idat_total = 0;
+    memset(palette_alpha, 255, sizeof palette_alpha);
+
+    size_t i = 8;
+    while (i + 12 <= size) {
+        uint32_t length = be32(data + i);
+        const uint8_t *type = data + i + 4, *body = data + i + 8;
+        if (length > size - i - 12) return TESSERA_PNG_UNSUPPORTED;
+        int critical = !(type[0] & 0x20);
+        if (critical || memcmp(type, "tRNS", 4) == 0 || memcmp(type, "gAMA", 4) == 0) {
+            uint32_t crc = libdeflate_crc32(0, type, (size_t)length + 4);
+            if (crc != be32(body + length)) return TESSERA_PNG_UNSUPPORTED;
+        }
+        if (!seen_ihdr) {
+            if (memcmp(type, "IHDR", 4) != 0 || length != 13) return TESSERA_PNG_UNSUPPORTED;
+            width = be32(body); height = be32(body + 4);
+            depth = body[8]; color_type = body[9];
+            if (width == 0 || height == 0 || width > 0x7FFFFFFF || height > 0x7FFFFFFF) return TESSERA_PNG_UNSUPPORTED;
+            if ((depth != 8 && depth != 16) || body[10] != 0 || body[11] != 0 || body[12] != 0) return TESSERA_PNG_UNSUPPORTED;
+            if (color_type != 0 && color_type != 2 && color_type != 3 && color_type != 4 && color_type != 6)
+                return TESSERA_PNG_UNSUPPORTED;
+            if (depth == 16 && color_type == 3) return TESSERA_PNG_UNSUPPORTED;
+            seen_ihdr = 1;
+        } else if (memcmp(type, "PLTE", 4) == 0) {
+            if (length % 3 != 0 || length == 0 || length > 768 || palette_count) return TESSERA_PNG_UNSUPPORTED;
+            palette_count = (int)(length / 3);
+            memcpy(palette_rgb, body, length);
+        } else if (memcmp(type, "tRNS", 4) == 0) {
+            if (color_type == 3) {
+                if (!palette_count || length > (uint32_t)palette_count) return TESSERA_PNG_UNSUPPORTED;
+                memcpy(palette_alpha, body, length);
+            } else if (depth == 16) {
+                return TESSERA_PNG_UNSUPPORTED;   /* 16-bit colour keys: left to libpng */
+            } else if (color_type == 0 && length == 2) {
+                has_key = 1; key[0] = (uint16_t)((body[0] << 8) | body[1]);
+            } else if (color_type == 2 && length == 6) {
+                has_key = 1;
+                for (int k = 0; k < 3; k++) key[k] = (uint16_t)((body[2 * k] << 8) | body[2 * k + 1]);
+            } else {
+                return TESSERA_PNG_UNSUPPORTED;
+            }
+        } else if (memcmp(type, "gAMA", 4) == 0) {
+            /* Only sRGB's gamma (1/2.2, stored as 45455) leaves the pixels as they are in libpng. */
+            if (length != 4) return TESSERA_PNG_UNSUPPORTED;
+            uint32_t gamma = be32(body);
+            if (gamma < 45000 || gamma > 46000) return TESSERA_PNG_UNSUPPORTED;
+        } else if (memcmp(type, "IDAT", 4) == 0) {
+            idat_total += length;
+        } else if (memcmp(type, "IEND", 4) == 0) {
+            seen_iend = 1;
+            break;
+        } else if (critical) {
+            return TESSERA_PNG_UNSUPPORTED;
+        }
+        i += 12 + (size_t)length;
+    }
+    if (!seen_iend || idat_total == 0 || (color_type == 3 && !palette_count)) return TESSERA_PNG_UNSUPPORTED;
+    if ((int)((width + (uint32_t)factor - 1) / (uint32_t)factor) != out_width ||
+        (int)((height + (uint32_t)factor - 1) / (uint32_t)factor) != out_height)
+        return TESSERA_PNG_UNSUPPORTED;
+
+    size_t channels = color_type == 0 ? 1 : color_type == 2 ? 3 : color_type == 3 ? 1 : color_type == 4 ? 2 : 4;
+    size_t sample_bytes = (size_t)depth / 8, bpp = channels * sample_bytes;
+    size_t row_bytes = (size_t)width * bpp;
+    if (row_bytes / bpp != width || (size_t)height > (SIZE_MAX - 1) / (row_bytes + 1)) return TESSERA_PNG_UNSUPPORTED;
+    size_t raw_size = (row_bytes + 1) * (size_t)height;
+
+    /* The zlib stream: one buffer when there are several IDAT chunks. */
+    const uint8_t *stream = NULL;
+    uint8_t *joined = NULL;
+    int idat_chunks = 0;
+    for (size_t j = 8; j + 12 <= size;) {
+        uint32_t length = be32(data + j);
+        if (memcmp(data + j + 4, "IDAT", 4) == 0) { idat_chunks++; if (!stream) stream = data + j + 8; }
+        if (memcmp(data + j + 4, "IEND", 4) == 0) break;
+        j += 12 + (size_t)length;
+    }
+    if (idat_chunks > 1) {
+        joined = malloc(idat_total);
+        if (!joined) return TESSERA_PNG_NO_MEMORY;
+        size_t o = 0;
+        for (size_t j = 8; j + 12 <= size;) {
+            uint32_t length = be32(data + j);
+            if (memcmp(data + j + 4, "IDAT", 4) == 0) { memcpy(joined + o, data + j + 8, length); o += length; }
+            if (memcmp(data + j + 4, "IEND", 4) == 0) break;
+            j += 12 + (size_t)length;
+        }
+        stream = joined;
+    }
+
+    uint8_t *raw = malloc(raw_size);
+    uint8_t *bgra = malloc((size_t)width * 4);
+    uint8_t *zeros = calloc(row_bytes, 1);
+    uint8_t *narrow = depth == 16 ? malloc((size_t)width * channels) : NULL;   /* 16-bit samples scaled to 8 */
+    struct box box = {factor, (int)width, out_width, calloc((size_t)out_width * 4, sizeof(uint32_t)), 0};
+    struct libdeflate_decompressor *inflater = libdeflate_alloc_decompressor();
+    int result = TESSERA_PNG_OK;
+    if (!raw || !bgra || !zeros || !box.sums || !inflater || (depth == 16 && !narrow)) { result = TESSERA_PNG_NO_MEMORY; goto done; }
+
+    /* The whole stream must inflate to exactly the image data: anything else goes to libpng. */
+    size_t produced = 0;
+    if (libdeflate_zlib_decompress(inflater, stream, idat_total, raw, raw_size, &produced) != LIBDEFLATE_SUCCESS ||
+        produced != raw_size) {
+        result = TESSERA_PNG_UNSUPPORTED;
+        goto done;
+    }
+
+    if (color_type == 3) {
+        for (int k = 0; k < 256; k++) {
+            uint32_t a = k < palette_count ? palette_alpha[k] : 255;
+            const uint8_t *rgb = palette_rgb + 3 * (k < palette_count ? k : 0);
+            palette[4 * k] = (uint8_t)mul_div_255(rgb[2], a);
+            palette[4 * k + 1] = (uint8_t)mul_div_255(rgb[1], a);
+            palette[4 * k + 2] = (uint8_t)mul_div_255(rgb[0], a);
+            palette[4 * k + 3] = (uint8_t)a;
+        }
+    }
+
+    const uint8_t *prior = zeros;
+    int oy = 0;
+    for (uint32_t y = 0; y < height; y++) {
+        uint8_t *line = raw + (size_t)y * (row_bytes + 1);
+        uint8_t *row = line + 1;
+        if (!unfilter(line[0], row, prior, row_bytes, bpp)) { result = TESSERA_PNG_UNSUPPORTED; goto done; }
+        prior = row;
+        if (depth == 16) {
+            /* libpng's png_set_scale_16: the nearest 8-bit value, v / 257 rounded. */
+            for (size_t k = 0; k < (size_t)width * channels; k++) {
+                int32_t high = row[2 * k];
+                narrow[k] = (uint8_t)(high + ((((int32_t)row[2 * k + 1] - high + 128) * 65535) >> 24));
+            }
+            row = narrow;
+        }
+        uint8_t *o = bgra;
+        switch (color_type) {
+        case 0:
+            for (uint32_t x = 0; x < width; x++, o += 4) {
+                uint8_t v = row[x];
+                if (has_key && v == key[0]) { o[0] = o[1] = o[2] = o[3] = 0; continue; }
+                o[0] = o[1] = o[2] = v; o[3] = 255;
+            }
+            break;
+        case 2:
+            for (uint32_t x = 0; x < width; x++, o += 4) {
+                const uint8_t *p = row + 3 * (size_t)x;
+                if (has_key && p[0] == key[0] && p[1] == key[1] && p[2] == key[2]) { o[0] = o[1] = o[2] = o[3] = 0; continue; }
+                o[0] = p[2]; o[1] = p[1]; o[2] = p[0]; o[3] = 255;
+            }
+            break;
+        case 3:
+            for (uint32_t x = 0; x < width; x++, o += 4) {
+                uint8_t index = row[x];
+                if (index >= palette_count) { result = TESSERA_PNG_UNSUPPORTED; goto done; }
+                memcpy(o, palette + 4 * (size_t)index, 4);
+            }
+            break;
+        case 4:
+            for (uint32_t x = 0; x < width; x++, o += 4) {
+                uint32_t v = row[2 * (size_t)x], a = row[2 * (size_t)x + 1];
+                uint8_t m = a == 255 ? (uint8_t)v : (uint8_t)mul_div_255(v, a);
+                o[0] = o[1] = o[2] = m; o[3] = (uint8_t)a;
+            }
+            break;
+        default:
+            for (uint32_t x = 0; x < width; x++, o += 4) {
+                const uint8_t *p = row + 4 * (size_t)x;
+                uint32_t a = p[3];
+                if (a == 255) { o[0] = p[2]; o[1] = p[1]; o[2] = p[0]; o[3] = 255; }
+                else if (a == 0) { o[0] = o[1] = o[2] = o[3] = 0; }
+                else {
+                    o[0] = (uint8_t)mul_div_255(p[2], a); o[1] = (uint8_t)mul_div_255(p[1], a);
+                    o[2] = (uint8_t)mul_div_255(p[0], a); o[3] = (uint8_t)a;
+                }
+            }
+            break;
+        }
+        if (factor == 1) {
+            memcpy(pixels + (size_t)(oy++) * pitch, bgra, (size_t)width * 4);
+            continue;
+        }
+        box_add(&box, bgra);
+        if (box.rows == factor || y == height - 1) box_emit(&box, pixels + (size_t)(oy++) * pitch);
+    }
+
+done:
+    if (inflater) libdeflate_free_decompressor(inflater);
+    free(box.sums);
+    free(zeros);
+    free(narrow);
+    free(bgra);
+    free(raw);
+    free(joined);
+    return result;
+}
