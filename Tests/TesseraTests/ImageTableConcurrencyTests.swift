@@ -124,18 +124,25 @@ struct ImageTableConcurrencyTests {
 }
 
 /// Runs `body(0..<count)` on `count` threads of their own (not a pool, so that all run at once even on
-/// fewer cores) and returns when every one has returned.
+/// fewer cores) and returns when every one has exited (`pthread_join`), so nothing the bodies
+/// captured is still held by a thread afterwards.
 func runThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let group = DispatchGroup()
-    for index in 0..<count {
-        group.enter()
-        let thread = Thread {
-            body(index)
-            group.leave()
-        }
-        thread.start()
+    final class Box {
+        let run: () -> Void
+        init(_ run: @escaping () -> Void) { self.run = run }
     }
-    group.wait()
+    let threads = (0..<count).map { index -> pthread_t in
+        let box = Unmanaged.passRetained(Box { body(index) }).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            box.run()
+            return nil
+        }, box)
+        precondition(status == 0, "pthread_create: \(status)")
+        return thread
+    }
+    for thread in threads { pthread_join(thread, nil) }
 }
 
 private extension TablePattern {

@@ -77,8 +77,8 @@ struct TableIngester: Sendable {
     }
 
     /// Ingests `files`, `jobs` at a time (each decode and draw runs outside every table lock), with a
-    /// progress bar; returns one outcome per file, in the order of `files`.
-    func ingest(files: [String], jobs: Int) async -> [Outcome] {
+    /// progress bar unless told otherwise; returns one outcome per file, in the order of `files`.
+    func ingest(files: [String], jobs: Int, showProgress: Bool = true) async -> [Outcome] {
         let progress = LockedValue((done: 0, bar: ProgressBar(total: files.count, label: "ingest")))
         let outcomes = LockedValue([Outcome](repeating: .skipped, count: files.count))
         await ParallelismLimit(width: jobs).forEach(files) { index, file in
@@ -89,12 +89,14 @@ struct TableIngester: Sendable {
                 outcome = .failed("\(error)")
             }
             outcomes.withLock { $0[index] = outcome }
-            progress.withLock { p in
-                p.done += 1
-                p.bar.update(p.done)
+            if showProgress {
+                progress.withLock { p in
+                    p.done += 1
+                    p.bar.update(p.done)
+                }
             }
         }
-        progress.withLock { $0.bar.finish() }
+        if showProgress { progress.withLock { $0.bar.finish() } }
         return outcomes.withLock { $0 }
     }
 

@@ -1,13 +1,22 @@
 import TesseraImaging
 import Foundation
+import Synchronization
 
 /// Everything an ``ImageTable`` keeps in memory, guarded by its mutex: the mapping, one record per
 /// slot in the file, the entity index, recency and free lists, and the logical clock.
 ///
-/// Slot life cycle: **free** (in ``free``; commit word 0, no live image) → **reserved** by a
-/// writer (`live == 1`, not indexed, commit word 0) → **committed** (indexed; in ``recency`` while
-/// no image is live) → back to free when deleted, replaced or evicted and its last image is gone.
-/// A slot that is not indexed but still referenced is in neither list until its last lease ends.
+/// Slot life cycle: **free** (in ``free``; commit word 0, not referenced) → **reserved** by a
+/// writer (referenced by the writer's lease, not indexed, commit word 0, in ``unindexed``) →
+/// **committed** (indexed and in ``recency``, referenced or not) → back to free when deleted,
+/// replaced or evicted and no ``TableImage`` references it any more.
+///
+/// **References.** Each slot has one ``TableLease`` object (made on first use); every
+/// ``TableImage`` of the slot, and a writer drawing into it, holds that object. The slot is
+/// referenced exactly when someone besides this state holds it (`isKnownUniquelyReferenced`). New
+/// references are only made under the table's lock (a hit or a reservation), so a slot seen
+/// unreferenced under the lock stays so until the lock is released; references end anywhere, without
+/// the lock (dropping a ``TableImage`` is a plain release). Slots that are neither indexed nor free
+/// wait in ``unindexed`` until ``reclaimUnreferenced()`` finds them unreferenced.
 struct TableState {
     /// What the table knows about one slot.
     struct SlotRecord {
@@ -17,8 +26,8 @@ struct TableState {
         var sourceID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
         /// The commit word written when the entry was committed (checked on every hit).
         var commit: UInt64 = 0
-        /// Live references: leases of ``TableImage`` values plus a reserving writer.
-        var live: Int32 = 0
+        /// The slot's lease, shared by every reference to the slot (see "References" above).
+        var lease: TableLease?
         /// Whether the pixel checksum was verified in this process.
         var verified = false
         /// Logical time of the last hit. Kept here, not in the mapping, so that a hit writes no
@@ -32,6 +41,8 @@ struct TableState {
     var index: [UUID: Int32] = [:]
     var recency = RecencyList()
     var free = FreeSlots()
+    /// Slots neither indexed nor free: reserved by a writer, or dropped from the index while referenced.
+    var unindexed = Set<Int>()
     var clock: UInt64 = 1
     var damage: [TableVerification.Damage] = []
     /// How long a lookup trusts the last `fstat` (nanoseconds); see ``ImageTable/init(format:directory:fileCheckInterval:)``.
@@ -118,7 +129,7 @@ struct TableState {
     /// slot and was linked at the last `fstat`, taken at most ``fileCheckInterval`` ago.
     mutating func coversForLookup(_ slot: Int) -> Bool {
         if mapping.faulted { return false }
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = Self.coarseNanoseconds()
         if checkedFile == nil || now &- checkedAt >= fileCheckInterval {
             checkedFile = mapping.fileState()
             checkedAt = now
@@ -136,6 +147,14 @@ struct TableState {
             damage.append(.init(slot: slot, entityID: records[slot].entityID, reason: "the file was truncated before this entry"))
             discard(slot)
         }
+    }
+
+    /// `CLOCK_MONOTONIC_COARSE` in nanoseconds: a few ns to read (no clock source access), a few ms
+    /// resolution, which is plenty against ``fileCheckInterval``.
+    static func coarseNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
     }
 
     /// Forgets the cached `fstat` (after this process changed the file's size).
@@ -158,19 +177,33 @@ struct TableState {
 
     // MARK: References
 
-    /// Adds a live reference; a listed slot leaves the recency list (it cannot be evicted now).
-    mutating func pin(_ slot: Int) {
-        records[slot].live += 1
-        recency.remove(slot)
+    /// Whether anyone besides this state holds `slot`'s lease (a ``TableImage`` or a writer).
+    mutating func isReferenced(_ slot: Int) -> Bool {
+        guard records[slot].lease != nil else { return false }
+        if isKnownUniquelyReferenced(&records[slot].lease) {
+            // Pairs with the release of the last other reference: its reads of the pixels happen
+            // before anything this thread writes into the slot next.
+            atomicMemoryFence(ordering: .acquiring)
+            return false
+        }
+        return true
     }
 
-    /// Drops a live reference; the last one returns the slot to the recency list (most recent) or,
-    /// if its entry is gone, to the free slots.
-    mutating func unpin(_ slot: Int) {
-        guard slot < records.count, records[slot].live > 0 else { return }
-        records[slot].live -= 1
-        guard records[slot].live == 0 else { return }
-        if records[slot].entityID != nil { recency.pushFront(slot) } else { free.insert(slot) }
+    /// A new reference to `slot` (its one lease object, made on first use). Call under the lock.
+    mutating func reference(_ slot: Int) -> TableLease {
+        if let lease = records[slot].lease { return lease }
+        let lease = TableLease(mapping: mapping, slot: slot, offset: pixelOffset(slot))
+        records[slot].lease = lease
+        return lease
+    }
+
+    /// Returns every slot of ``unindexed`` that nobody references any more to the free slots.
+    mutating func reclaimUnreferenced() {
+        guard !unindexed.isEmpty else { return }
+        for slot in unindexed where slot >= records.count || !isReferenced(slot) {
+            unindexed.remove(slot)
+            if slot < records.count { free.insert(slot) }
+        }
     }
 
     /// Removes the entry in `slot` from the index and invalidates its header. Pixels are untouched,
@@ -184,36 +217,38 @@ struct TableState {
         records[slot].entityID = nil
         records[slot].commit = 0
         records[slot].verified = false
-        if records[slot].live == 0 {
-            recency.remove(slot)
-            free.insert(slot)
-        }
+        recency.remove(slot)
+        if isReferenced(slot) { unindexed.insert(slot) } else { free.insert(slot) }
     }
 
     // MARK: Slots and file size
 
-    /// Reserves a slot for a new entry (`live = 1`, invalid header): the lowest free slot, else a
-    /// new one from growing the file, else the least recently used entry without live images.
+    /// Reserves a slot for a new entry (in ``unindexed``, invalid header; the caller takes its
+    /// reference before releasing the lock): the lowest free slot, else a new one from growing the
+    /// file, else the least recently used entry without live images. Entries with live images that
+    /// the search passes over move to the most recent end (they are in use).
     mutating func reserveSlot() throws(TesseraError) -> Int {
         try repairIfTruncated()
+        reclaimUnreferenced()
         if free.count == 0 && records.count < format.maximumCount { try grow() }
-        let slot: Int
-        if let s = free.popLowest() {
-            slot = s
-        } else if let lru = recency.leastRecent {
-            discard(lru)              // `free` was empty, so it now holds exactly `lru`
-            _ = free.popLowest()
-            slot = lru
-        } else {
-            throw TesseraError(.storage(.allEntriesInUse(format: format.name)))
+        var slot = free.popLowest()
+        if slot == nil {
+            for _ in 0..<recency.count {
+                guard let lru = recency.leastRecent else { break }
+                if isReferenced(lru) { recency.pushFront(lru); continue }
+                discard(lru)              // `free` was empty, so it now holds exactly `lru`
+                slot = free.popLowest()
+                break
+            }
         }
+        guard let slot else { throw TesseraError(.storage(.allEntriesInUse(format: format.name))) }
         do throws(TesseraError) {
             try allocate(slot)
         } catch {
             free.insert(slot)   // no space for it: the slot stays free, every other entry untouched
             throw error
         }
-        records[slot].live = 1
+        unindexed.insert(slot)
         header(slot).invalidate()
         return slot
     }
@@ -263,15 +298,16 @@ struct TableState {
 
     /// Truncates the file after the last slot that holds an entry or a live image.
     mutating func shrink() throws(TesseraError) {
+        reclaimUnreferenced()
         var keep = records.count
-        while keep > 0, records[keep - 1].entityID == nil, records[keep - 1].live == 0 { keep -= 1 }
+        while keep > 0, records[keep - 1].entityID == nil, !isReferenced(keep - 1) { keep -= 1 }
         guard keep < records.count else { return }
         for slot in keep..<records.count { clearHeader(slot) }
         try mapping.setSize(format.headerBytes + keep * format.bytesPerEntry)
         fileSizeChanged()
         records.removeLast(records.count - keep)
         recency.resize(to: keep)
-        free.rebuild(records.indices.filter { records[$0].entityID == nil && records[$0].live == 0 })
+        free.rebuild(records.indices.filter { records[$0].entityID == nil && !unindexed.contains($0) })
     }
 
     /// Moves the committed entry in `from` (no live images) to the free slot `to`, with the same
@@ -286,9 +322,11 @@ struct TableState {
         let commit = target.commit(entityID: entity, sourceID: records[from].sourceID, generation: tick(),
                                    pixelChecksum: source.pixelChecksum, lastAccess: records[from].lastAccess)
         source.invalidate()
+        let leases = (from: records[from].lease, to: records[to].lease)   // each lease belongs to its slot
         records[to] = records[from]
         records[to].commit = commit
-        records[from] = SlotRecord()
+        records[to].lease = leases.to
+        records[from] = SlotRecord(lease: leases.from)
         index[entity] = Int32(to)
         recency.replace(from, with: to)
     }
