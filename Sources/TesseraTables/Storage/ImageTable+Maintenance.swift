@@ -3,12 +3,12 @@ import Foundation
 
 extension ImageTable {
     /// The entity ids of every committed entry, in no particular order.
-    public var entityIDs: [UUID] { state.withLock { Array($0.index.keys) } }
+    public var entityIDs: [UUID] { state.withLock { $0.index.entries.map(\.id) } }
 
     /// Every committed entry, ordered by slot (for tools such as contact sheets and `inspect`).
     public func entries() -> [TableEntry] {
         state.withLock { s in
-            s.index.map { TableEntry(entityID: $0.key, sourceID: s.records[Int($0.value)].sourceID, slot: Int($0.value)) }
+            s.index.entries.map { TableEntry(entityID: $0.id, sourceID: s.records[Int($0.slot)].sourceID, slot: Int($0.slot)) }
                 .sorted { $0.slot < $1.slot }
         }
     }
@@ -34,7 +34,7 @@ extension ImageTable {
     public func reset() throws(TesseraError) {
         try state.withLock { s throws(TesseraError) in
             try s.repairIfTruncated()
-            for slot in Array(s.index.values) { s.discard(Int(slot)) }
+            for slot in s.index.slotValues { s.discard(Int(slot)) }
             try s.shrink()
         }
     }
@@ -65,7 +65,7 @@ extension ImageTable {
     /// checksum. Read-only (damaged entries are reported, not removed; a lookup removes them). Each
     /// entry is referenced while it is hashed, so concurrent stores never change what is being checked.
     public func verify() -> TableVerification {
-        let slots: [(Int, UUID)] = state.withLock { s in s.index.map { (Int($0.value), $0.key) } }.sorted { $0.0 < $1.0 }
+        let slots: [(Int, UUID)] = state.withLock { s in s.index.entries.map { (Int($0.slot), $0.id) } }.sorted { $0.0 < $1.0 }
         var damaged: [TableVerification.Damage] = []
         var checked = 0
         for (slot, entity) in slots {

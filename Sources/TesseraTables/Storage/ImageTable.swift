@@ -60,6 +60,8 @@ public final class ImageTable: Sendable {
     /// The directory holding the table file.
     public let directory: URL
     let state: LockedValue<TableState>
+    /// `format.layout`, computed once.
+    private let layout: BitmapLayout
 
     /// Opens (or creates) the table for `format` in `directory`, creating the directory with mode
     /// `0o700` if needed.
@@ -73,6 +75,7 @@ public final class ImageTable: Sendable {
         try format.validate()
         self.format = format
         self.directory = directory
+        layout = format.layout
         let mapping = try TableMapping.open(format: format, directory: directory)
         var state = TableState(format: format, mapping: mapping)
         let (seconds, attoseconds) = fileCheckInterval.components
@@ -112,16 +115,18 @@ public final class ImageTable: Sendable {
     /// read of a slot in this process also verifies its pixel checksum (outside the mutex); a
     /// mismatch is a miss and frees the slot.
     public func image(for entityID: UUID, sourceID: UUID? = nil) -> TableImage? {
-        let found: (lease: TableLease, source: UUID, verified: Bool)? = state.withLock { s in
+        // The reference is taken under the lock (+1) and handed out as a trivial value, so the lock's
+        // generic result is copied without reference counting.
+        let found: (lease: Unmanaged<TableLease>, source: UUID, verified: Bool)? = state.withLock { s in
             guard let slot = s.lookup(entityID, sourceID: sourceID) else { return nil }
             s.recency.pushFront(slot)
             s.records[slot].lastAccess = s.tick()
-            return (s.reference(slot), s.records[slot].sourceID, s.records[slot].verified)
+            return (Unmanaged.passRetained(s.reference(slot)), s.records[slot].sourceID, s.records[slot].verified)
         }
         guard let found else { return nil }
-        let lease = found.lease
+        let lease = found.lease.takeRetainedValue()
         if !found.verified {
-            let sum = PixelChecksum.hash(lease.pointer, count: format.layout.byteCount)
+            let sum = PixelChecksum.hash(lease.pointer, count: layout.byteCount)
             let ok = state.withLock { s -> Bool in
                 guard s.mapping === lease.mapping else { return false }
                 if sum == s.header(lease.slot).pixelChecksum {
@@ -134,7 +139,7 @@ public final class ImageTable: Sendable {
             }
             if !ok { return nil }   // the slot is freed once this lease reference is dropped
         }
-        return TableImage(layout: format.layout, entityID: entityID, sourceID: found.source, lease: lease)
+        return TableImage(layout: layout, entityID: entityID, sourceID: found.source, lease: lease)
     }
 
     /// Whether an entry for `entityID` (and `sourceID`, if given) exists. Does not change recency
@@ -161,7 +166,6 @@ public final class ImageTable: Sendable {
             return s.reference(try s.reserveSlot())
         }
         let slot = lease.slot, mapping = lease.mapping
-        let layout = format.layout
         let view = MutableBitmapView(layout: layout, baseAddress: UnsafeMutableRawPointer(mutating: lease.pointer))
         view.clear()
         try draw(view)   // on throw the reference ends: the reserved slot returns to the free slots later

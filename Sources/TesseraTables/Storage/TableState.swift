@@ -26,8 +26,6 @@ struct TableState {
         var sourceID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
         /// The commit word written when the entry was committed (checked on every hit).
         var commit: UInt64 = 0
-        /// The slot's lease, shared by every reference to the slot (see "References" above).
-        var lease: TableLease?
         /// Whether the pixel checksum was verified in this process.
         var verified = false
         /// Logical time of the last hit. Kept here, not in the mapping, so that a hit writes no
@@ -36,9 +34,15 @@ struct TableState {
     }
 
     let format: ImageFormat
+    /// The format's ``ImageFormat/headerBytes`` and ``ImageFormat/bytesPerEntry``, computed once
+    /// (every hit needs them).
+    let geometry: (headerBytes: Int, bytesPerEntry: Int)
     var mapping: TableMapping
     var records: [SlotRecord] = []
-    var index: [UUID: Int32] = [:]
+    /// Each slot's lease, shared by every reference to the slot (see "References" above); as many as
+    /// ``records``. Kept apart so that records stay plain values (copying one retains nothing).
+    var leases: [TableLease?] = []
+    var index = EntityIndex()
     var recency = RecencyList()
     var free = FreeSlots()
     /// Slots neither indexed nor free: reserved by a writer, or dropped from the index while referenced.
@@ -60,9 +64,11 @@ struct TableState {
     init(format: ImageFormat, mapping: TableMapping) {
         self.format = format
         self.mapping = mapping
+        geometry = (format.headerBytes, format.bytesPerEntry)
         let size = mapping.fileState()?.size ?? 0
         let count = size >= format.headerBytes ? min(format.maximumCount, (size - format.headerBytes) / format.bytesPerEntry) : 0
         records = Array(repeating: SlotRecord(), count: count)
+        leases = Array(repeating: nil, count: count)
         index.reserveCapacity(count)
         recency.resize(to: count)
         var byAccess: [(access: UInt64, slot: Int)] = []
@@ -112,12 +118,12 @@ struct TableState {
         SlotHeader(pointer: mapping.base + ImageFormat.pageSize + slot * ImageFormat.slotHeaderSize, slot: slot)
     }
 
-    func pixelOffset(_ slot: Int) -> Int { format.headerBytes + slot * format.bytesPerEntry }
+    func pixelOffset(_ slot: Int) -> Int { geometry.headerBytes + slot * geometry.bytesPerEntry }
 
     func pixels(_ slot: Int) -> UnsafeMutableRawPointer { mapping.base + pixelOffset(slot) }
 
     /// The file offset just past `slot`'s pixels.
-    func slotEnd(_ slot: Int) -> Int { pixelOffset(slot) + format.bytesPerEntry }
+    func slotEnd(_ slot: Int) -> Int { pixelOffset(slot) + geometry.bytesPerEntry }
 
     /// Whether the file (still) covers `slot` and has not been unlinked. One `fstat`.
     func fileCovers(_ slot: Int) -> Bool {
@@ -179,8 +185,8 @@ struct TableState {
 
     /// Whether anyone besides this state holds `slot`'s lease (a ``TableImage`` or a writer).
     mutating func isReferenced(_ slot: Int) -> Bool {
-        guard records[slot].lease != nil else { return false }
-        if isKnownUniquelyReferenced(&records[slot].lease) {
+        guard leases[slot] != nil else { return false }
+        if isKnownUniquelyReferenced(&leases[slot]) {
             // Pairs with the release of the last other reference: its reads of the pixels happen
             // before anything this thread writes into the slot next.
             atomicMemoryFence(ordering: .acquiring)
@@ -191,9 +197,9 @@ struct TableState {
 
     /// A new reference to `slot` (its one lease object, made on first use). Call under the lock.
     mutating func reference(_ slot: Int) -> TableLease {
-        if let lease = records[slot].lease { return lease }
+        if let lease = leases[slot] { return lease }
         let lease = TableLease(mapping: mapping, slot: slot, offset: pixelOffset(slot))
-        records[slot].lease = lease
+        leases[slot] = lease
         return lease
     }
 
@@ -276,6 +282,7 @@ struct TableState {
         try mapping.setSize(format.headerBytes + new * format.bytesPerEntry)
         fileSizeChanged()
         records.append(contentsOf: repeatElement(SlotRecord(), count: new - old))
+        leases.append(contentsOf: repeatElement(nil, count: new - old))
         recency.resize(to: new)
         for slot in old..<new {
             clearHeader(slot)   // a header left over from before a truncation must not revive
@@ -306,6 +313,7 @@ struct TableState {
         try mapping.setSize(format.headerBytes + keep * format.bytesPerEntry)
         fileSizeChanged()
         records.removeLast(records.count - keep)
+        leases.removeLast(leases.count - keep)
         recency.resize(to: keep)
         free.rebuild(records.indices.filter { records[$0].entityID == nil && !unindexed.contains($0) })
     }
@@ -322,11 +330,9 @@ struct TableState {
         let commit = target.commit(entityID: entity, sourceID: records[from].sourceID, generation: tick(),
                                    pixelChecksum: source.pixelChecksum, lastAccess: records[from].lastAccess)
         source.invalidate()
-        let leases = (from: records[from].lease, to: records[to].lease)   // each lease belongs to its slot
         records[to] = records[from]
         records[to].commit = commit
-        records[to].lease = leases.to
-        records[from] = SlotRecord(lease: leases.from)
+        records[from] = SlotRecord()
         index[entity] = Int32(to)
         recency.replace(from, with: to)
     }
