@@ -15,6 +15,8 @@ struct StressParallelWriter {
     let threads: Int
     let seed: UInt64
     let journal: Int32
+    /// Thread 0 prints `progress N` before every `every`-th of its stores.
+    let every: Int
 
     /// Runs until killed (or `count` stores per thread when `count > 0`). Returns false if a hit or a
     /// stored image had wrong pixels.
@@ -23,7 +25,7 @@ struct StressParallelWriter {
         let group = DispatchGroup()
         for t in 0..<threads {
             group.enter()
-            Thread { [table, journal, threads, seed] in
+            Thread { [table, journal, threads, seed, every] in
                 defer { group.leave() }
                 var random = SplitMix(state: seed &+ UInt64(t) &* 0x9E37_79B9)
                 // Milliseconds since 1970, the thread and a store count: distinct across runs and threads.
@@ -39,6 +41,7 @@ struct StressParallelWriter {
                     }
                     serial += 1
                     let source = StressPattern.sourceID(entity: k, serial: serial)
+                    if t == 0, (stores + 1) % every == 0 { say("progress \(stores + 1)") }
                     say("b \(k) \(serial)", to: journal)
                     do {
                         let image = try table.store(entityID: entity, sourceID: source) { StressPattern.fill($0, entity: entity, source: source) }

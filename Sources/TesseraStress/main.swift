@@ -5,7 +5,7 @@
 //       64×64 bgra32 table "stress" (maximumCount 40); prints "ready", "progress <n>" before every
 //       K-th store, "done"; exits 3 if the table is locked, 2 on a wrong hit.
 //   TesseraStress --verify --dir D --journal J      check after a crash (StressVerifier)
-//   TesseraStress --parallel --dir D --threads T --journal J [--seed S] [--count N]   T threads storing at once
+//   TesseraStress --parallel --dir D --threads T --journal J [--seed S] [--count N] [--every K]   T threads storing at once
 //   TesseraStress --parallel-verify --dir D --threads T --journal J   check it after a crash (StressParallel)
 //   TesseraStress --load --dir D [--seconds S | --operations N] [--tasks T]   (StressLoad)
 //   TesseraStress --fill --dir D [--rlimit]         disk full / file size limit (StressFill)
@@ -94,7 +94,8 @@ do {
 say("ready")
 if options["parallel"] != nil {
     let writer = StressParallelWriter(table: table, threads: max(1, Int(options["threads"] ?? "4") ?? 4),
-                                      seed: UInt64(options["seed"] ?? "1") ?? 1, journal: journal)
+                                      seed: UInt64(options["seed"] ?? "1") ?? 1, journal: journal,
+                                      every: max(1, Int(options["every"] ?? "20") ?? 20))
     guard writer.run(count: Int(options["count"] ?? "0") ?? 0) else { exit(2) }
     say("done")
     exit(0)
