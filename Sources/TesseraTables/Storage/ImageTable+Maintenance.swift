@@ -69,7 +69,7 @@ extension ImageTable {
         var damaged: [TableVerification.Damage] = []
         var checked = 0
         for (slot, entity) in slots {
-            let pinned: (TableLease, UInt64)? = state.withLock { s in
+            let held: (TableLease, UInt64)? = state.withLock { s in
                 guard slot < s.records.count, s.records[slot].entityID == entity else { return nil }
                 let h = s.header(slot)
                 guard s.fileCovers(slot) else {
@@ -82,7 +82,7 @@ extension ImageTable {
                 }
                 return (s.reference(slot), h.pixelChecksum)
             }
-            guard let (lease, expected) = pinned else { continue }
+            guard let (lease, expected) = held else { continue }
             let sum = PixelChecksum.hash(lease.pointer, count: format.layout.byteCount)
             checked += 1
             state.withLock { s in
