@@ -161,11 +161,18 @@ public final class ImageTable: Sendable {
     public func store(entityID: UUID, sourceID: UUID, draw: (MutableBitmapView) throws -> Void) throws -> TableImage {
         let lease = try state.withLock { s throws(TesseraError) -> TableLease in
             if s.mapping.faulted { try s.recreate() }
-            if let st = s.mapping.fileState(), st.links == 0 { try s.recreate() }
+            var st = s.mapping.fileState()
+            if let known = st, known.links == 0 {
+                try s.recreate()
+                st = s.mapping.fileState()
+            }
             if let old = s.index[entityID] { s.discard(Int(old)) }
-            return s.reference(try s.reserveSlot())
+            return s.reference(try s.reserveSlot(fileState: st))
         }
         let slot = lease.slot, mapping = lease.mapping
+        // Outside the lock: disk blocks for the slot and its commit word cleared (on a throw the
+        // reference ends and the slot returns to the free slots).
+        try mapping.prepareSlot(slot, format: format)
         let view = MutableBitmapView(layout: layout, baseAddress: UnsafeMutableRawPointer(mutating: lease.pointer))
         view.clear()
         try draw(view)   // on throw the reference ends: the reserved slot returns to the free slots later

@@ -229,12 +229,14 @@ struct TableState {
 
     // MARK: Slots and file size
 
-    /// Reserves a slot for a new entry (in ``unindexed``, invalid header; the caller takes its
-    /// reference before releasing the lock): the lowest free slot, else a new one from growing the
+    /// Reserves a slot for a new entry (in ``unindexed``; the caller takes its reference before
+    /// releasing the lock, then gives it disk blocks and invalidates its header outside the lock with
+    /// ``TableMapping/prepareSlot(_:format:)``): the lowest free slot, else a new one from growing the
     /// file, else the least recently used entry without live images. Entries with live images that
-    /// the search passes over move to the most recent end (they are in use).
-    mutating func reserveSlot() throws(TesseraError) -> Int {
-        try repairIfTruncated()
+    /// the search passes over move to the most recent end (they are in use). `fileState` is an
+    /// `fstat` the caller just took, if any.
+    mutating func reserveSlot(fileState: TableMapping.FileState? = nil) throws(TesseraError) -> Int {
+        try repairIfTruncated(fileState: fileState)
         reclaimUnreferenced()
         if free.count == 0 && records.count < format.maximumCount { try grow() }
         var slot = free.popLowest()
@@ -248,22 +250,17 @@ struct TableState {
             }
         }
         guard let slot else { throw TesseraError(.storage(.allEntriesInUse(format: format.name))) }
-        do throws(TesseraError) {
-            try allocate(slot)
-        } catch {
-            free.insert(slot)   // no space for it: the slot stays free, every other entry untouched
-            throw error
-        }
+        // Free slots and discarded entries already have commit word 0; the writer invalidates the
+        // header again after allocating its blocks. If that fails (disk full), the slot returns to
+        // the free slots once the writer's reference is gone, every other entry untouched.
         unindexed.insert(slot)
-        header(slot).invalidate()
         return slot
     }
 
     /// Gives `slot`'s header and pixels disk blocks before anything writes them (see
     /// ``TableMapping/allocate(offset:length:)``): a full disk is a thrown `.io` error, not `SIGBUS`.
     func allocate(_ slot: Int) throws(TesseraError) {
-        try mapping.allocate(offset: ImageFormat.pageSize + slot * ImageFormat.slotHeaderSize, length: ImageFormat.slotHeaderSize)
-        try mapping.allocate(offset: pixelOffset(slot), length: format.bytesPerEntry)
+        try mapping.allocateSlot(slot, format: format)
     }
 
     /// Invalidates `slot`'s header only if it is not already zero. Reading a hole is safe; writing
@@ -293,8 +290,8 @@ struct TableState {
     /// Re-extends the file to cover every slot the table knows of, after an external truncation
     /// (one `fstat` when nothing is wrong). The lost slots' headers read as zero — free — so
     /// nothing stale is served; a lost file header page is rewritten. Call before touching slots.
-    mutating func repairIfTruncated() throws(TesseraError) {
-        guard let st = mapping.fileState() else { throw TesseraError(.io(operation: "fstat", path: mapping.path, errno: errno)) }
+    mutating func repairIfTruncated(fileState: TableMapping.FileState? = nil) throws(TesseraError) {
+        guard let st = fileState ?? mapping.fileState() else { throw TesseraError(.io(operation: "fstat", path: mapping.path, errno: errno)) }
         let needed = format.headerBytes + records.count * format.bytesPerEntry
         guard st.size < needed else { return }
         forgetSlots(notCoveredBy: st.size)
