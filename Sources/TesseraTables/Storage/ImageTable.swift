@@ -166,7 +166,7 @@ public final class ImageTable: Sendable {
                 try s.recreate()
                 st = s.mapping.fileState()
             }
-            if let old = s.index[entityID] { s.discard(Int(old)) }
+            if let old = s.index[entityID] { s.discard(Int(old), fileState: st) }
             return s.reference(try s.reserveSlot(fileState: st))
         }
         let slot = lease.slot, mapping = lease.mapping

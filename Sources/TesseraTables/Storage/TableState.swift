@@ -213,13 +213,14 @@ struct TableState {
     }
 
     /// Removes the entry in `slot` from the index and invalidates its header. Pixels are untouched,
-    /// so live images keep reading them; the slot becomes free when the last one ends.
-    mutating func discard(_ slot: Int) {
+    /// so live images keep reading them; the slot becomes free when the last one ends. `fileState`
+    /// is an `fstat` the caller just took under this lock, if any (else one is taken).
+    mutating func discard(_ slot: Int, fileState: TableMapping.FileState? = nil) {
         guard slot < records.count, let entity = records[slot].entityID else { return }
         if index[entity] == Int32(slot) { index[entity] = nil }
         // After an external truncation of the header region there is nothing to invalidate (the
         // region reads as zeros once re-extended), and touching it would fault.
-        if let st = mapping.fileState(), st.size >= format.headerBytes { header(slot).invalidate() }
+        if let st = fileState ?? mapping.fileState(), st.size >= format.headerBytes { header(slot).invalidate() }
         records[slot].entityID = nil
         records[slot].commit = 0
         records[slot].verified = false
@@ -244,7 +245,7 @@ struct TableState {
             for _ in 0..<recency.count {
                 guard let lru = recency.leastRecent else { break }
                 if isReferenced(lru) { recency.pushFront(lru); continue }
-                discard(lru)              // `free` was empty, so it now holds exactly `lru`
+                discard(lru, fileState: fileState)   // `free` was empty, so it now holds exactly `lru`
                 slot = free.popLowest()
                 break
             }
