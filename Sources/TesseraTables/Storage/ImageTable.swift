@@ -19,9 +19,11 @@ import Synchronization
 ///
 /// ## Commit protocol (crash safety)
 /// A store, under the mutex, picks a slot (the lowest free one, else a new one, else the least
-/// recently used entry with no live image), removes its old entry from the index and stores 0 in
-/// its commit word (atomic, with a full fence) **before** any pixel is written. Outside the mutex it
-/// zeroes the pixels, runs the caller's drawing closure and hashes the pixels. Back under the mutex
+/// recently used entry with no live image) and removes its old entry from the index (which stores 0
+/// in that entry's commit word). Outside the mutex it gives the slot disk blocks, stores 0 in its
+/// commit word again (atomic, with a full fence) **before** any pixel is written, zeroes the pixels,
+/// runs the caller's drawing closure and hashes the pixels. Any number of stores may be drawing at
+/// once, each in its own reserved slot. Back under the mutex
 /// it writes the header fields and publishes them with one release store of the commit word, whose
 /// value is a 48-bit hash of the slot index and all identity fields (so a torn header never
 /// validates). A `SIGKILL` at any instant therefore leaves every slot committed-and-complete or
