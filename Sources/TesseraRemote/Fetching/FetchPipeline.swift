@@ -12,6 +12,8 @@ final class FetchPipeline: Sendable {
     let decoder: ImageDecoder
     let settings: ImageManager.Configuration
     let counters = LockedValue(FetchStatistics())
+    /// Bounds the decodes of all jobs together (``ImageManager/Configuration/maximumConcurrentDecodes``).
+    let decodes: ParallelismLimit
     let now: @Sendable () -> Date
 
     init(loader: any DataLoading, memory: (any MemoryCaching)?, disk: (any DiskCaching)?, decoder: ImageDecoder,
@@ -22,6 +24,7 @@ final class FetchPipeline: Sendable {
         self.decoder = decoder
         self.settings = configuration
         self.now = now
+        decodes = ParallelismLimit(width: configuration.maximumConcurrentDecodes)
     }
 
     /// Bytes with where they came from: a disk copy may be corrupt and is then fetched again.
@@ -36,13 +39,13 @@ final class FetchPipeline: Sendable {
             var source = try await obtain(url: url, jobID: jobID, headers: headers, coordinator: coordinator)
             while let products = await coordinator.pendingProducts(url: url, jobID: jobID), !products.isEmpty {
                 for product in products {
-                    var result = Result { try make(product, from: source.data) }
+                    var result = await make(product, from: source.data)
                     if case .failure = result, source.fromDisk {
                         // The cached copy is corrupt: drop it and fetch the bytes again, once.
                         counters.withLock { $0.corruptRefetches += 1 }
                         await disk?.remove(url)
                         source = try await download(url: url, jobID: jobID, headers: headers, coordinator: coordinator, revalidating: nil)
-                        result = Result { try make(product, from: source.data) }
+                        result = await make(product, from: source.data)
                     }
                     if case .success(.decoded(let image)) = result, case .decoded(let key) = product {
                         memory?.insert(image, for: key)
@@ -111,19 +114,19 @@ final class FetchPipeline: Sendable {
             throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString)))
         }
         counters.withLock { $0.diskHits += 1 }
-        let image = try decode(entry.data, for: key)
+        let image = try await decodes.run { try decode(entry.data, for: key) }
         memory?.insert(image, for: key)
         return image
     }
 
-    /// Decodes `data` for a decoded product; checks the header of an encoded one (so that a corrupt disk
-    /// copy is noticed here rather than by the image cache).
-    private func make(_ product: FetchProduct, from data: Data) throws -> FetchOutput {
+    /// Decodes `data` for a decoded product (within the decode limit); checks the header of an encoded
+    /// one (so that a corrupt disk copy is noticed here rather than by the image cache).
+    private func make(_ product: FetchProduct, from data: Data) async -> Result<FetchOutput, any Error> {
         switch product {
-        case .decoded(let key): return .decoded(try decode(data, for: key))
+        case .decoded(let key):
+            do { return .success(.decoded(try await decodes.run { try decode(data, for: key) })) } catch { return .failure(error) }
         case .encoded:
-            _ = try decoder.probe(data)
-            return .encoded(data)
+            return Result { _ = try decoder.probe(data); return .encoded(data) }
         }
     }
 

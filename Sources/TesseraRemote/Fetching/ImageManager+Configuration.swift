@@ -13,6 +13,9 @@ extension ImageManager {
         public var diskSweepInterval: Duration?
         /// Urgent downloads that may run at once (the fast lane's width; the slow lane runs one).
         public var maximumConcurrentDownloads: Int
+        /// Decodes that may run at once, across all jobs (downloads do not count). The default is the
+        /// number of active cores.
+        public var maximumConcurrentDecodes: Int
         /// Two prioritized lanes, or one first-in-first-out queue (the benchmark's baseline).
         @_spi(Internal) public var scheduling: FetchScheduling = .prioritized
         /// Time limit of one load: connection, redirects, head and body.
@@ -26,16 +29,18 @@ extension ImageManager {
         public var offline: Bool
 
         /// Creates a configuration. The defaults: 256 MiB / 1000 images in memory, no disk cache, a sweep
-        /// every 5 minutes, 4 urgent downloads on the urgent lane, 30 s per load, 64 MiB per body, one
-        /// day of default freshness, online.
+        /// every 5 minutes, 4 urgent downloads on the urgent lane, one decode per core, 30 s per load,
+        /// 64 MiB per body, one day of default freshness, online.
         public init(memory: MemoryCache.Configuration = MemoryCache.Configuration(), disk: DiskCache.Configuration? = nil,
                     diskSweepInterval: Duration? = .seconds(300), maximumConcurrentDownloads: Int = 4,
+                    maximumConcurrentDecodes: Int = ProcessInfo.processInfo.activeProcessorCount,
                     requestTimeout: Duration = .seconds(30),
                     maximumResponseBytes: Int = 64 << 20, defaultMaxAge: Duration = .seconds(24 * 3600), offline: Bool = false) {
             self.memory = memory
             self.disk = disk
             self.diskSweepInterval = diskSweepInterval
             self.maximumConcurrentDownloads = maximumConcurrentDownloads
+            self.maximumConcurrentDecodes = max(1, maximumConcurrentDecodes)
             self.requestTimeout = requestTimeout
             self.maximumResponseBytes = maximumResponseBytes
             self.defaultMaxAge = defaultMaxAge

@@ -25,10 +25,27 @@ import Synchronization
 ///   the largest configured format), draws into every requested format and — when the provider agrees —
 ///   every format of their families, then resumes every waiter. Decoding and drawing never run on the
 ///   caller's actor; the awaiting caller resumes on its own executor.
+/// - Fills of different URLs decode and draw in parallel, at most
+///   ``Configuration/maximumConcurrentFills`` at a time (the number of cores by default); waiting for
+///   the provider does not count against that limit.
 /// - Cancelling (``cancelRequest(for:format:)`` or cancelling the awaiting task) resumes that waiter
 ///   with `TesseraError(.cancelled)`. When the last waiter of a URL is gone before its source arrived, the
 ///   load task is cancelled and the provider's `cancelSourceImage(at:)` is called exactly once.
 public final class ImageCache: Sendable {
+    /// How an ``ImageCache`` works, as one plain value.
+    public struct Configuration: Sendable, Hashable {
+        /// Fills (decode + draw of one source image) that may run at once. The default is the number
+        /// of active cores.
+        public var maximumConcurrentFills: Int
+
+        /// Creates a configuration.
+        public init(maximumConcurrentFills: Int = ProcessInfo.processInfo.activeProcessorCount) {
+            self.maximumConcurrentFills = max(1, maximumConcurrentFills)
+        }
+    }
+
+    /// The configuration the cache was made with.
+    public let configuration: Configuration
     /// The configured formats by name.
     public let formats: [String: ImageFormat]
     /// The provider of source images.
@@ -37,12 +54,14 @@ public final class ImageCache: Sendable {
     public let decoder: ImageDecoder
     let tables: [String: ImageTable]
     private let state = LockedValue(RequestState())
+    /// Bounds the decoding and drawing of all fills together.
+    private let fills: ParallelismLimit
 
     /// Opens (or creates) one image table per format in `directory`.
     /// - Throws: ``CacheFailure/duplicateFormat(_:)`` when two formats share a name, or what
     ///   ``ImageTable/init(format:directory:fileCheckInterval:)`` throws.
     public init(formats: [ImageFormat], directory: URL, provider: any SourceImageProviding,
-                decoder: ImageDecoder = ImageDecoder()) throws {
+                decoder: ImageDecoder = ImageDecoder(), configuration: Configuration = Configuration()) throws {
         var byName: [String: ImageFormat] = [:]
         var tables: [String: ImageTable] = [:]
         for format in formats {
@@ -54,6 +73,8 @@ public final class ImageCache: Sendable {
         self.tables = tables
         self.provider = provider
         self.decoder = decoder
+        self.configuration = configuration
+        fills = ParallelismLimit(width: configuration.maximumConcurrentFills)
     }
 
     /// The table behind a format, for tools and statistics; `nil` for an unknown format.
@@ -240,7 +261,7 @@ public final class ImageCache: Sendable {
         do {
             let loaded = try await provider.sourceImage(at: url, for: first.entity, format: first.format)
             try Task.checkCancellation()
-            source = try decode(loaded)
+            source = try await fills.run { try decode(loaded) }
         } catch {
             let failure = Self.typed(error, url: url)
             let waiters = state.withLock { state -> [RequestState.Waiter] in
@@ -260,7 +281,8 @@ public final class ImageCache: Sendable {
                 return taken
             }
             if waiters.isEmpty { return }
-            serve(waiters, with: source)
+            // `run` throws only when cancelled before `serve` ran; a committed job serves its waiters anyway.
+            do { try await fills.run { serve(waiters, with: source) } } catch { serve(waiters, with: source) }
         }
     }
 

@@ -3,20 +3,20 @@ import Foundation
 
 extension ImageTable {
     /// The entity ids of every committed entry, in no particular order.
-    public var entityIDs: [UUID] { state.withLock { Array($0.index.keys) } }
+    public var entityIDs: [UUID] { state.withLock { $0.index.entries.map(\.id) } }
 
     /// Every committed entry, ordered by slot (for tools such as contact sheets and `inspect`).
     public func entries() -> [TableEntry] {
         state.withLock { s in
-            s.index.map { TableEntry(entityID: $0.key, sourceID: s.records[Int($0.value)].sourceID, slot: Int($0.value)) }
+            s.index.entries.map { TableEntry(entityID: $0.id, sourceID: s.records[Int($0.slot)].sourceID, slot: Int($0.slot)) }
                 .sorted { $0.slot < $1.slot }
         }
     }
 
-    /// Entity ids from most to least recently used, excluding entries with live images (those are
-    /// pinned outside the recency order). For tests and tools.
+    /// Entity ids from most to least recently used, excluding entries with live images (those cannot
+    /// be replaced now). For tests and tools.
     @_spi(Internal) public var recencyOrder: [UUID] {
-        state.withLock { s in s.recency.ordered.compactMap { s.records[$0].entityID } }
+        state.withLock { s in s.recency.ordered.filter { !s.isReferenced($0) }.compactMap { s.records[$0].entityID } }
     }
 
     /// File size, allocation and entry counts.
@@ -34,7 +34,7 @@ extension ImageTable {
     public func reset() throws(TesseraError) {
         try state.withLock { s throws(TesseraError) in
             try s.repairIfTruncated()
-            for slot in Array(s.index.values) { s.discard(Int(slot)) }
+            for slot in s.index.slotValues { s.discard(Int(slot)) }
             try s.shrink()
         }
     }
@@ -49,7 +49,7 @@ extension ImageTable {
             var high = s.records.count - 1
             while high >= 0 {
                 defer { high -= 1 }
-                guard s.records[high].entityID != nil, s.records[high].live == 0 else { continue }
+                guard s.records[high].entityID != nil, !s.isReferenced(high) else { continue }
                 guard s.header(high).commitWord == s.records[high].commit else { s.discard(high); continue }
                 guard let low = s.free.lowest, low < high else { break }
                 guard (try? s.allocate(low)) != nil else { break }   // disk full: stop moving, entries intact
@@ -63,13 +63,13 @@ extension ImageTable {
 
     /// Checks every committed entry: its header against its commit word and its pixels against the
     /// checksum. Read-only (damaged entries are reported, not removed; a lookup removes them). Each
-    /// entry is pinned while it is hashed, so concurrent stores never change what is being checked.
+    /// entry is referenced while it is hashed, so concurrent stores never change what is being checked.
     public func verify() -> TableVerification {
-        let slots: [(Int, UUID)] = state.withLock { s in s.index.map { (Int($0.value), $0.key) } }.sorted { $0.0 < $1.0 }
+        let slots: [(Int, UUID)] = state.withLock { s in s.index.entries.map { (Int($0.slot), $0.id) } }.sorted { $0.0 < $1.0 }
         var damaged: [TableVerification.Damage] = []
         var checked = 0
         for (slot, entity) in slots {
-            let pinned: (TableMapping, UInt64)? = state.withLock { s in
+            let held: (TableLease, UInt64)? = state.withLock { s in
                 guard slot < s.records.count, s.records[slot].entityID == entity else { return nil }
                 let h = s.header(slot)
                 guard s.fileCovers(slot) else {
@@ -80,20 +80,19 @@ extension ImageTable {
                     damaged.append(.init(slot: slot, entityID: entity, reason: "slot header changed or invalid"))
                     return nil
                 }
-                s.pin(slot)
-                return (s.mapping, h.pixelChecksum)
+                return (s.reference(slot), h.pixelChecksum)
             }
-            guard let (mapping, expected) = pinned else { continue }
-            let sum = PixelChecksum.hash(mapping.base + format.headerBytes + slot * format.bytesPerEntry, count: format.layout.byteCount)
+            guard let (lease, expected) = held else { continue }
+            let sum = PixelChecksum.hash(lease.pointer, count: format.layout.byteCount)
             checked += 1
             state.withLock { s in
                 if sum != expected {
                     damaged.append(.init(slot: slot, entityID: entity, reason: "pixel checksum mismatch"))
-                } else if s.mapping === mapping {
+                } else if s.mapping === lease.mapping, s.records[slot].entityID == entity {
                     s.records[slot].verified = true
                 }
-                if s.mapping === mapping { s.unpin(slot) }
             }
+            withExtendedLifetime(lease) {}
         }
         let earlier = state.withLock { $0.damage }
         return TableVerification(checkedEntries: checked, damaged: earlier + damaged)

@@ -19,9 +19,11 @@ import Synchronization
 ///
 /// ## Commit protocol (crash safety)
 /// A store, under the mutex, picks a slot (the lowest free one, else a new one, else the least
-/// recently used entry with no live image), removes its old entry from the index and stores 0 in
-/// its commit word (atomic, with a full fence) **before** any pixel is written. Outside the mutex it
-/// zeroes the pixels, runs the caller's drawing closure and hashes the pixels. Back under the mutex
+/// recently used entry with no live image) and removes its old entry from the index (which stores 0
+/// in that entry's commit word). Outside the mutex it gives the slot disk blocks, stores 0 in its
+/// commit word again (atomic, with a full fence) **before** any pixel is written, zeroes the pixels,
+/// runs the caller's drawing closure and hashes the pixels. Any number of stores may be drawing at
+/// once, each in its own reserved slot. Back under the mutex
 /// it writes the header fields and publishes them with one release store of the commit word, whose
 /// value is a 48-bit hash of the slot index and all identity fields (so a torn header never
 /// validates). A `SIGKILL` at any instant therefore leaves every slot committed-and-complete or
@@ -60,6 +62,8 @@ public final class ImageTable: Sendable {
     /// The directory holding the table file.
     public let directory: URL
     let state: LockedValue<TableState>
+    /// `format.layout`, computed once.
+    private let layout: BitmapLayout
 
     /// Opens (or creates) the table for `format` in `directory`, creating the directory with mode
     /// `0o700` if needed.
@@ -73,6 +77,7 @@ public final class ImageTable: Sendable {
         try format.validate()
         self.format = format
         self.directory = directory
+        layout = format.layout
         let mapping = try TableMapping.open(format: format, directory: directory)
         var state = TableState(format: format, mapping: mapping)
         let (seconds, attoseconds) = fileCheckInterval.components
@@ -106,34 +111,37 @@ public final class ImageTable: Sendable {
     /// The entry for `entityID`, or `nil` on a miss. With a `sourceID`, an entry made from another
     /// source is a miss too (and is deleted unless an image of it is live).
     ///
-    /// Constant time: a dictionary lookup and a header check under a short mutex hold, plus one
-    /// `fstat`. The first read of a slot in this process also verifies its pixel checksum (outside
-    /// the mutex); a mismatch is a miss and frees the slot.
+    /// Constant time: a dictionary lookup, a move to the front of the recency list and a reference to
+    /// the slot's lease, under one short mutex hold (no allocation, no system call while the last
+    /// `fstat` is recent). Dropping the image later is a plain release, without the mutex. The first
+    /// read of a slot in this process also verifies its pixel checksum (outside the mutex); a
+    /// mismatch is a miss and frees the slot.
     public func image(for entityID: UUID, sourceID: UUID? = nil) -> TableImage? {
-        let found: (slot: Int, mapping: TableMapping, source: UUID, verified: Bool)? = state.withLock { s in
+        // The reference is taken under the lock (+1) and handed out as a trivial value, so the lock's
+        // generic result is copied without reference counting.
+        let found: (lease: Unmanaged<TableLease>, source: UUID, verified: Bool)? = state.withLock { s in
             guard let slot = s.lookup(entityID, sourceID: sourceID) else { return nil }
-            s.pin(slot)
+            s.recency.pushFront(slot)
             s.records[slot].lastAccess = s.tick()
-            return (slot, s.mapping, s.records[slot].sourceID, s.records[slot].verified)
+            return (Unmanaged.passRetained(s.reference(slot)), s.records[slot].sourceID, s.records[slot].verified)
         }
         guard let found else { return nil }
-        let lease = TableLease(table: self, mapping: found.mapping, slot: found.slot,
-                               offset: format.headerBytes + found.slot * format.bytesPerEntry)
+        let lease = found.lease.takeRetainedValue()
         if !found.verified {
-            let sum = PixelChecksum.hash(lease.pointer, count: format.layout.byteCount)
+            let sum = PixelChecksum.hash(lease.pointer, count: layout.byteCount)
             let ok = state.withLock { s -> Bool in
-                guard s.mapping === found.mapping else { return false }
-                if sum == s.header(found.slot).pixelChecksum {
-                    if s.records[found.slot].entityID == entityID { s.records[found.slot].verified = true }
+                guard s.mapping === lease.mapping else { return false }
+                if sum == s.header(lease.slot).pixelChecksum {
+                    if s.records[lease.slot].entityID == entityID { s.records[lease.slot].verified = true }
                     return true
                 }
-                s.damage.append(.init(slot: found.slot, entityID: entityID, reason: "pixel checksum mismatch"))
-                s.discard(found.slot)
+                s.damage.append(.init(slot: lease.slot, entityID: entityID, reason: "pixel checksum mismatch"))
+                s.discard(lease.slot)
                 return false
             }
-            if !ok { return nil }   // the lease's deinit frees the slot
+            if !ok { return nil }   // the slot is freed once this lease reference is dropped
         }
-        return TableImage(layout: format.layout, entityID: entityID, sourceID: found.source, lease: lease)
+        return TableImage(layout: layout, entityID: entityID, sourceID: found.source, lease: lease)
     }
 
     /// Whether an entry for `entityID` (and `sourceID`, if given) exists. Does not change recency
@@ -153,18 +161,23 @@ public final class ImageTable: Sendable {
     ///   `.io` if the file cannot grow, or whatever `draw` throws.
     @discardableResult
     public func store(entityID: UUID, sourceID: UUID, draw: (MutableBitmapView) throws -> Void) throws -> TableImage {
-        let (slot, mapping) = try state.withLock { s throws(TesseraError) -> (Int, TableMapping) in
+        let lease = try state.withLock { s throws(TesseraError) -> TableLease in
             if s.mapping.faulted { try s.recreate() }
-            if let st = s.mapping.fileState(), st.links == 0 { try s.recreate() }
-            if let old = s.index[entityID] { s.discard(Int(old)) }
-            return (try s.reserveSlot(), s.mapping)
+            var st = s.mapping.fileState()
+            if let known = st, known.links == 0 {
+                try s.recreate()
+                st = s.mapping.fileState()
+            }
+            if let old = s.index[entityID] { s.discard(Int(old), fileState: st) }
+            return s.reference(try s.reserveSlot(fileState: st))
         }
-        let lease = TableLease(table: self, mapping: mapping, slot: slot,
-                               offset: format.headerBytes + slot * format.bytesPerEntry)
-        let layout = format.layout
+        let slot = lease.slot, mapping = lease.mapping
+        // Outside the lock: disk blocks for the slot and its commit word cleared (on a throw the
+        // reference ends and the slot returns to the free slots).
+        try mapping.prepareSlot(slot, format: format)
         let view = MutableBitmapView(layout: layout, baseAddress: UnsafeMutableRawPointer(mutating: lease.pointer))
         view.clear()
-        try draw(view)   // on throw the lease ends: the reserved slot returns to the free slots
+        try draw(view)   // on throw the reference ends: the reserved slot returns to the free slots later
         let sum = PixelChecksum.hash(lease.pointer, count: layout.byteCount)
         state.withLock { s in
             guard s.mapping === mapping else { return }   // the file was replaced meanwhile: not indexed
@@ -178,6 +191,8 @@ public final class ImageTable: Sendable {
             s.records[slot].verified = true
             s.records[slot].lastAccess = now
             s.index[entityID] = Int32(slot)
+            s.unindexed.remove(slot)
+            s.recency.pushFront(slot)
         }
         return TableImage(layout: layout, entityID: entityID, sourceID: sourceID, lease: lease)
     }
@@ -202,13 +217,6 @@ public final class ImageTable: Sendable {
         }
     }
 
-    /// Ends one live reference (called by ``TableLease``'s deinit).
-    func release(slot: Int, mapping: TableMapping) {
-        state.withLock { s in
-            guard s.mapping === mapping else { return }   // an image of a file since replaced
-            s.unpin(slot)
-        }
-    }
 }
 
 extension TableState {
@@ -222,7 +230,7 @@ extension TableState {
     mutating func lookup(_ entity: UUID, sourceID: UUID?) -> Int? {
         guard let s = index[entity].map(Int.init), s < records.count else { return nil }
         if let sourceID, records[s].sourceID != sourceID {
-            if records[s].live == 0 { discard(s) }
+            if !isReferenced(s) { discard(s) }
             return nil
         }
         guard coversForLookup(s) else { return nil }

@@ -3,8 +3,9 @@ import Foundation
 
 /// An image in an ``ImageTable``: a view straight into the table's memory mapping, no copy.
 ///
-/// While any copy of the value lives, the entry's pixels are neither overwritten nor moved, the
-/// mapping stays mapped and the table stays open (and locked). Values are cheap to copy and
+/// While any copy of the value lives, the entry's pixels are neither overwritten nor moved, and the
+/// table file stays mapped and locked (also after the ``ImageTable`` itself is gone). Dropping the
+/// last copy takes no lock. Values are cheap to copy and
 /// `Sendable`.
 public struct TableImage: BitmapImage, CustomStringConvertible {
     /// Size, style and row stride (the format's ``ImageFormat/layout``).

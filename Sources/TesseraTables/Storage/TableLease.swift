@@ -1,15 +1,15 @@
 import TesseraImaging
-/// One live reference to a slot: keeps the table and its mapping alive and, while it exists, the
-/// slot's pixels unchanged (the table counts it in the slot's live-reference count).
+/// A slot's one lease object: every ``TableImage`` of the slot (and a writer drawing into it) holds
+/// it, which keeps the mapping (and with it the file's lock) alive and tells the table that the slot
+/// is referenced (``TableState/isReferenced(_:)``): while anyone but the table holds it, the slot's
+/// pixels are not overwritten, moved or truncated away. Dropping a reference is a plain release,
+/// without the table's lock.
 final class TableLease: Sendable {
-    let table: ImageTable
     let mapping: TableMapping
     let slot: Int
     let offset: Int
 
-    /// Wraps a reference the table has already counted (the caller pinned `slot`).
-    init(table: ImageTable, mapping: TableMapping, slot: Int, offset: Int) {
-        self.table = table
+    init(mapping: TableMapping, slot: Int, offset: Int) {
         self.mapping = mapping
         self.slot = slot
         self.offset = offset
@@ -17,6 +17,4 @@ final class TableLease: Sendable {
 
     /// The first byte of the slot's pixels.
     var pointer: UnsafeRawPointer { UnsafeRawPointer(mapping.base + offset) }
-
-    deinit { table.release(slot: slot, mapping: mapping) }
 }

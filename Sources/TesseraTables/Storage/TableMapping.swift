@@ -88,6 +88,20 @@ final class TableMapping: @unchecked Sendable {
         #endif
     }
 
+    /// Gives `slot`'s header and pixels disk blocks (``allocate(offset:length:)``).
+    func allocateSlot(_ slot: Int, format: ImageFormat) throws(TesseraError) {
+        try allocate(offset: ImageFormat.pageSize + slot * ImageFormat.slotHeaderSize, length: ImageFormat.slotHeaderSize)
+        try allocate(offset: format.headerBytes + slot * format.bytesPerEntry, length: format.bytesPerEntry)
+    }
+
+    /// Readies a slot reserved by a writer, outside the table's lock: disk blocks for its header and
+    /// pixels, then its commit word stored as 0 (atomic, with a full fence) before any pixel is
+    /// written. Only the reserving writer touches the slot meanwhile.
+    func prepareSlot(_ slot: Int, format: ImageFormat) throws(TesseraError) {
+        try allocateSlot(slot, format: format)
+        SlotHeader(pointer: base + ImageFormat.pageSize + slot * ImageFormat.slotHeaderSize, slot: slot).invalidate()
+    }
+
     /// Writes the file header page with `pwrite` (used when creating or repairing the file).
     func writeHeader(_ format: ImageFormat) throws(TesseraError) {
         let page = TableFileHeader.encode(format)

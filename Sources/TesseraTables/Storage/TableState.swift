@@ -1,13 +1,22 @@
 import TesseraImaging
 import Foundation
+import Synchronization
 
 /// Everything an ``ImageTable`` keeps in memory, guarded by its mutex: the mapping, one record per
 /// slot in the file, the entity index, recency and free lists, and the logical clock.
 ///
-/// Slot life cycle: **free** (in ``free``; commit word 0, no live image) → **reserved** by a
-/// writer (`live == 1`, not indexed, commit word 0) → **committed** (indexed; in ``recency`` while
-/// no image is live) → back to free when deleted, replaced or evicted and its last image is gone.
-/// A slot that is not indexed but still referenced is in neither list until its last lease ends.
+/// Slot life cycle: **free** (in ``free``; commit word 0, not referenced) → **reserved** by a
+/// writer (referenced by the writer's lease, not indexed, commit word 0, in ``unindexed``) →
+/// **committed** (indexed and in ``recency``, referenced or not) → back to free when deleted,
+/// replaced or evicted and no ``TableImage`` references it any more.
+///
+/// **References.** Each slot has one ``TableLease`` object (made on first use); every
+/// ``TableImage`` of the slot, and a writer drawing into it, holds that object. The slot is
+/// referenced exactly when someone besides this state holds it (`isKnownUniquelyReferenced`). New
+/// references are only made under the table's lock (a hit or a reservation), so a slot seen
+/// unreferenced under the lock stays so until the lock is released; references end anywhere, without
+/// the lock (dropping a ``TableImage`` is a plain release). Slots that are neither indexed nor free
+/// wait in ``unindexed`` until ``reclaimUnreferenced()`` finds them unreferenced.
 struct TableState {
     /// What the table knows about one slot.
     struct SlotRecord {
@@ -17,8 +26,6 @@ struct TableState {
         var sourceID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
         /// The commit word written when the entry was committed (checked on every hit).
         var commit: UInt64 = 0
-        /// Live references: leases of ``TableImage`` values plus a reserving writer.
-        var live: Int32 = 0
         /// Whether the pixel checksum was verified in this process.
         var verified = false
         /// Logical time of the last hit. Kept here, not in the mapping, so that a hit writes no
@@ -27,11 +34,19 @@ struct TableState {
     }
 
     let format: ImageFormat
+    /// The format's ``ImageFormat/headerBytes`` and ``ImageFormat/bytesPerEntry``, computed once
+    /// (every hit needs them).
+    let geometry: (headerBytes: Int, bytesPerEntry: Int)
     var mapping: TableMapping
     var records: [SlotRecord] = []
-    var index: [UUID: Int32] = [:]
+    /// Each slot's lease, shared by every reference to the slot (see "References" above); as many as
+    /// ``records``. Kept apart so that records stay plain values (copying one retains nothing).
+    var leases: [TableLease?] = []
+    var index = EntityIndex()
     var recency = RecencyList()
     var free = FreeSlots()
+    /// Slots neither indexed nor free: reserved by a writer, or dropped from the index while referenced.
+    var unindexed = Set<Int>()
     var clock: UInt64 = 1
     var damage: [TableVerification.Damage] = []
     /// How long a lookup trusts the last `fstat` (nanoseconds); see ``ImageTable/init(format:directory:fileCheckInterval:)``.
@@ -49,9 +64,11 @@ struct TableState {
     init(format: ImageFormat, mapping: TableMapping) {
         self.format = format
         self.mapping = mapping
+        geometry = (format.headerBytes, format.bytesPerEntry)
         let size = mapping.fileState()?.size ?? 0
         let count = size >= format.headerBytes ? min(format.maximumCount, (size - format.headerBytes) / format.bytesPerEntry) : 0
         records = Array(repeating: SlotRecord(), count: count)
+        leases = Array(repeating: nil, count: count)
         index.reserveCapacity(count)
         recency.resize(to: count)
         var byAccess: [(access: UInt64, slot: Int)] = []
@@ -101,12 +118,12 @@ struct TableState {
         SlotHeader(pointer: mapping.base + ImageFormat.pageSize + slot * ImageFormat.slotHeaderSize, slot: slot)
     }
 
-    func pixelOffset(_ slot: Int) -> Int { format.headerBytes + slot * format.bytesPerEntry }
+    func pixelOffset(_ slot: Int) -> Int { geometry.headerBytes + slot * geometry.bytesPerEntry }
 
     func pixels(_ slot: Int) -> UnsafeMutableRawPointer { mapping.base + pixelOffset(slot) }
 
     /// The file offset just past `slot`'s pixels.
-    func slotEnd(_ slot: Int) -> Int { pixelOffset(slot) + format.bytesPerEntry }
+    func slotEnd(_ slot: Int) -> Int { pixelOffset(slot) + geometry.bytesPerEntry }
 
     /// Whether the file (still) covers `slot` and has not been unlinked. One `fstat`.
     func fileCovers(_ slot: Int) -> Bool {
@@ -118,7 +135,7 @@ struct TableState {
     /// slot and was linked at the last `fstat`, taken at most ``fileCheckInterval`` ago.
     mutating func coversForLookup(_ slot: Int) -> Bool {
         if mapping.faulted { return false }
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = Self.coarseNanoseconds()
         if checkedFile == nil || now &- checkedAt >= fileCheckInterval {
             checkedFile = mapping.fileState()
             checkedAt = now
@@ -136,6 +153,14 @@ struct TableState {
             damage.append(.init(slot: slot, entityID: records[slot].entityID, reason: "the file was truncated before this entry"))
             discard(slot)
         }
+    }
+
+    /// `CLOCK_MONOTONIC_COARSE` in nanoseconds: a few ns to read (no clock source access), a few ms
+    /// resolution, which is plenty against ``fileCheckInterval``.
+    static func coarseNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
     }
 
     /// Forgets the cached `fstat` (after this process changed the file's size).
@@ -158,71 +183,85 @@ struct TableState {
 
     // MARK: References
 
-    /// Adds a live reference; a listed slot leaves the recency list (it cannot be evicted now).
-    mutating func pin(_ slot: Int) {
-        records[slot].live += 1
-        recency.remove(slot)
+    /// Whether anyone besides this state holds `slot`'s lease (a ``TableImage`` or a writer).
+    mutating func isReferenced(_ slot: Int) -> Bool {
+        guard leases[slot] != nil else { return false }
+        if isKnownUniquelyReferenced(&leases[slot]) {
+            // Pairs with the release of the last other reference: its reads of the pixels happen
+            // before anything this thread writes into the slot next.
+            atomicMemoryFence(ordering: .acquiring)
+            return false
+        }
+        return true
     }
 
-    /// Drops a live reference; the last one returns the slot to the recency list (most recent) or,
-    /// if its entry is gone, to the free slots.
-    mutating func unpin(_ slot: Int) {
-        guard slot < records.count, records[slot].live > 0 else { return }
-        records[slot].live -= 1
-        guard records[slot].live == 0 else { return }
-        if records[slot].entityID != nil { recency.pushFront(slot) } else { free.insert(slot) }
+    /// A new reference to `slot` (its one lease object, made on first use). Call under the lock.
+    mutating func reference(_ slot: Int) -> TableLease {
+        if let lease = leases[slot] { return lease }
+        let lease = TableLease(mapping: mapping, slot: slot, offset: pixelOffset(slot))
+        leases[slot] = lease
+        return lease
+    }
+
+    /// Returns every slot of ``unindexed`` that nobody references any more to the free slots.
+    mutating func reclaimUnreferenced() {
+        guard !unindexed.isEmpty else { return }
+        for slot in unindexed where slot >= records.count || !isReferenced(slot) {
+            unindexed.remove(slot)
+            if slot < records.count { free.insert(slot) }
+        }
     }
 
     /// Removes the entry in `slot` from the index and invalidates its header. Pixels are untouched,
-    /// so live images keep reading them; the slot becomes free when the last one ends.
-    mutating func discard(_ slot: Int) {
+    /// so live images keep reading them; the slot becomes free when the last one ends. `fileState`
+    /// is an `fstat` the caller just took under this lock, if any (else one is taken).
+    mutating func discard(_ slot: Int, fileState: TableMapping.FileState? = nil) {
         guard slot < records.count, let entity = records[slot].entityID else { return }
         if index[entity] == Int32(slot) { index[entity] = nil }
         // After an external truncation of the header region there is nothing to invalidate (the
         // region reads as zeros once re-extended), and touching it would fault.
-        if let st = mapping.fileState(), st.size >= format.headerBytes { header(slot).invalidate() }
+        if let st = fileState ?? mapping.fileState(), st.size >= format.headerBytes { header(slot).invalidate() }
         records[slot].entityID = nil
         records[slot].commit = 0
         records[slot].verified = false
-        if records[slot].live == 0 {
-            recency.remove(slot)
-            free.insert(slot)
-        }
+        recency.remove(slot)
+        if isReferenced(slot) { unindexed.insert(slot) } else { free.insert(slot) }
     }
 
     // MARK: Slots and file size
 
-    /// Reserves a slot for a new entry (`live = 1`, invalid header): the lowest free slot, else a
-    /// new one from growing the file, else the least recently used entry without live images.
-    mutating func reserveSlot() throws(TesseraError) -> Int {
-        try repairIfTruncated()
+    /// Reserves a slot for a new entry (in ``unindexed``; the caller takes its reference before
+    /// releasing the lock, then gives it disk blocks and invalidates its header outside the lock with
+    /// ``TableMapping/prepareSlot(_:format:)``): the lowest free slot, else a new one from growing the
+    /// file, else the least recently used entry without live images. Entries with live images that
+    /// the search passes over move to the most recent end (they are in use). `fileState` is an
+    /// `fstat` the caller just took, if any.
+    mutating func reserveSlot(fileState: TableMapping.FileState? = nil) throws(TesseraError) -> Int {
+        try repairIfTruncated(fileState: fileState)
+        reclaimUnreferenced()
         if free.count == 0 && records.count < format.maximumCount { try grow() }
-        let slot: Int
-        if let s = free.popLowest() {
-            slot = s
-        } else if let lru = recency.leastRecent {
-            discard(lru)              // `free` was empty, so it now holds exactly `lru`
-            _ = free.popLowest()
-            slot = lru
-        } else {
-            throw TesseraError(.storage(.allEntriesInUse(format: format.name)))
+        var slot = free.popLowest()
+        if slot == nil {
+            for _ in 0..<recency.count {
+                guard let lru = recency.leastRecent else { break }
+                if isReferenced(lru) { recency.pushFront(lru); continue }
+                discard(lru, fileState: fileState)   // `free` was empty, so it now holds exactly `lru`
+                slot = free.popLowest()
+                break
+            }
         }
-        do throws(TesseraError) {
-            try allocate(slot)
-        } catch {
-            free.insert(slot)   // no space for it: the slot stays free, every other entry untouched
-            throw error
-        }
-        records[slot].live = 1
-        header(slot).invalidate()
+        guard let slot else { throw TesseraError(.storage(.allEntriesInUse(format: format.name))) }
+        // Free slots and discarded entries already have commit word 0; the writer invalidates the
+        // header again after allocating its blocks. If that fails (disk full), the slot returns to
+        // the free slots once the writer's reference is gone, every other entry untouched.
+        unindexed.insert(slot)
         return slot
     }
 
     /// Gives `slot`'s header and pixels disk blocks before anything writes them (see
     /// ``TableMapping/allocate(offset:length:)``): a full disk is a thrown `.io` error, not `SIGBUS`.
     func allocate(_ slot: Int) throws(TesseraError) {
-        try mapping.allocate(offset: ImageFormat.pageSize + slot * ImageFormat.slotHeaderSize, length: ImageFormat.slotHeaderSize)
-        try mapping.allocate(offset: pixelOffset(slot), length: format.bytesPerEntry)
+        try mapping.allocateSlot(slot, format: format)
     }
 
     /// Invalidates `slot`'s header only if it is not already zero. Reading a hole is safe; writing
@@ -241,6 +280,7 @@ struct TableState {
         try mapping.setSize(format.headerBytes + new * format.bytesPerEntry)
         fileSizeChanged()
         records.append(contentsOf: repeatElement(SlotRecord(), count: new - old))
+        leases.append(contentsOf: repeatElement(nil, count: new - old))
         recency.resize(to: new)
         for slot in old..<new {
             clearHeader(slot)   // a header left over from before a truncation must not revive
@@ -251,8 +291,8 @@ struct TableState {
     /// Re-extends the file to cover every slot the table knows of, after an external truncation
     /// (one `fstat` when nothing is wrong). The lost slots' headers read as zero — free — so
     /// nothing stale is served; a lost file header page is rewritten. Call before touching slots.
-    mutating func repairIfTruncated() throws(TesseraError) {
-        guard let st = mapping.fileState() else { throw TesseraError(.io(operation: "fstat", path: mapping.path, errno: errno)) }
+    mutating func repairIfTruncated(fileState: TableMapping.FileState? = nil) throws(TesseraError) {
+        guard let st = fileState ?? mapping.fileState() else { throw TesseraError(.io(operation: "fstat", path: mapping.path, errno: errno)) }
         let needed = format.headerBytes + records.count * format.bytesPerEntry
         guard st.size < needed else { return }
         forgetSlots(notCoveredBy: st.size)
@@ -263,15 +303,17 @@ struct TableState {
 
     /// Truncates the file after the last slot that holds an entry or a live image.
     mutating func shrink() throws(TesseraError) {
+        reclaimUnreferenced()
         var keep = records.count
-        while keep > 0, records[keep - 1].entityID == nil, records[keep - 1].live == 0 { keep -= 1 }
+        while keep > 0, records[keep - 1].entityID == nil, !isReferenced(keep - 1) { keep -= 1 }
         guard keep < records.count else { return }
         for slot in keep..<records.count { clearHeader(slot) }
         try mapping.setSize(format.headerBytes + keep * format.bytesPerEntry)
         fileSizeChanged()
         records.removeLast(records.count - keep)
+        leases.removeLast(leases.count - keep)
         recency.resize(to: keep)
-        free.rebuild(records.indices.filter { records[$0].entityID == nil && records[$0].live == 0 })
+        free.rebuild(records.indices.filter { records[$0].entityID == nil && !unindexed.contains($0) })
     }
 
     /// Moves the committed entry in `from` (no live images) to the free slot `to`, with the same

@@ -5,6 +5,8 @@
 //       64×64 bgra32 table "stress" (maximumCount 40); prints "ready", "progress <n>" before every
 //       K-th store, "done"; exits 3 if the table is locked, 2 on a wrong hit.
 //   TesseraStress --verify --dir D --journal J      check after a crash (StressVerifier)
+//   TesseraStress --parallel --dir D --threads T --journal J [--seed S] [--count N] [--every K]   T threads storing at once
+//   TesseraStress --parallel-verify --dir D --threads T --journal J   check it after a crash (StressParallel)
 //   TesseraStress --load --dir D [--seconds S | --operations N] [--tasks T]   (StressLoad)
 //   TesseraStress --fill --dir D [--rlimit]         disk full / file size limit (StressFill)
 //   TesseraStress --fetch-load --dir D [--seconds S | --operations N] [--tasks T]
@@ -21,7 +23,7 @@ import TesseraTestSupport
 
 var options: [String: String] = [:]
 var args = CommandLine.arguments.dropFirst().makeIterator()
-let flags: Set<String> = ["verify", "load", "fill", "rlimit", "disk-verify", "disk-fill", "fetch-load"]
+let flags: Set<String> = ["verify", "load", "fill", "rlimit", "disk-verify", "disk-fill", "fetch-load", "parallel", "parallel-verify"]
 while let key = args.next() {
     guard key.hasPrefix("--") else { say("usage: see the comment at the top of Sources/TesseraStress/main.swift"); exit(64) }
     let name = String(key.dropFirst(2))
@@ -69,6 +71,14 @@ if options["verify"] != nil {
     do { exit(try StressVerifier(directory: directory, journalPath: journal).run() ? 0 : 2) } catch { say("error \(error)"); exit(1) }
 }
 
+if options["parallel-verify"] != nil {
+    guard let journal = options["journal"] else { say("--parallel-verify needs --journal"); exit(64) }
+    let threads = max(1, Int(options["threads"] ?? "4") ?? 4)
+    do { exit(try StressParallelVerifier(directory: directory, journalPath: journal, threads: threads).run() ? 0 : 2) } catch {
+        say("error \(error)"); exit(1)
+    }
+}
+
 var journal: Int32 = -1
 if let path = options["journal"] {
     journal = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
@@ -82,6 +92,14 @@ do {
     say("error \(error)"); exit(1)
 }
 say("ready")
+if options["parallel"] != nil {
+    let writer = StressParallelWriter(table: table, threads: max(1, Int(options["threads"] ?? "4") ?? 4),
+                                      seed: UInt64(options["seed"] ?? "1") ?? 1, journal: journal,
+                                      every: max(1, Int(options["every"] ?? "20") ?? 20))
+    guard writer.run(count: Int(options["count"] ?? "0") ?? 0) else { exit(2) }
+    say("done")
+    exit(0)
+}
 var writer = StressWriter(table: table, random: SplitMix(state: UInt64(options["seed"] ?? "1") ?? 1), journal: journal)
 do {
     guard try writer.run(count: Int(options["count"] ?? "0") ?? 0, every: max(1, Int(options["every"] ?? "20") ?? 20)) else { exit(2) }

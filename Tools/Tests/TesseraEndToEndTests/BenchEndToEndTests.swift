@@ -72,32 +72,52 @@ struct BenchEndToEndTests {
     // MARK: ingest
 
     struct IngestReport: Decodable {
-        struct Method: Decodable { var method: String; var imagesPerSecond: Double; var passes: [Double]; var ratioToCeiling: Double }
-        var directory: String; var files: Int; var thumbnail: Int; var repetitions: Int; var results: [Method]
+        struct Method: Decodable { var method: String; var workers: Int; var imagesPerSecond: Double; var roundRates: [Double] }
+        struct Group: Decodable { var format: String; var files: Int; var methods: [Method]; var ratios: [String: Double] }
+        var directory: String; var thumbnail: Int; var rounds: Int; var workers: Int; var cores: Int
+        var pillowVersion: String?; var skipped: [String]; var groups: [Group]
     }
 
-    /// `bench ingest DIR` (two JPEGs and a PNG): counts only the JPEGs; libjpeg-turbo's ceiling comes
-    /// first and Tessera's ingest is measured; each method has one pass per repetition, its rate is
-    /// their median and its ratio is relative to the ceiling. With `--python` naming a missing
-    /// interpreter, Pillow is left out instead of failing the run (here Pillow may be missing anyway);
-    /// vipsthumbnail appears exactly when it is installed.
-    @Test("bench ingest --json, also when Pillow is missing")
+    /// `bench ingest DIR --jobs 2` (two JPEGs and a PNG, one of the JPEGs in a subdirectory): a JPEG and
+    /// a PNG group with their file counts; JPEG starts with libjpeg-turbo's ceiling, both have
+    /// tessera-1 and tessera-N (N = 2 workers); each method has one rate per round, its rate is their
+    /// median, and every ratio is the quotient of the two named rates. A Pillow virtualenv that cannot
+    /// be created (missing interpreter) leaves Pillow out, listed in `skipped`, instead of failing the
+    /// run; vipsthumbnail appears exactly when it is installed.
+    @Test("bench ingest --json: JPEG and PNG groups, 1 and N workers, also when Pillow is missing")
     func ingest() throws {
         let (scratch, jpegs, _) = try Self.tinyDirectory("bench-ingest")
-        let run = try Self.bench(["ingest", scratch.url.path, "--repetitions", "2", "--size", "48",
-                                  "--python", scratch.path("no-such-python"), "--json"])
+        let nested = scratch.url.appendingPathComponent("nested")
+        try FileManager.default.createDirectory(at: nested, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: jpegs[1], to: nested.appendingPathComponent(jpegs[1].lastPathComponent))
+        let run = try Self.bench(["ingest", scratch.url.path, "--rounds", "2", "--size", "48", "--jobs", "2",
+                                  "--python", scratch.path("no-such-python"), "--venv", scratch.path("venv"), "--json"])
         let report = try run.json(IngestReport.self)
-        #expect(report.files == jpegs.count && report.thumbnail == 48 && report.repetitions == 2)
-        let methods = report.results.map(\.method)
-        #expect(methods.first == "turbojpeg-1/8" && methods.contains("tessera-ingest"))
-        #expect(!methods.contains("pillow"), "no interpreter, no Pillow row")
-        #expect(methods.contains("vipsthumbnail") == FileManager.default.isExecutableFile(atPath: "/usr/bin/vipsthumbnail"))
-        let ceiling = try #require(report.results.first).imagesPerSecond
-        for method in report.results {
-            #expect(method.passes.count == report.repetitions && method.passes.allSatisfy { $0 > 0 })
-            let sorted = method.passes.sorted()
-            #expect(Self.close(method.imagesPerSecond, (sorted[0] + sorted[1]) / 2), "\(method.method): median of the passes")
-            #expect(Self.close(method.ratioToCeiling, method.imagesPerSecond / ceiling))
+        #expect(report.thumbnail == 48 && report.rounds == 2 && report.workers == 2 && report.cores >= 1)
+        #expect(report.groups.map(\.format) == ["jpeg", "png"])
+        #expect(report.groups.map(\.files) == [2, 1])
+        #expect(report.pillowVersion == nil && report.skipped.contains { $0.hasPrefix("pillow-1, pillow-N") })
+        let vips = FileManager.default.isExecutableFile(atPath: "/usr/bin/vipsthumbnail")
+        for group in report.groups {
+            let methods = group.methods.map(\.method)
+            #expect(methods.contains("tessera-1") && methods.contains("tessera-N"))
+            #expect((methods.first == "turbojpeg-1/8") == (group.format == "jpeg"))
+            #expect(!methods.contains { $0.hasPrefix("pillow") }, "no interpreter, no Pillow rows")
+            #expect(methods.contains("vipsthumbnail-N") == vips)
+            #expect(group.methods.first { $0.method == "tessera-N" }?.workers == 2)
+            for method in group.methods {
+                #expect(method.roundRates.count == report.rounds && method.roundRates.allSatisfy { $0 > 0 })
+                let sorted = method.roundRates.sorted()
+                #expect(Self.close(method.imagesPerSecond, (sorted[0] + sorted[1]) / 2), "\(method.method): median of the rounds")
+            }
+            let rate = Dictionary(uniqueKeysWithValues: group.methods.map { ($0.method, $0.imagesPerSecond) })
+            #expect(group.ratios["tessera-N/tessera-1"] != nil)
+            for (name, ratio) in group.ratios {
+                let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
+                // "tessera-1/turbojpeg-1/8": the second name itself holds a slash.
+                let a = try #require(rate[parts[0]]), b = try #require(rate[parts[1]])
+                #expect(Self.close(ratio, a / b), "\(name)")
+            }
         }
     }
 
@@ -106,6 +126,8 @@ struct BenchEndToEndTests {
     struct RetrievalReport: Decodable {
         struct Memory: Decodable { var residentBytes: Int; var privateDirtyBytes: Int }
         var entries: Int; var tableHitNanoseconds: Double; var tableHitsPerSecond: Double; var dictionaryHitNanoseconds: Double
+        var tableHitToDictionaryRatio: Double; var concurrentHitNanoseconds: Double; var concurrentHitWhileStoringNanoseconds: Double
+        var storesDuringConcurrentHits: Int
         var jpegDecodeNanoseconds: Double; var pngDecodeNanoseconds: Double; var speedupOverJPEG: Double; var speedupOverPNG: Double
         var openEntries: Int; var openMilliseconds: Double?; var largeTableBytes: Int?
         var memoryBeforeTouch: Memory?; var memoryAfterTouch: Memory?
@@ -124,6 +146,9 @@ struct BenchEndToEndTests {
         #expect([report.tableHitNanoseconds, report.dictionaryHitNanoseconds, report.jpegDecodeNanoseconds,
                  report.pngDecodeNanoseconds].allSatisfy { $0 > 0 })
         #expect(Self.close(report.tableHitsPerSecond, 1e9 / report.tableHitNanoseconds))
+        #expect(Self.close(report.tableHitToDictionaryRatio, report.tableHitNanoseconds / report.dictionaryHitNanoseconds))
+        #expect(report.concurrentHitNanoseconds > 0 && report.concurrentHitWhileStoringNanoseconds > 0)
+        #expect(report.storesDuringConcurrentHits > 0, "the third thread stored while the two hit")
         #expect(Self.close(report.speedupOverJPEG, report.jpegDecodeNanoseconds / report.tableHitNanoseconds))
         #expect(Self.close(report.speedupOverPNG, report.pngDecodeNanoseconds / report.tableHitNanoseconds))
         #expect((report.openMilliseconds ?? 0) > 0)

@@ -2,104 +2,220 @@ import ArgumentParser
 import CTurboJPEG
 import Foundation
 import Tessera
+import TesseraImaging
 
-/// `tessera bench ingest DIR [--json]`: decode + downscale + store into a table, side by side with
-/// libjpeg-turbo's own 1/8-scale decode (the ceiling), Pillow and vipsthumbnail, in one run, one core.
-struct IngestBenchmark: ParsableCommand {
+/// `tessera bench ingest DIR [--json]`: thumbnail ingest rate for the JPEG and the PNG files of DIR, side
+/// by side in one run: libjpeg-turbo's own 1/8-scale decode (the JPEG ceiling), Tessera on 1 and N
+/// cores, Pillow (PyPI, in a virtualenv under `.build`) and vipsthumbnail on 1 and N processes.
+struct IngestBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ingest",
-        abstract: "Thumbnail ingest rate (images/s, one core) against libjpeg-turbo's 1/8 decode, Pillow and vipsthumbnail.",
+        abstract: "Thumbnail ingest rate (images/s) for JPEG and PNG: Tessera on 1 and N cores against libjpeg-turbo's 1/8 decode, Pillow and vipsthumbnail.",
         discussion: """
-        Methods, each over the same JPEG files, single-threaded, files read from the page cache:
-          turbojpeg-1/8   tjDecompress2 at the smallest scale covering the thumbnail (the ceiling)
-          tessera-ingest  read, probe, DCT-scaled decode, box-filter resample, store into an image table
-          pillow          /usr/bin/python3: Image.open, draft('RGB', size), thumbnail(size), load()
-          vipsthumbnail   one batch invocation (VIPS_CONCURRENCY=1), writing PNGs to a temp dir
-        Pillow and vipsthumbnail run only where installed. Each rate is the median of --repetitions passes.
+        DIR is searched recursively for .jpg/.jpeg and .png files; JPEGs and PNGs are measured as two groups. \
+        Every method runs once per round over all files of a group (read from the page cache); rounds are \
+        interleaved (each round runs every method, in a rotated order) after one warm-up round, and each \
+        rate is the median of its rounds. N = --jobs (default: the number of cores).
+          turbojpeg-1/8     (JPEG only) tjDecompress2 at the smallest DCT scale covering the thumbnail, 1 thread
+          tessera-1         read + decode + aspect-fill resample + store into a bgra32 table, `table ingest --jobs 1`
+          tessera-N         the same with --jobs N
+          pillow-1          PyPI Pillow: Image.open, draft('RGB', size), thumbnail(size), load(); 1 process
+          pillow-N          the same, the files split over N processes started together
+          vipsthumbnail-1   vipsthumbnail -s SIZExSIZE to .v files, VIPS_CONCURRENCY=1, 1 process (start included)
+          vipsthumbnail-N   the same, the files split over N processes
+        Pillow comes from a virtualenv the benchmark creates (`--python -m venv`, then `pip install pillow`) at \
+        --venv (default: .build/pillow-venv next to this binary), never the system's python3-pil. The Python \
+        processes start, import PIL and report ready; all are then told to go at once and time their own loop \
+        (CLOCK_MONOTONIC), so interpreter start-up is not counted. Methods whose tool is missing are listed in \
+        `skipped`.
+
+        JSON (--json): directory, thumbnail (edge in px), rounds, workers (N), cores, pillowVersion (null \
+        without Pillow), skipped (why methods are missing), and groups: one per format with files, \
+        methods (method, workers, imagesPerSecond = median of roundRates, roundRates in images/s, note) and \
+        ratios: "A/B" = imagesPerSecond of A ÷ that of B, for tessera-1/pillow-1, tessera-N/pillow-N, \
+        tessera-1/vipsthumbnail-1, tessera-N/vipsthumbnail-N, tessera-N/tessera-1 and (JPEG) \
+        tessera-1/turbojpeg-1/8, when both methods ran.
         """
     )
 
-    @Argument(help: "Directory of JPEG photographs.") var directory: String
+    @Argument(help: "Directory of photographs (searched recursively).") var directory: String
     @Option(help: "Thumbnail edge in pixels.") var size = 100
-    @Option(help: "Passes per method.") var repetitions = 5
-    @Option(help: "Python with Pillow.") var python = "/usr/bin/python3"
+    @Option(help: "Measured rounds (after one warm-up round).") var rounds = 5
+    @Option(help: "N: threads for tessera-N, processes for pillow-N and vipsthumbnail-N (default: the number of cores).")
+    var jobs = ParallelismLimit.coreCount
+    @Option(help: "Python used to create the Pillow virtualenv.") var python = "/usr/bin/python3"
+    @Option(help: "The Pillow virtualenv (created when missing; default: .build/pillow-venv next to this binary).")
+    var venv: String?
     @Flag(help: "Print JSON.") var json = false
 
     struct MethodResult: Codable {
         var method: String
+        var workers: Int
         var imagesPerSecond: Double
-        var passes: [Double]
-        var ratioToCeiling: Double
+        var roundRates: [Double]
         var note: String
+    }
+
+    struct Group: Codable {
+        var format: String
+        var files: Int
+        var methods: [MethodResult]
+        var ratios: [String: Double]
     }
 
     struct Report: Codable {
         var directory: String
-        var files: Int
         var thumbnail: Int
-        var repetitions: Int
-        var results: [MethodResult]
+        var rounds: Int
+        var workers: Int
+        var cores: Int
+        var pillowVersion: String?
+        var skipped: [String]
+        var groups: [Group]
     }
 
-    func run() throws {
-        let files = try ImageFiles.list(in: directory).filter { $0.lowercased().hasSuffix(".jpg") || $0.lowercased().hasSuffix(".jpeg") }
-        guard !files.isEmpty else { throw ValidationError("no JPEG files in \(directory)") }
-        let target = PixelSize(width: size, height: size)
-        var rates: [(String, [Double], String)] = []
+    /// One way of making thumbnails of a list of files; returns images per second.
+    struct Method {
+        var name: String
+        var workers: Int
+        var note: String
+        var run: ([String]) async throws -> Double
+    }
 
-        rates.append(("turbojpeg-1/8", try passes { try Self.turboScaledDecode(files, target: target) },
-                      "libjpeg-turbo tjDecompress2 at the smallest DCT scale covering \(size)px, BGRA, into one reused buffer"))
+    func validate() throws {
+        if rounds < 1 { throw ValidationError("--rounds must be at least 1") }
+        if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if size < 1 { throw ValidationError("--size must be at least 1") }
+    }
+
+    func run() async throws {
+        let all = try Self.listRecursively(directory)
+        let groups = [("jpeg", all.filter { ["jpg", "jpeg"].contains(($0 as NSString).pathExtension.lowercased()) }),
+                      ("png", all.filter { ($0 as NSString).pathExtension.lowercased() == "png" })].filter { !$0.1.isEmpty }
+        guard !groups.isEmpty else { throw ValidationError("no JPEG or PNG files in \(directory)") }
+        let target = PixelSize(width: size, height: size)
+        var skipped: [String] = []
+
+        let pillow: (python: String, version: String)?
+        do {
+            pillow = try Self.pillowEnvironment(venv: venv.map { URL(fileURLWithPath: $0) } ?? Self.defaultVenv, python: python)
+        } catch {
+            pillow = nil
+            skipped.append("pillow-1, pillow-N: \(error)")
+        }
+        let vips = "/usr/bin/vipsthumbnail"
+        let hasVips = FileManager.default.isExecutableFile(atPath: vips)
+        if !hasVips { skipped.append("vipsthumbnail-1, vipsthumbnail-N: \(vips) is not installed (Debian: libvips-tools)") }
 
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-bench-ingest-\(getpid())")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        rates.append(("tessera-ingest", try passes {
-            try? FileManager.default.removeItem(at: scratch)
-            let table = try ImageTable(format: ImageFormat(name: "bench", style: .bgra32, size: target, maximumCount: files.count),
-                                       directory: scratch)
-            let ingester = TableIngester(tables: [table])
-            let start = Stopwatch.now()
-            for file in files {
-                let data = try ImageFiles.read(file)
-                try ingester.ingest(data: data, entityID: UUID(hashing: file), sourceID: UUID(hashing: "v1"), into: [table])
+        let n = jobs, edge = size
+
+        var results: [Group] = []
+        for (format, files) in groups {
+            var methods: [Method] = []
+            if format == "jpeg" {
+                methods.append(Method(name: "turbojpeg-1/8", workers: 1,
+                                      note: "tjDecompress2 at the smallest DCT scale covering \(edge)px, BGRA, one reused buffer") { files in
+                    try Self.turboScaledDecode(files, target: target)
+                })
             }
-            return Double(files.count) / (Double(Stopwatch.now() - start) / 1e9)
-        }, "read + probe + DCT-scaled decode + box-filter resample (aspect fill) + store into a \(size)x\(size) bgra32 table"))
+            for workers in [1, n] where workers == 1 || n > 1 {
+                methods.append(Method(name: workers == 1 ? "tessera-1" : "tessera-N", workers: workers,
+                                      note: "table ingest --jobs \(workers): read + decode + resample + store, \(edge)x\(edge) bgra32") { files in
+                    try await Self.tessera(files, target: target, jobs: workers, directory: scratch.appendingPathComponent("t\(workers)"))
+                })
+            }
+            if let pillow {
+                for workers in [1, n] where workers == 1 || n > 1 {
+                    methods.append(Method(name: workers == 1 ? "pillow-1" : "pillow-N", workers: workers,
+                                          note: "Pillow \(pillow.version): open + draft + thumbnail + load, \(workers) process(es)") { files in
+                        try Self.pillow(python: pillow.python, files: files, size: edge, processes: workers)
+                    })
+                }
+            }
+            if hasVips {
+                for workers in [1, n] where workers == 1 || n > 1 {
+                    methods.append(Method(name: workers == 1 ? "vipsthumbnail-1" : "vipsthumbnail-N", workers: workers,
+                                          note: "vipsthumbnail to .v, VIPS_CONCURRENCY=1, \(workers) process(es), start included") { files in
+                        try Self.vipsthumbnail(vips, files: files, size: edge, processes: workers,
+                                               output: scratch.appendingPathComponent("vips"))
+                    })
+                }
+            }
+            var samples = Array(repeating: [Double](), count: methods.count)
+            for round in 0...rounds {
+                for k in 0..<methods.count {
+                    let index = (k + round) % methods.count   // rotate the order from round to round
+                    Terminal.progress("\(format): round \(round)/\(rounds) \(methods[index].name)")
+                    let rate = try await methods[index].run(files)
+                    if round > 0 { samples[index].append(rate) }   // round 0 warms the page cache and code paths
+                }
+            }
+            let measured = zip(methods, samples).map { method, rates in
+                MethodResult(method: method.name, workers: method.workers, imagesPerSecond: Summary(rates).median,
+                             roundRates: rates, note: method.note)
+            }
+            var ratios: [String: Double] = [:]
+            let rate = Dictionary(uniqueKeysWithValues: measured.map { ($0.method, $0.imagesPerSecond) })
+            for (a, b) in [("tessera-1", "pillow-1"), ("tessera-N", "pillow-N"), ("tessera-1", "vipsthumbnail-1"),
+                           ("tessera-N", "vipsthumbnail-N"), ("tessera-N", "tessera-1"), ("tessera-1", "turbojpeg-1/8")] {
+                if let x = rate[a], let y = rate[b], y > 0 { ratios["\(a)/\(b)"] = x / y }
+            }
+            results.append(Group(format: format, files: files.count, methods: measured, ratios: ratios))
+        }
+        Terminal.progress(nil)
 
-        if let pillow = try? passes({ try Self.pillow(python: python, files: files, size: size) }) {
-            rates.append(("pillow", pillow, "\(python): open + draft('RGB') + thumbnail + load, in-process timing"))
-        }
-        if let vips = try? passes({ try Self.vipsthumbnail(files: files, size: size) }) {
-            rates.append(("vipsthumbnail", vips, "one batch process, VIPS_CONCURRENCY=1, PNG output, process start included"))
-        }
-
-        let ceiling = Summary(rates[0].1).median
-        let results = rates.map { name, samples, note in
-            MethodResult(method: name, imagesPerSecond: Summary(samples).median, passes: samples,
-                         ratioToCeiling: Summary(samples).median / ceiling, note: note)
-        }
-        let report = Report(directory: directory, files: files.count, thumbnail: size, repetitions: repetitions, results: results)
+        let report = Report(directory: directory, thumbnail: size, rounds: rounds, workers: n, cores: ParallelismLimit.coreCount,
+                            pillowVersion: pillow?.version, skipped: skipped, groups: results)
         if json { try Terminal.json(report); return }
-        print("Ingest benchmark: \(files.count) JPEGs from \(directory) -> \(size)px thumbnails, one core, median of \(repetitions) passes")
-        Terminal.table(["method", "images/s", "vs ceiling", "what"], results.map {
-            [$0.method, String(format: "%.0f", $0.imagesPerSecond), String(format: "%.0f%%", $0.ratioToCeiling * 100), $0.note]
+        print("Ingest benchmark: \(directory) -> \(size)px thumbnails; N = \(n) (\(report.cores) cores); median of \(rounds) interleaved rounds")
+        let names = results.flatMap { $0.methods.map(\.method) }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        Terminal.table(["method"] + results.map { "\($0.format) (\($0.files) files) img/s" } + ["what"], names.map { name in
+            [name] + results.map { group in
+                group.methods.first { $0.method == name }.map { String(format: "%.1f", $0.imagesPerSecond) } ?? "-"
+            } + [results.flatMap(\.methods).first { $0.method == name }?.note ?? ""]
         })
-        if let ours = results.first(where: { $0.method == "tessera-ingest" }) {
-            for other in results where other.method == "pillow" || other.method == "vipsthumbnail" {
-                print(String(format: "tessera-ingest is %.2fx %@", ours.imagesPerSecond / other.imagesPerSecond, other.method))
-            }
-        }
+        let ratioNames = results.flatMap { $0.ratios.keys }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }.sorted()
+        print("")
+        Terminal.table(["ratio"] + results.map(\.format), ratioNames.map { name in
+            [name] + results.map { $0.ratios[name].map { String(format: "%.2fx", $0) } ?? "-" }
+        })
+        for reason in skipped { print("skipped: \(reason)") }
     }
 
-    private func passes(_ body: () throws -> Double) throws -> [Double] {
-        _ = try body()  // warm-up: page cache, code paths
-        return try (0..<repetitions).map { _ in try body() }
+    // MARK: Methods
+
+    static func listRecursively(_ directory: String) throws -> [String] {
+        guard let walker = FileManager.default.enumerator(atPath: directory) else { throw ValidationError("cannot read \(directory)") }
+        var files: [String] = []
+        while let relative = walker.nextObject() as? String {
+            let path = (directory as NSString).appendingPathComponent(relative)
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue { files.append(path) }
+        }
+        return files.sorted()
+    }
+
+    /// `table ingest --jobs` into a fresh table: the rate counts from the first read to the last store.
+    static func tessera(_ files: [String], target: PixelSize, jobs: Int, directory: URL) async throws -> Double {
+        try? FileManager.default.removeItem(at: directory)
+        let table = try ImageTable(format: ImageFormat(name: "bench", style: .bgra32, size: target, maximumCount: files.count),
+                                   directory: directory)
+        let ingester = TableIngester(tables: [table])
+        let start = Stopwatch.now()
+        let outcomes = await ingester.ingest(files: files, jobs: jobs, showProgress: false)
+        let seconds = Double(Stopwatch.now() - start) / 1e9
+        for case .failed(let message) in outcomes { throw ValidationError("tessera: \(message)") }
+        return Double(files.count) / seconds
     }
 
     /// libjpeg-turbo alone: header + scaled decompress, as a C program would do it.
     static func turboScaledDecode(_ files: [String], target: PixelSize) throws -> Double {
         var factorCount: Int32 = 0
         let factors = tjGetScalingFactors(&factorCount)!
-        let capacity = 4096 * 4096
+        let capacity = 8192 * 8192
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
         defer { buffer.deallocate() }
         let start = Stopwatch.now()
@@ -122,7 +238,7 @@ struct IngestBenchmark: ParsableCommand {
                     if sw >= needW, sh >= needH, sw * sh < bestW * bestH { bestW = sw; bestH = sh }
                 }
                 let pitch = bestW * 4
-                guard Int(pitch * bestH) <= capacity else { throw ValidationError("too large: \(file)") }
+                guard Int(pitch) * Int(bestH) <= capacity else { throw ValidationError("too large: \(file)") }
                 let result = tjDecompress2(handle, jpeg, UInt(raw.count), buffer, bestW, pitch, bestH, TJPF_BGRA.rawValue, 0)
                 if result != 0 && tjGetErrorCode(handle) != TJERR_WARNING.rawValue { throw ValidationError("decode: \(file)") }
             }
@@ -130,45 +246,146 @@ struct IngestBenchmark: ParsableCommand {
         return Double(files.count) / (Double(Stopwatch.now() - start) / 1e9)
     }
 
-    static func pillow(python: String, files: [String], size: Int) throws -> Double {
-        let script = """
-        import sys, time
-        from PIL import Image
-        size = int(sys.argv[1]); files = sys.argv[2:]
-        start = time.perf_counter()
-        for f in files:
-            im = Image.open(f); im.draft('RGB', (size, size)); im.thumbnail((size, size)); im.load()
-        print(len(files) / (time.perf_counter() - start))
-        """
-        let output = try Self.runProcess(python, ["-c", script, "\(size)"] + files, environment: [:])
-        guard let rate = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw ValidationError("pillow: \(output)") }
-        return rate
+    /// The worker every Pillow process runs: import, report ready, wait for "go", time the loop.
+    static let pillowWorker = """
+    import sys, time
+    from PIL import Image
+    size = int(sys.argv[1]); files = sys.argv[2:]
+    print("ready", flush=True)
+    sys.stdin.readline()
+    start = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    for f in files:
+        with Image.open(f) as im:
+            im.draft('RGB', (size, size)); im.thumbnail((size, size)); im.load()
+    end = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    print(start, end, flush=True)
+    """
+
+    /// Pillow over `files` split round-robin across `processes` processes started together: images
+    /// per second from the first process's start of work to the last one's end.
+    static func pillow(python: String, files: [String], size: Int, processes: Int) throws -> Double {
+        let shares = (0..<processes).map { p in stride(from: p, to: files.count, by: processes).map { files[$0] } }.filter { !$0.isEmpty }
+        let children = try shares.map { share in
+            try Worker(python, ["-c", pillowWorker, "\(size)"] + share, environment: [:])
+        }
+        for child in children {
+            guard child.readLine() == "ready" else { throw ValidationError("pillow worker did not start") }
+        }
+        for child in children { child.write("go\n") }
+        var starts: [UInt64] = [], ends: [UInt64] = []
+        for child in children {
+            let fields = (child.readLine() ?? "").split(separator: " ").compactMap { UInt64($0) }
+            try child.finish()
+            guard fields.count == 2 else { throw ValidationError("pillow worker failed") }
+            starts.append(fields[0])
+            ends.append(fields[1])
+        }
+        return Double(files.count) / (Double(ends.max()! - starts.min()!) / 1e9)
     }
 
-    static func vipsthumbnail(files: [String], size: Int) throws -> Double {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-vips-\(getpid())")
-        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: out) }
+    /// vipsthumbnail over `files` split round-robin across `processes` batch processes started
+    /// together; the wall time includes their start.
+    static func vipsthumbnail(_ path: String, files: [String], size: Int, processes: Int, output: URL) throws -> Double {
+        try? FileManager.default.removeItem(at: output)
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        let shares = (0..<processes).map { p in stride(from: p, to: files.count, by: processes).map { files[$0] } }.filter { !$0.isEmpty }
         let start = Stopwatch.now()
-        _ = try runProcess("/usr/bin/vipsthumbnail", ["-s", "\(size)x\(size)", "-o", out.path + "/%s.png"] + files,
-                           environment: ["VIPS_CONCURRENCY": "1"])
+        let children = try shares.enumerated().map { index, share in
+            // Each process writes into its own directory: equal file names in different folders never collide.
+            let dir = output.appendingPathComponent("\(index)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            return try Worker(path, ["-s", "\(size)x\(size)", "-o", dir.path + "/%s.v"] + share, environment: ["VIPS_CONCURRENCY": "1"])
+        }
+        for child in children { try child.finish() }
         return Double(files.count) / (Double(Stopwatch.now() - start) / 1e9)
     }
 
-    /// Runs a program to completion and returns its standard output; throws on a non-zero exit.
-    static func runProcess(_ path: String, _ arguments: [String], environment: [String: String]) throws -> String {
+    // MARK: Pillow's virtualenv
+
+    /// `.build/pillow-venv` of the package this binary was built in (found from the binary's real path),
+    /// else `.build/pillow-venv` in the current directory.
+    static var defaultVenv: URL {
+        var url = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if url.lastPathComponent == ".build" { return url.appendingPathComponent("pillow-venv") }
+        }
+        return URL(fileURLWithPath: ".build/pillow-venv")
+    }
+
+    /// The virtualenv's interpreter and its Pillow version; creates the virtualenv and installs Pillow
+    /// from PyPI when it has none.
+    static func pillowEnvironment(venv: URL, python: String) throws -> (python: String, version: String) {
+        let interpreter = venv.appendingPathComponent("bin/python").path
+        let probe = ["-c", "import PIL; print(PIL.__version__)"]
+        if FileManager.default.isExecutableFile(atPath: interpreter), let version = try? Worker.output(interpreter, probe) {
+            return (interpreter, version)
+        }
+        guard FileManager.default.isExecutableFile(atPath: python) else { throw ValidationError("\(python) not found to create \(venv.path)") }
+        Terminal.error("bench ingest: creating \(venv.path) with PyPI Pillow (\(python) -m venv; pip install pillow)")
+        _ = try Worker.output(python, ["-m", "venv", venv.path])
+        _ = try Worker.output(venv.appendingPathComponent("bin/pip").path,
+                              ["install", "--quiet", "--disable-pip-version-check", "--upgrade", "pillow"])
+        return (interpreter, try Worker.output(interpreter, probe))
+    }
+}
+
+/// A child process with a pipe to its standard input and one from its standard output (standard
+/// error is discarded).
+final class Worker {
+    private let process = Process()
+    private let input = Pipe(), output = Pipe()
+    private var buffer: [UInt8] = []
+
+    init(_ path: String, _ arguments: [String], environment: [String: String]) throws {
         guard FileManager.default.isExecutableFile(atPath: path) else { throw ValidationError("\(path) not installed") }
-        let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let pipe = Pipe()
-        process.standardOutput = pipe
+        process.standardInput = input
+        process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    }
+
+    /// Runs `path` to completion and returns its standard output, trimmed; throws on a non-zero exit.
+    static func output(_ path: String, _ arguments: [String]) throws -> String {
+        let worker = try Worker(path, arguments, environment: [:])
+        var lines: [String] = []
+        while let line = worker.readLine() { lines.append(line) }
+        try worker.finish()
+        return lines.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func write(_ text: String) {
+        input.fileHandleForWriting.write(Data(text.utf8))
+    }
+
+    /// The next line of standard output, or `nil` at its end.
+    func readLine() -> String? {
+        let handle = output.fileHandleForReading
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            let chunk = handle.availableData
+            if chunk.isEmpty {
+                defer { buffer.removeAll() }
+                return buffer.isEmpty ? nil : String(decoding: buffer, as: UTF8.self)
+            }
+            buffer.append(contentsOf: chunk)
+        }
+    }
+
+    /// Closes its input, waits for it to exit and throws unless it exited with 0.
+    func finish() throws {
+        try? input.fileHandleForWriting.close()
+        while readLine() != nil {}
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ValidationError("\(path) exited with \(process.terminationStatus)") }
-        return String(decoding: data, as: UTF8.self)
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            throw ValidationError("\(process.executableURL?.lastPathComponent ?? "?") exited with \(process.terminationStatus)")
+        }
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Synchronization
 import Tessera
+import TesseraImaging
 import TesseraMeasurement
 
 /// `tessera bench retrieval [--json]`: what a table hit costs against decoding and against a dictionary.
@@ -14,6 +15,8 @@ struct RetrievalBenchmark: ParsableCommand {
            view into the mapping and reads one byte of it). Median ns per hit over batches.
         2. The same 100x100 thumbnail decoded from its JPEG (q85) and PNG files (read + decode).
         3. A Mutex-guarded [UUID: Bitmap] of decoded thumbnails (the obvious in-memory alternative).
+        3b. Concurrent hits: two threads hitting the table at once, without and then with a third thread
+           storing new entries into the same table the whole time (ns per hit on each thread).
         4. Time to open a table holding --open-entries entries (8x8 gray8, one page each).
         5. Resident and private dirty memory before/after touching every page of a ~--large-table-mb table
            reopened from disk (the pages are clean mapped file pages: the kernel can drop them at will).
@@ -34,6 +37,14 @@ struct RetrievalBenchmark: ParsableCommand {
         var tableHitNanoseconds: Double
         var tableHitsPerSecond: Double
         var dictionaryHitNanoseconds: Double
+        /// tableHitNanoseconds / dictionaryHitNanoseconds.
+        var tableHitToDictionaryRatio: Double
+        /// Per-hit time on each of two threads hitting the table at once (median of batches).
+        var concurrentHitNanoseconds: Double
+        /// The same while a third thread stores into the table without pause.
+        var concurrentHitWhileStoringNanoseconds: Double
+        /// Stores the third thread completed during those batches.
+        var storesDuringConcurrentHits: Int
         var jpegDecodeNanoseconds: Double
         var pngDecodeNanoseconds: Double
         var speedupOverJPEG: Double
@@ -57,10 +68,12 @@ struct RetrievalBenchmark: ParsableCommand {
         try png.write(to: pngURL)
 
         // 1. Table hits.
-        let format = ImageFormat(name: "thumb", style: .bgra32, size: size, maximumCount: entries)
+        let storeIDs = (0..<64).map { UUID(hashing: "stored-\($0)") }
+        let format = ImageFormat(name: "thumb", style: .bgra32, size: size, maximumCount: entries + storeIDs.count)
         let ids = (0..<entries).map { UUID(hashing: "entity-\($0)") }
         let source = UUID(hashing: "v1")
         var tableHit = 0.0
+        var concurrent = (quiet: 0.0, storing: 0.0, stores: 0)
         do {
             let table = try ImageTable(format: format, directory: scratch.appendingPathComponent("hits"))
             for id in ids { try table.store(entityID: id, sourceID: source) { view in try Self.copy(thumb, into: view) } }
@@ -73,6 +86,10 @@ struct RetrievalBenchmark: ParsableCommand {
                 }
             }
             if sink == 42 { print("") }   // keep the reads
+            concurrent.quiet = Self.concurrentHits(table: table, ids: ids, batch: batch, batches: batches, storing: nil).nanoseconds
+            let storing = Self.concurrentHits(table: table, ids: ids, batch: batch, batches: batches, storing: (storeIDs, source, thumb))
+            concurrent.storing = storing.nanoseconds
+            concurrent.stores = storing.stores
         }
 
         // 2. Decoding the same thumbnail from its files.
@@ -103,7 +120,9 @@ struct RetrievalBenchmark: ParsableCommand {
         }
 
         let report = Report(entries: entries, tableHitNanoseconds: tableHit, tableHitsPerSecond: 1e9 / tableHit,
-                            dictionaryHitNanoseconds: dictionaryHit, jpegDecodeNanoseconds: jpegDecode, pngDecodeNanoseconds: pngDecode,
+                            dictionaryHitNanoseconds: dictionaryHit, tableHitToDictionaryRatio: tableHit / dictionaryHit,
+                            concurrentHitNanoseconds: concurrent.quiet, concurrentHitWhileStoringNanoseconds: concurrent.storing,
+                            storesDuringConcurrentHits: concurrent.stores, jpegDecodeNanoseconds: jpegDecode, pngDecodeNanoseconds: pngDecode,
                             speedupOverJPEG: jpegDecode / tableHit, speedupOverPNG: pngDecode / tableHit,
                             openEntries: openEntries, openMilliseconds: openMs, largeTableBytes: large?.0,
                             memoryBeforeTouch: large?.1, memoryAfterTouch: large?.2)
@@ -113,6 +132,10 @@ struct RetrievalBenchmark: ParsableCommand {
             ["image table hit (view into the mapping)", String(format: "%.0f ns", tableHit), String(format: "%.2e", 1e9 / tableHit), "1x"],
             ["[UUID: Bitmap] behind a mutex", String(format: "%.0f ns", dictionaryHit), String(format: "%.2e", 1e9 / dictionaryHit),
              String(format: "%.2fx the cost", tableHit / dictionaryHit)],
+            ["table hits, 2 threads at once (per thread)", String(format: "%.0f ns", concurrent.quiet),
+             String(format: "%.2e", 2e9 / concurrent.quiet), String(format: "%.2fx one thread's cost", concurrent.quiet / tableHit)],
+            ["table hits, 2 threads, a 3rd storing (\(concurrent.stores) stores)", String(format: "%.0f ns", concurrent.storing),
+             String(format: "%.2e", 2e9 / concurrent.storing), String(format: "%.2fx one thread's cost", concurrent.storing / tableHit)],
             ["read + decode JPEG q85 (\(jpeg.count) B)", String(format: "%.1f µs", jpegDecode / 1000), String(format: "%.0f", 1e9 / jpegDecode),
              String(format: "%.0fx faster", jpegDecode / tableHit)],
             ["read + decode PNG (\(png.count) B)", String(format: "%.1f µs", pngDecode / 1000), String(format: "%.0f", 1e9 / pngDecode),
@@ -128,6 +151,60 @@ struct RetrievalBenchmark: ParsableCommand {
 
     static func nanosecondsPerOp(batches: Int, batch: Int, _ body: () throws -> Void) throws -> Double {
         Summary(try Stopwatch.samples(repetitions: batches, warmup: 1, body)).median / Double(batch) * 1e9
+    }
+
+    /// Two threads each make `batch` random hits per batch, `batches` times after one warm-up batch;
+    /// with `storing`, a third thread stores those entities (copies of the picture) into the table
+    /// without pause from before the hit threads start until they are done. Returns the median over batches of the mean
+    /// per-hit time of the two threads, and the number of stores made.
+    static func concurrentHits(table: ImageTable, ids: [UUID], batch: Int, batches: Int,
+                               storing: (ids: [UUID], source: UUID, picture: Bitmap)?) -> (nanoseconds: Double, stores: Int) {
+        let stop = LockedValue(false)
+        let stores = LockedValue(0)
+        let group = DispatchGroup()
+        let firstStore = DispatchSemaphore(value: 0)
+        if let storing {
+            group.enter()
+            Thread {
+                var i = 0
+                while !stop.withLock({ $0 }) {
+                    _ = try? table.store(entityID: storing.ids[i % storing.ids.count], sourceID: storing.source) {
+                        try copy(storing.picture, into: $0)
+                    }
+                    stores.withLock { $0 += 1 }
+                    if i == 0 { firstStore.signal() }
+                    i += 1
+                }
+                group.leave()
+            }.start()
+        }
+        if storing != nil { firstStore.wait() }   // the store thread is running before any hit is timed
+        let perThread = LockedValue<[[Double]]>([[], []])
+        let hitters = DispatchGroup()
+        for worker in 0..<2 {
+            hitters.enter()
+            let order = randomOrder(count: batch, range: ids.count)
+            Thread {
+                var sink: UInt8 = 0
+                var samples: [Double] = []
+                for round in 0...batches {
+                    let start = Stopwatch.now()
+                    for i in order {
+                        if let hit = table.image(for: ids[i]) { sink &+= hit.baseAddress.load(fromByteOffset: 0, as: UInt8.self) }
+                    }
+                    if round > 0 { samples.append(Double(Stopwatch.now() - start) / Double(batch)) }
+                }
+                if sink == 42 { print("") }
+                perThread.withLock { $0[worker] = samples }
+                hitters.leave()
+            }.start()
+        }
+        hitters.wait()
+        stop.withLock { $0 = true }
+        group.wait()
+        let samples = perThread.withLock { $0 }
+        let means = zip(samples[0], samples[1]).map { ($0 + $1) / 2 }
+        return (Summary(means).median, stores.withLock { $0 })
     }
 
     static func randomOrder(count: Int, range: Int) -> [Int] {

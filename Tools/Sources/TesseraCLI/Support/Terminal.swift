@@ -26,6 +26,13 @@ enum Terminal {
         FileHandle.standardError.write(Data((message + "\n").utf8))
     }
 
+    /// Shows `status` on one line of standard error, redrawn in place, when it is a terminal; `nil`
+    /// clears that line.
+    static func progress(_ status: String?) {
+        guard isatty(2) == 1 else { return }
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + (status ?? "")).utf8))
+    }
+
     /// Formats seconds as milliseconds with 3 decimals.
     static func ms(_ seconds: Double) -> String { String(format: "%.3f", seconds * 1000) }
 }

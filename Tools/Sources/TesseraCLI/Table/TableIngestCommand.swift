@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
+import TesseraImaging
 import Tessera
 
 /// `tessera table ingest --dir D --format NAME:WxH:STYLE:MAX … FILE…`.
-struct TableIngestCommand: ParsableCommand {
+struct TableIngestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ingest",
         abstract: "Decode images once and store them into one or more image tables (one family).",
@@ -11,7 +12,8 @@ struct TableIngestCommand: ParsableCommand {
         Every --format forms one family: each file is decoded once, downscaled just enough for the \
         largest format, and drawn into every format (aspect fill). The entity id is a hash of the file's \
         absolute path; the source id a hash of its size and modification time, so unchanged files are \
-        skipped without being read.
+        skipped without being read. Files are decoded and drawn --jobs at a time (default: one per \
+        core); the tables' entries do not depend on --jobs.
         """
     )
 
@@ -20,6 +22,8 @@ struct TableIngestCommand: ParsableCommand {
     var formats: [FormatSpec]
     @Argument(help: "Image files.") var files: [String]
     @Flag(help: "Print a JSON summary.") var json = false
+    @Option(help: "Files decoded and drawn at once (default: the number of cores).")
+    var jobs = ParallelismLimit.coreCount
 
     struct Summary: Codable {
         var ingested: Int
@@ -27,33 +31,29 @@ struct TableIngestCommand: ParsableCommand {
         var failed: [String]
         var seconds: Double
         var imagesPerSecond: Double
+        var jobs: Int
     }
 
     func validate() throws {
         if formats.isEmpty { throw ValidationError("give at least one --format NAME:WxH:STYLE:MAX") }
         if Set(formats.map(\.format.name)).count != formats.count { throw ValidationError("format names must be distinct") }
+        if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
     }
 
-    func run() throws {
+    func run() async throws {
         let directory = URL(fileURLWithPath: dir)
         let tables = try formats.map { try ImageTable(format: $0.format, directory: directory) }
         let ingester = TableIngester(tables: tables)
-        var ingested = 0, skipped = 0
-        var failed: [String] = []
-        var progress = ProgressBar(total: files.count, label: "ingest")
         let start = Stopwatch.now()
-        for (index, file) in files.enumerated() {
-            progress.update(index)
-            do {
-                if try ingester.ingest(file: file) { ingested += 1 } else { skipped += 1 }
-            } catch {
-                failed.append("\(file): \(error)")
-            }
+        let outcomes = await ingester.ingest(files: files, jobs: jobs)
+        let ingested = outcomes.filter { if case .ingested = $0 { true } else { false } }.count
+        let skipped = outcomes.filter { if case .skipped = $0 { true } else { false } }.count
+        let failed = zip(files, outcomes).compactMap { file, outcome -> String? in
+            if case .failed(let message) = outcome { "\(file): \(message)" } else { nil }
         }
-        progress.finish()
         let seconds = Double(Stopwatch.now() - start) / 1e9
         let summary = Summary(ingested: ingested, skipped: skipped, failed: failed, seconds: seconds,
-                              imagesPerSecond: seconds > 0 ? Double(ingested) / seconds : 0)
+                              imagesPerSecond: seconds > 0 ? Double(ingested) / seconds : 0, jobs: jobs)
         for table in tables { try table.flush() }
         if json {
             try Terminal.json(summary)
@@ -67,9 +67,38 @@ struct TableIngestCommand: ParsableCommand {
 }
 
 /// Decodes one file once and draws it into every table of a family that lacks it.
-struct TableIngester {
+struct TableIngester: Sendable {
     let tables: [ImageTable]
     var decoder = ImageDecoder()
+
+    /// What became of one file.
+    enum Outcome: Sendable {
+        case ingested, skipped, failed(String)
+    }
+
+    /// Ingests `files`, `jobs` at a time (each decode and draw runs outside every table lock), with a
+    /// progress bar unless told otherwise; returns one outcome per file, in the order of `files`.
+    func ingest(files: [String], jobs: Int, showProgress: Bool = true) async -> [Outcome] {
+        let progress = LockedValue((done: 0, bar: ProgressBar(total: files.count, label: "ingest")))
+        let outcomes = LockedValue([Outcome](repeating: .skipped, count: files.count))
+        await ParallelismLimit(width: jobs).forEach(files) { index, file in
+            let outcome: Outcome
+            do {
+                outcome = try ingest(file: file) ? .ingested : .skipped
+            } catch {
+                outcome = .failed("\(error)")
+            }
+            outcomes.withLock { $0[index] = outcome }
+            if showProgress {
+                progress.withLock { p in
+                    p.done += 1
+                    p.bar.update(p.done)
+                }
+            }
+        }
+        if showProgress { progress.withLock { $0.bar.finish() } }
+        return outcomes.withLock { $0 }
+    }
 
     /// Returns `false` when every table already holds the file's current source.
     func ingest(file: String) throws -> Bool {
