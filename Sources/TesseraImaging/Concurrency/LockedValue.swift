@@ -19,8 +19,10 @@ import Darwin
 /// `@unchecked Sendable` is safe because `value` is only ever touched inside `withLock`, between
 /// `pthread_mutex_lock` and `pthread_mutex_unlock` on the mutex this object owns.
 @_spi(Internal) public final class LockedValue<Value: ~Copyable>: @unchecked Sendable {
-    private var value: Value
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    // Internal but inlinable, so that `withLock` is specialised into the layers and tools that call
+    // it (a generic call across modules otherwise costs a table hit about as much as the hit itself).
+    @usableFromInline var value: Value
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// Wraps `value`.
     public init(_ value: consuming Value) {
@@ -37,6 +39,7 @@ import Darwin
     }
 
     /// Runs `body` with exclusive access to the value. Not reentrant.
+    @inlinable
     public func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

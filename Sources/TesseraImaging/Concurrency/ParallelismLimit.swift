@@ -6,9 +6,9 @@ import Foundation
 ///
 /// Used for CPU work (decoding, drawing): `tessera table ingest --jobs N`, `ImageCache` fills and
 /// `ImageManager` decodes. I/O (provider calls, downloads) stays outside the limit.
-package final class ParallelismLimit: Sendable {
+@_spi(Internal) public final class ParallelismLimit: Sendable {
     /// How many bodies may run at once (at least 1).
-    package let width: Int
+    public let width: Int
     private let state = LockedValue(State())
 
     private struct State {
@@ -19,10 +19,10 @@ package final class ParallelismLimit: Sendable {
     }
 
     /// The machine's active cores: the default width everywhere.
-    package static var coreCount: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+    public static var coreCount: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
     /// A limit of `width` (values below 1 count as 1).
-    package init(width: Int) {
+    public init(width: Int) {
         self.width = max(1, width)
     }
 
@@ -30,7 +30,7 @@ package final class ParallelismLimit: Sendable {
     /// also when `body` throws.
     /// - Throws: `CancellationError` when the task is cancelled while it waits (the body never ran),
     ///   or what `body` throws.
-    package func run<T>(_ body: () throws -> T) async throws -> T {
+    public func run<T>(_ body: () throws -> T) async throws -> T {
         try await acquire()
         defer { release() }
         return try body()
@@ -38,7 +38,7 @@ package final class ParallelismLimit: Sendable {
 
     /// Calls `body` for every element of `items`, at most ``width`` at a time, and returns when all
     /// have finished. Each call gets the element's index.
-    package func forEach<Element: Sendable>(_ items: [Element], _ body: @escaping @Sendable (Int, Element) async -> Void) async {
+    public func forEach<Element: Sendable>(_ items: [Element], _ body: @escaping @Sendable (Int, Element) async -> Void) async {
         await withTaskGroup(of: Void.self) { group in
             var next = 0
             while next < items.count, next < width {
@@ -56,7 +56,7 @@ package final class ParallelismLimit: Sendable {
     }
 
     /// Bodies running now (for tests and diagnostics).
-    package var running: Int { state.withLock { $0.running } }
+    public var running: Int { state.withLock { $0.running } }
 
     private func acquire() async throws {
         let id = state.withLock { s -> Int in

@@ -1,4 +1,4 @@
-import TesseraImaging
+@_spi(Internal) import TesseraImaging
 /// A slot's one lease object: every ``TableImage`` of the slot (and a writer drawing into it) holds
 /// it, which keeps the mapping (and with it the file's lock) alive and tells the table that the slot
 /// is referenced (``TableState/isReferenced(_:)``): while anyone but the table holds it, the slot's

@@ -1,4 +1,4 @@
-import TesseraImaging
+@_spi(Internal) import TesseraImaging
 import Foundation
 import Synchronization
 

@@ -1,6 +1,6 @@
 import Foundation
 import Tessera
-import TesseraImaging
+@_spi(Internal) import TesseraImaging
 import TesseraTestSupport
 
 /// The parallel half of the crash test: `threads` threads store into one stress table at once

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import TesseraImaging
-@testable import TesseraTables
+@_spi(Internal) @testable import TesseraImaging
+@_spi(Internal) @testable import TesseraTables
 import Tessera
 
 /// Many threads storing into one table, and hits while a store is drawing. Assertions are on the

@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import TesseraImaging
-@testable import TesseraTables
+@_spi(Internal) @testable import TesseraImaging
+@_spi(Internal) @testable import TesseraTables
 @testable import TesseraRemote
 import Tessera
 

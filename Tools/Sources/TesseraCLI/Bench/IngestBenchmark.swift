@@ -2,7 +2,7 @@ import ArgumentParser
 import CTurboJPEG
 import Foundation
 import Tessera
-import TesseraImaging
+@_spi(Internal) import TesseraImaging
 
 /// `tessera bench ingest DIR [--json]`: thumbnail ingest rate for the JPEG and the PNG files of DIR, side
 /// by side in one run: libjpeg-turbo's own 1/8-scale decode (the JPEG ceiling), Tessera on 1 and N

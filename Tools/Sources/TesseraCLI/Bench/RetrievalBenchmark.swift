@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Synchronization
 import Tessera
-import TesseraImaging
+@_spi(Internal) import TesseraImaging
 import TesseraMeasurement
 
 /// `tessera bench retrieval [--json]`: what a table hit costs against decoding and against a dictionary.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import TesseraImaging
+@_spi(Internal) import TesseraImaging
 import Tessera
 
 /// `tessera table ingest --dir D --format NAME:WxH:STYLE:MAX … FILE…`.
