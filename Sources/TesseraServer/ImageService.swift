@@ -148,6 +148,8 @@ public final class ImageService: Sendable {
         let outcome = LockedValue("table")
         do {
             let entry = try await produced.value(for: key) { [self] in
+                // A job that finished just before this one started has stored its response already.
+                if let hit = responses.get(key) { return hit }
                 let image: TableImage
                 if let hit = cache.cachedImage(for: entity, format: format) {
                     image = hit
@@ -160,9 +162,10 @@ public final class ImageService: Sendable {
                     image = try await cache.image(for: entity, format: format)
                 }
                 let visible = try self.visiblePart(of: image, entity: entity, preset: preset)
-                return try self.encode(visible, output: output, quality: quality, etag: etag)
+                let entry = try self.encode(visible, output: output, quality: quality, etag: etag)
+                responses.set(key, entry)   // before the waiters resume, so that a later request hits it
+                return entry
             }
-            responses.set(key, entry)
             return ok(entry, outcome: outcome.withLock { $0 }, preset: name)
         } catch {
             throw ServiceError.from(error)
@@ -199,11 +202,13 @@ public final class ImageService: Sendable {
         if let hit = responses.get(key) { return ok(hit, outcome: "memory", preset: "resize") }
         do {
             let entry = try await produced.value(for: key) { [self] in
+                if let hit = responses.get(key) { return hit }
                 let data = try Data(contentsOf: URL(fileURLWithPath: file.realPath))
                 let image = try await self.decodeResized(data, box: box, mode: mode)
-                return try self.encode(image, output: output, quality: quality, etag: etag)
+                let entry = try self.encode(image, output: output, quality: quality, etag: etag)
+                responses.set(key, entry)
+                return entry
             }
-            responses.set(key, entry)
             return ok(entry, outcome: "miss", preset: "resize")
         } catch {
             throw ServiceError.from(error)
@@ -229,10 +234,12 @@ public final class ImageService: Sendable {
             if Self.matches(request.ifNoneMatch, etag) { return notModified(etag) }
             if let hit = responses.get(key) { return ok(hit, outcome: "memory", preset: "resize") }
             let entry = try await produced.value(for: key) { [self] in
+                if let hit = responses.get(key) { return hit }
                 let image = try await self.decodeResized(data, box: box, mode: mode)
-                return try self.encode(image, output: output, quality: quality, etag: etag)
+                let entry = try self.encode(image, output: output, quality: quality, etag: etag)
+                responses.set(key, entry)
+                return entry
             }
-            responses.set(key, entry)
             return ok(entry, outcome: "remote", preset: "resize")
         } catch {
             throw ServiceError.from(error)

@@ -74,6 +74,25 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         public var allowedHeights: [Int] = []
 
         public init() {}
+
+        private enum CodingKeys: String, CodingKey {
+            case maximumSourceBytes, maximumSourcePixels, maximumOutputPixels, requestTimeoutSeconds, maximumConcurrentDecodes,
+                 maximumQueuedDecodes, allowedWidths, allowedHeights
+        }
+
+        /// Decodes the `limits` object of a config file; absent fields keep their defaults.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let d = Limits()
+            maximumSourceBytes = try c.decodeIfPresent(Int.self, forKey: .maximumSourceBytes) ?? d.maximumSourceBytes
+            maximumSourcePixels = try c.decodeIfPresent(Int.self, forKey: .maximumSourcePixels) ?? d.maximumSourcePixels
+            maximumOutputPixels = try c.decodeIfPresent(Int.self, forKey: .maximumOutputPixels) ?? d.maximumOutputPixels
+            requestTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds) ?? d.requestTimeoutSeconds
+            maximumConcurrentDecodes = try c.decodeIfPresent(Int.self, forKey: .maximumConcurrentDecodes) ?? d.maximumConcurrentDecodes
+            maximumQueuedDecodes = try c.decodeIfPresent(Int.self, forKey: .maximumQueuedDecodes) ?? d.maximumQueuedDecodes
+            allowedWidths = try c.decodeIfPresent([Int].self, forKey: .allowedWidths) ?? []
+            allowedHeights = try c.decodeIfPresent([Int].self, forKey: .allowedHeights) ?? []
+        }
     }
 
     /// Remote (`src=http(s)://…`) sources: off unless ``allowedHosts`` is not empty.
@@ -88,6 +107,16 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         public var diskCacheDirectory: String? = nil
 
         public init() {}
+
+        private enum CodingKeys: String, CodingKey { case allowedHosts, allowedAddressRanges, diskCacheDirectory }
+
+        /// Decodes the `remote` object of a config file; absent fields keep their defaults.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            allowedHosts = try c.decodeIfPresent([String].self, forKey: .allowedHosts) ?? []
+            allowedAddressRanges = try c.decodeIfPresent([String].self, forKey: .allowedAddressRanges) ?? []
+            diskCacheDirectory = try c.decodeIfPresent(String.self, forKey: .diskCacheDirectory)
+        }
     }
 
     /// The directory served by `/v1/…` (required).
