@@ -245,27 +245,26 @@ struct ServeTests {
     }
 
     @Test func decodeSlotsRefuseBeyondTheQueue() async throws {
-        let slots = DecodeSlots(limit: 1, queueLimit: 1)
+        // One decode at a time and no queue: while one runs, another is refused at once with 503.
+        let slots = DecodeSlots(limit: 1, queueLimit: 0)
         let (holding, held) = AsyncStream<Void>.makeStream()
         let (released, release) = AsyncStream<Void>.makeStream()
         let first = Task {
             try await slots.run {
                 held.yield()
                 for await _ in released { break }
+                return 7
             }
         }
         for await _ in holding { break }
         #expect(slots.running == 1)
-        let queued = Task { try await slots.run { 42 } }
-        // The queue holds one: a third is refused at once with 503.
-        while slots.waitingCount < 1 { await Task.yield() }
         let refusal = await #expect(throws: ServiceError.self) { try await slots.run { 0 } }
         #expect(refusal?.status == 503)
         #expect(refusal?.code == "too_many_decodes")
         release.yield()
-        try await first.value
-        #expect(try await queued.value == 42)
+        #expect(try await first.value == 7)
         #expect(slots.running == 0)
+        #expect(try await slots.run { 42 } == 42)
     }
 
     @Test func requestTimeAndRemoteAreBounded() async throws {
