@@ -2,8 +2,9 @@ import Foundation
 
 /// A minimal HTTP/1.1 client for tests of `tessera serve`: sends the request target exactly as given (no
 /// normalisation of `..` or percent-encoding, unlike URL-based clients), over one connection to
-/// 127.0.0.1 closed after the response. The blocking socket calls run on a Dispatch thread, not on the
-/// Swift concurrency pool, so that many requests at once do not starve an in-process server.
+/// 127.0.0.1 closed after the response. The blocking socket calls run on a thread of their own, not on the
+/// Swift concurrency pool (so that many requests at once do not starve an in-process server) nor on
+/// Dispatch's pool (which on Linux adds threads slowly while its threads block).
 public enum RawHTTP {
     /// A response: status, headers with lower-cased names, body.
     public struct Response: Sendable, CustomStringConvertible {
@@ -23,9 +24,10 @@ public enum RawHTTP {
     /// `GET target` on 127.0.0.1:`port` with extra `headers`.
     public static func get(port: Int, _ target: String, headers: [String: String] = [:]) async throws -> Response {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            let thread = Thread {
                 continuation.resume(with: Result { try getBlocking(port: port, target, headers: headers) })
             }
+            thread.start()
         }
     }
 
