@@ -165,11 +165,12 @@ public struct RemoteSourceGuard: Sendable {
         }
     }
 
-    /// Every address of `host` (a literal is its own address), through `getaddrinfo` off the caller's thread.
+    /// Every address of `host` (a literal is its own address), through `getaddrinfo` on a thread of its own
+    /// (it blocks; Dispatch's pool on Linux grows slowly while its threads block).
     static func resolve(_ host: String) async throws -> [IPAddress] {
         if let literal = IPAddress(host) { return [literal] }
         return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            let thread = Thread {
                 var hints = addrinfo()
                 hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
                 var list: UnsafeMutablePointer<addrinfo>?
@@ -197,6 +198,7 @@ public struct RemoteSourceGuard: Sendable {
                 }
                 continuation.resume(returning: found)
             }
+            thread.start()
         }
     }
 }
