@@ -17,6 +17,9 @@ let package = Package(
         .library(name: "TesseraHTTP", targets: ["TesseraHTTP"]),
         // The module maps of cairo and TurboJPEG, for the tools package in Tools/ (plots, the libjpeg-turbo
         // ceiling of `tessera bench ingest`). Applications do not need them.
+        // The image service behind `tessera serve`, as a Hummingbird router others can mount. Empty unless the
+        // `Serving` trait is on (docs/SERVING.md).
+        .library(name: "TesseraServer", targets: ["TesseraServer"]),
         .library(name: "CCairo", targets: ["CCairo"]),
         .library(name: "CTurboJPEG", targets: ["CTurboJPEG"]),
     ],
@@ -24,11 +27,22 @@ let package = Package(
         // `TesseraHTTP`'s `HTTPDataLoader` and `ImageManager.shared` on AsyncHTTPClient. Without it the
         // product is empty and an `ImageManager` takes your own `DataLoading` loader.
         .trait(name: "HTTPLoader"),
+        // `TesseraServer`: the image service (Hummingbird, swift-crypto, swift-metrics, swift-prometheus,
+        // swift-service-lifecycle, swift-log). Off by default, so the library's default graph stays small.
+        // Remote sources need the HTTP loader, so this trait turns `HTTPLoader` on too.
+        .trait(name: "Serving", enabledTraits: ["HTTPLoader"]),
         .default(enabledTraits: ["HTTPLoader"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
+        // The `Serving` trait's packages (TesseraServer only).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // C libraries, found through pkg-config; `scripts/setup` installs the Debian packages.
@@ -75,6 +89,19 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["HTTPLoader"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["HTTPLoader"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["HTTPLoader"])),
+            ]
+        ),
+        // The image service (`tessera serve`); its files are wrapped in `#if Serving`.
+        .target(
+            name: "TesseraServer",
+            dependencies: [
+                "Tessera", "TesseraHTTP",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Serving"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Serving"])),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Serving"])),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Serving"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Serving"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Serving"])),
             ]
         ),
     ],

@@ -13,7 +13,7 @@ let package = Package(
         .executable(name: "TesseraStress", targets: ["TesseraStress"]),
     ],
     dependencies: [
-        .package(name: "Tessera", path: ".."),
+        .package(name: "Tessera", path: "..", traits: ["HTTPLoader", "Serving"]),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
         // The test-support origin (TesseraTestSupport) on 127.0.0.1 for the tests, the demo and the benchmarks.
@@ -46,6 +46,7 @@ let package = Package(
                 .product(name: "TesseraHTTP", package: "Tessera"),
                 .product(name: "CCairo", package: "Tessera"),
                 .product(name: "CTurboJPEG", package: "Tessera"),
+                .product(name: "TesseraServer", package: "Tessera"),
                 "TesseraMeasurement", "TesseraTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -67,6 +68,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Tessera", package: "Tessera"),
                 .product(name: "TesseraHTTP", package: "Tessera"),
+                .product(name: "TesseraServer", package: "Tessera"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 "TesseraCLI", "TesseraMeasurement", "TesseraTestSupport",
             ]
         ),

@@ -65,14 +65,21 @@ public final class HTTPDataLoader: DataLoading {
     public let configuration: Configuration
     private let client: HTTPClient
     private let refusedHosts: RefusedHosts
+    /// Called with the URL before the first request and before following each redirect; throwing refuses it.
+    private let urlCheck: (@Sendable (URL) async throws -> Void)?
 
     /// Creates a loader with its own `HTTPClient` on the shared event loop group. Call ``shutdown()``
     /// when done with it (dropping it without does so in the background).
-    public init(configuration: Configuration = Configuration()) {
+    ///
+    /// With `urlCheck`, the loader follows redirects itself (AsyncHTTPClient's following is off) and calls
+    /// `urlCheck` before the first request and before each redirect; an error it throws ends the load.
+    /// An SSRF guard (TesseraServer) checks hosts and resolved addresses there.
+    public init(configuration: Configuration = Configuration(), urlCheck: (@Sendable (URL) async throws -> Void)? = nil) {
         self.configuration = configuration
+        self.urlCheck = urlCheck
         refusedHosts = RefusedHosts(cooldown: configuration.refusedHostCooldown)
         var settings = HTTPClient.Configuration()
-        settings.redirectConfiguration = configuration.maximumRedirects > 0
+        settings.redirectConfiguration = configuration.maximumRedirects > 0 && urlCheck == nil
             ? .follow(max: configuration.maximumRedirects, allowCycles: false) : .disallow
         // The read timeout ends a load abandoned after its deadline whose body stalls (see `load`).
         settings.timeout = HTTPClient.Configuration.Timeout(connect: TimeAmount(configuration.connectTimeout),
@@ -126,8 +133,30 @@ public final class HTTPDataLoader: DataLoading {
         }
     }
 
-    /// The load itself, bounded by AsyncHTTPClient's deadline up to the response head.
+    /// The load itself; with a URL check, one checked hop per redirect.
     private func perform(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
+        guard let urlCheck else { return try await performHop(request, progress: progress) }
+        var hop = request
+        var visited: Set<String> = []
+        while true {
+            try await urlCheck(hop.url)
+            do {
+                return try await performHop(hop, progress: progress)
+            } catch let redirect as Redirect {
+                guard visited.insert(hop.url.absoluteString).inserted, visited.count <= configuration.maximumRedirects,
+                      let next = URL(string: redirect.location, relativeTo: hop.url)?.absoluteURL else {
+                    throw TesseraError(.fetching(.redirectLimit(url: request.url.absoluteString)))
+                }
+                hop.url = next
+            }
+        }
+    }
+
+    /// A 3xx answer with a `Location`, when the loader follows redirects itself.
+    private struct Redirect: Error { var location: String }
+
+    /// One request, bounded by AsyncHTTPClient's deadline up to the response head.
+    private func performHop(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
         let address = request.url.absoluteString
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = request.url.host, !host.isEmpty else {
@@ -158,6 +187,9 @@ public final class HTTPDataLoader: DataLoading {
                 headers[key] = headers[key].map { "\($0), \(value)" } ?? value
             }
             if code == 304, request.isConditional { return LoadResponse(url: url, statusCode: 304, headers: headers) }
+            if urlCheck != nil, [301, 302, 303, 307, 308].contains(code), let location = headers["location"] {
+                throw Redirect(location: location)
+            }
             guard (200..<300).contains(code) else {
                 throw TesseraError(.fetching(.httpStatus(code: code, url: address)))
             }
@@ -193,7 +225,7 @@ public final class HTTPDataLoader: DataLoading {
 
     /// Maps AsyncHTTPClient's and NIO's errors to ``TesseraError``; cancellation stays `CancellationError`.
     static func typed(_ error: any Error, address: String) -> any Error {
-        if error is TesseraError || error is CancellationError { return error }
+        if error is TesseraError || error is CancellationError || error is Redirect { return error }
         if Task.isCancelled { return CancellationError() }
         if let client = error as? HTTPClientError {
             switch client {

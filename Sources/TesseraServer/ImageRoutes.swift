@@ -1,0 +1,118 @@
+#if Serving
+import Foundation
+import Hummingbird
+import Logging
+import Prometheus
+
+/// The service's HTTP face: `GET /v1/{preset}/{path…}`, `GET /v1/resize`, `GET /healthz`, `GET /metrics`.
+/// Mount it in any Hummingbird router:
+///
+/// ```swift
+/// let service = try ImageService(configuration: ServerConfiguration(root: "/srv/images"))
+/// let router = Router()
+/// ImageRoutes(service: service).add(to: router)
+/// ```
+///
+/// Every response of the service goes through ``respond(_:_:)``: request time limit, in-flight gauge,
+/// requests counter by status and preset, and one log line per request with its latency and cache outcome.
+public struct ImageRoutes: Sendable {
+    public let service: ImageService
+    /// Exported at `/metrics`; `nil`: no `/metrics` route.
+    public let registry: PrometheusCollectorRegistry?
+    public let logger: Logger
+
+    public init(service: ImageService, registry: PrometheusCollectorRegistry? = nil,
+                logger: Logger = Logger(label: "tessera.serve")) {
+        self.service = service
+        self.registry = registry
+        self.logger = logger
+    }
+
+    /// Adds the routes to `router`.
+    public func add<Context: RequestContext>(to router: Router<Context>) {
+        router.get("/healthz") { _, _ -> Response in
+            Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: "{\"status\":\"ok\"}")))
+        }
+        if let registry {
+            router.get("/metrics") { _, _ -> Response in
+                Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+            }
+        }
+        router.get("/v1/**") { request, _ -> Response in
+            await self.respond(request) { info in
+                let path = request.uri.path
+                guard path.hasPrefix("/v1/") else { throw ServiceError(404, "not_found", "no such route") }
+                let rest = path.dropFirst(4)
+                if rest == "resize" { return ("resize", try await service.resizedImage(request: info)) }
+                guard let slash = rest.firstIndex(of: "/") else { throw ServiceError(404, "not_found", "no such route") }
+                let preset = String(rest[..<slash]).removingPercentEncoding ?? ""
+                return (preset, try await service.presetImage(preset: preset, rawPath: String(rest[rest.index(after: slash)...]), request: info))
+            }
+        }
+    }
+
+    /// Runs one image request with the request time limit, and turns its result or error into a response.
+    func respond(_ request: Request,
+                 _ body: @escaping @Sendable (ImageService.RequestInfo) async throws -> (String, ImageService.ImageResponse)) async -> Response {
+        let start = ContinuousClock.now
+        service.metrics.inFlight.increment()
+        defer { service.metrics.inFlight.decrement() }
+        let info = ImageService.RequestInfo(path: request.uri.path, rawQuery: request.uri.query,
+                                            accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch])
+        let limit = Duration.seconds(service.configuration.limits.requestTimeoutSeconds)
+        let result: Result<(String, ImageService.ImageResponse), ServiceError> = await withTaskGroup(
+            of: Result<(String, ImageService.ImageResponse), ServiceError>?.self) { group in
+            group.addTask {
+                do { return .success(try await body(info)) } catch { return .failure(ServiceError.from(error)) }
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return Task.isCancelled ? nil : .failure(ServiceError(503, "timeout", "the request took longer than the limit"))
+            }
+            var first: Result<(String, ImageService.ImageResponse), ServiceError>?
+            while first == nil, let next = await group.next() { first = next }
+            group.cancelAll()
+            return first ?? .failure(ServiceError(503, "cancelled", "the request was cancelled"))
+        }
+        let response: Response
+        let preset: String
+        let outcome: String
+        switch result {
+        case .success(let (name, image)):
+            preset = name
+            outcome = image.outcome
+            var headers: HTTPFields = [.vary: "Accept", .eTag: image.etag, .cacheControl: image.cacheControl]
+            headers.append(.init(name: .init("X-Tessera-Cache")!, value: image.outcome))
+            if image.status == 304 {
+                response = Response(status: .notModified, headers: headers)
+            } else {
+                headers[.contentType] = image.contentType
+                response = Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: image.body)))
+            }
+        case .failure(let error):
+            preset = Self.presetLabel(request.uri.path)
+            outcome = "error"
+            response = Response(status: HTTPResponse.Status(code: error.status),
+                                headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                                body: ResponseBody(byteBuffer: ByteBuffer(bytes: error.jsonBody)))
+            if error.status >= 500 { logger.warning("request failed", metadata: ["error": "\(error)"]) }
+        }
+        let status = Int(response.status.code)
+        service.metrics.request(status: status, preset: service.presets[preset] == nil && preset != "resize" ? "unknown" : preset)
+        let milliseconds = (ContinuousClock.now - start).components
+        let latency = Double(milliseconds.seconds) * 1000 + Double(milliseconds.attoseconds) / 1e15
+        logger.info("request", metadata: [
+            "method": "GET", "path": "\(request.uri.path)", "status": "\(status)", "preset": "\(preset)",
+            "cache": "\(outcome)", "latency_ms": "\(String(format: "%.2f", latency))",
+        ])
+        return response
+    }
+
+    /// The preset a path names, for errors' labels (unknown names are counted as `unknown`).
+    private static func presetLabel(_ path: String) -> String {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count > 2 ? String(parts[2]) : "unknown"
+    }
+}
+#endif

@@ -1,0 +1,49 @@
+#if Serving
+import Foundation
+import Hummingbird
+import Logging
+import Prometheus
+import ServiceLifecycle
+
+/// `tessera serve`: an ``ImageService`` behind ``ImageRoutes`` on a Hummingbird application, run in a
+/// swift-service-lifecycle `ServiceGroup`. SIGTERM or SIGINT starts a graceful shutdown: the listener
+/// closes, in-flight requests finish, then the tables are flushed and ``run(onListening:)`` returns.
+public struct ImageServer: Sendable {
+    public let service: ImageService
+    public let registry: PrometheusCollectorRegistry
+    public let logger: Logger
+
+    /// Opens the service with its own Prometheus registry (no global metrics bootstrap, so several servers
+    /// can live in one process).
+    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "tessera.serve")) throws {
+        let registry = PrometheusCollectorRegistry()
+        self.registry = registry
+        self.logger = logger
+        service = try ImageService(configuration: configuration, metricsFactory: PrometheusMetricsFactory(registry: registry))
+    }
+
+    /// The router with every route.
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        ImageRoutes(service: service, registry: registry, logger: logger).add(to: router)
+        router.get("**") { _, _ -> Response in
+            Response(status: .notFound, headers: [.contentType: "application/json"],
+                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: ServiceError(404, "not_found", "no such route").jsonBody)))
+        }
+        return router
+    }
+
+    /// Listens until SIGTERM or SIGINT, then shuts down gracefully. `onListening` gets the bound port.
+    public func run(onListening: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
+        let (host, port) = try service.configuration.listenAddress()
+        let app = Application(router: router(),
+                              configuration: .init(address: .hostname(host, port: port), serverName: "tessera"),
+                              onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) },
+                              logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        await service.shutdown()
+        logger.info("stopped", metadata: ["statistics": "\(service.statistics)"])
+    }
+}
+#endif

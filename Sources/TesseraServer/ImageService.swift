@@ -1,0 +1,495 @@
+#if Serving
+import Crypto
+import Foundation
+import Logging
+import Metrics
+@_spi(Internal) import TesseraImaging
+import Tessera
+import TesseraHTTP
+
+/// The image service behind `tessera serve`, independent of HTTP plumbing: presets on image tables, ad-hoc
+/// resizes, remote sources, format negotiation, limits and the encoded-response cache. ``TesseraRouter``
+/// puts it behind Hummingbird routes; docs/SERVING.md describes the behaviour.
+public final class ImageService: Sendable {
+    /// What the service was made with.
+    public let configuration: ServerConfiguration
+    let root: RootDirectory
+    let cache: ImageCache
+    let presets: [String: (preset: ServerConfiguration.Preset, format: ImageFormat)]
+    let responses: ResponseCache
+    let decodeSlots: DecodeSlots
+    let decoder: ImageDecoder
+    let produced = ResultCoalescer<ResponseCache.Entry>()
+    let remoteGuard: RemoteSourceGuard
+    let remote: (manager: ImageManager, loader: HTTPDataLoader)?
+    let signer: URLSigner?
+    let metrics: ServiceMetrics
+    /// Output sizes of `fit` presets by source image id (the slot holds the image at its top-left corner).
+    private let fittedSizes = LockedValue([UUID: PixelSize]())
+    private let counters = LockedValue(ServiceStatistics())
+
+    /// Opens (or creates) one image table per preset and, when remote hosts are allowed, an `ImageManager`
+    /// whose loader checks every URL with the SSRF guard.
+    /// - Parameter metricsFactory: where metrics go (the server passes its Prometheus factory); `nil`: the
+    ///   global `MetricsSystem` factory.
+    public init(configuration: ServerConfiguration, metricsFactory: (any MetricsFactory)? = nil) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        root = try RootDirectory(configuration.root)
+        let tables = URL(fileURLWithPath: configuration.tablesDirectory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("tessera-serve-tables").path)
+        try FileManager.default.createDirectory(at: tables, withIntermediateDirectories: true)
+        if (tables.standardizedFileURL.path + "/").hasPrefix(root.realPath + "/") {
+            throw ServerConfigurationError("the tables directory must not be inside --root (it would be served)")
+        }
+        let limits = configuration.limits
+        decoder = ImageDecoder(limits: DecodingLimits(maximumPixelCount: limits.maximumSourcePixels,
+                                                      maximumInputBytes: limits.maximumSourceBytes))
+        decodeSlots = DecodeSlots(limit: limits.maximumConcurrentDecodes, queueLimit: limits.maximumQueuedDecodes)
+        metrics = ServiceMetrics(factory: metricsFactory ?? MetricsSystem.factory)
+        var presets: [String: (ServerConfiguration.Preset, ImageFormat)] = [:]
+        for preset in configuration.presets {
+            let format = ImageFormat(name: "serve-\(preset.name)-\(preset.width)x\(preset.height)-\(preset.mode.rawValue)",
+                                     family: "serve-\(preset.name)", style: .bgra32,
+                                     size: PixelSize(width: preset.width, height: preset.height),
+                                     maximumCount: configuration.tableCapacity)
+            presets[preset.name] = (preset, format)
+        }
+        self.presets = presets
+        let provider = PresetSourceProvider(decoder: decoder, slots: decodeSlots, metrics: metrics,
+                                            sizes: presets.values.map(\.1.size), counters: counters,
+                                            maximumBytes: limits.maximumSourceBytes)
+        cache = try ImageCache(formats: presets.values.map(\.1), directory: tables, provider: provider, decoder: decoder)
+        responses = ResponseCache(capacityBytes: configuration.responseCacheBytes)
+        remoteGuard = RemoteSourceGuard(allowedHosts: configuration.remote.allowedHosts,
+                                        allowedRanges: configuration.remote.allowedAddressRanges.compactMap(AddressRange.init))
+        if remoteGuard.isEnabled {
+            let check = remoteGuard
+            let loader = HTTPDataLoader(configuration: HTTPDataLoader.Configuration(refusedHostCooldown: .zero),
+                                        urlCheck: { url in try await check.check(url) })
+            let disk = URL(fileURLWithPath: configuration.remote.diskCacheDirectory ?? tables.appendingPathComponent("remote").path)
+            let settings = ImageManager.Configuration(disk: DiskCache.Configuration(directory: disk),
+                                                      requestTimeout: .seconds(limits.requestTimeoutSeconds),
+                                                      maximumResponseBytes: limits.maximumSourceBytes)
+            remote = (try ImageManager(configuration: settings, loader: loader, decoder: decoder), loader)
+        } else {
+            remote = nil
+        }
+        signer = configuration.signingKeys.isEmpty ? nil : URLSigner(keys: configuration.signingKeys)
+    }
+
+    /// What the service did so far (also exported as metrics).
+    public var statistics: ServiceStatistics { counters.withLock { $0 } }
+
+    /// Writes the tables' dirty pages to disk and closes the remote loader: call once no request runs.
+    public func shutdown() async {
+        for (_, entry) in presets { try? cache.table(for: entry.format)?.flush(synchronously: true) }
+        try? await remote?.loader.shutdown()
+    }
+
+    // MARK: Requests
+
+    /// An encoded image, or a `304` for a matching `If-None-Match`.
+    public struct ImageResponse: Sendable {
+        /// 200 or 304.
+        public var status: Int
+        /// Empty for 304.
+        public var body: [UInt8]
+        public var contentType: String
+        public var etag: String
+        public var cacheControl: String
+        /// `memory`, `table`, `miss`, `not-modified` or `remote` (the log line's and `X-Tessera-Cache`'s value).
+        public var outcome: String
+    }
+
+    /// What a request asks besides the image: the raw query, `Accept` and `If-None-Match`.
+    public struct RequestInfo: Sendable {
+        public var path: String
+        public var query: [String: String]
+        public var rawQuery: String?
+        public var accept: String?
+        public var ifNoneMatch: String?
+
+        public init(path: String, rawQuery: String?, accept: String?, ifNoneMatch: String?) {
+            self.path = path
+            self.rawQuery = rawQuery
+            self.query = Self.parse(rawQuery)
+            self.accept = accept
+            self.ifNoneMatch = ifNoneMatch
+        }
+
+        static func parse(_ raw: String?) -> [String: String] {
+            var result: [String: String] = [:]
+            for pair in (raw ?? "").split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = String(parts[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[0])
+                let value = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ") : ""
+                if result[name] == nil { result[name] = value.removingPercentEncoding ?? "\u{0}" }   // undecodable: refused later
+            }
+            return result
+        }
+    }
+
+    /// `GET /v1/{preset}/{path…}`: `rawPath` is the part after the preset, still percent-encoded.
+    public func presetImage(preset name: String, rawPath: String, request: RequestInfo) async throws(ServiceError) -> ImageResponse {
+        try verifySignature(request)
+        guard let (preset, format) = presets[name] else { throw ServiceError(404, "unknown_preset", "no preset named '\(name)'") }
+        let file = try root.file(try RootDirectory.decode(rawPath))
+        guard file.size <= configuration.limits.maximumSourceBytes else {
+            throw ServiceError(413, "source_too_large", "the source has \(file.size) bytes, more than the limit of \(configuration.limits.maximumSourceBytes)")
+        }
+        let output = try OutputChoice(fmt: request.query["fmt"], accept: request.accept)
+        let quality = try Self.quality(request.query["q"], default: configuration.defaultQuality)
+        let key = "p|\(name)|\(file.relativePath)|\(file.version)|\(output.key)|\(quality)"
+        let etag = Self.etag(key)
+        if Self.matches(request.ifNoneMatch, etag) { return notModified(etag) }
+        if let hit = responses.get(key) { return ok(hit, outcome: "memory", preset: name) }
+        let entity = FileEntity(file: file, preset: preset, fittedSizes: fittedSizes)
+        let outcome = LockedValue("table")
+        do {
+            let entry = try await produced.value(for: key) { [self] in
+                // A job that finished just before this one started has stored its response already.
+                if let hit = responses.get(key) { return hit }
+                let image: TableImage
+                if let hit = cache.cachedImage(for: entity, format: format) {
+                    image = hit
+                    counters.withLock { $0.tableHits += 1 }
+                    metrics.tableHits.increment()
+                } else {
+                    outcome.withLock { $0 = "miss" }
+                    counters.withLock { $0.tableMisses += 1 }
+                    metrics.tableMisses.increment()
+                    image = try await cache.image(for: entity, format: format)
+                }
+                let visible = try self.visiblePart(of: image, entity: entity, preset: preset)
+                let entry = try self.encode(visible, output: output, quality: quality, etag: etag)
+                responses.set(key, entry)   // before the waiters resume, so that a later request hits it
+                return entry
+            }
+            return ok(entry, outcome: outcome.withLock { $0 }, preset: name)
+        } catch {
+            throw ServiceError.from(error)
+        }
+    }
+
+    /// `GET /v1/resize?src=…&w=&h=&mode=&fmt=&q=`.
+    public func resizedImage(request: RequestInfo) async throws(ServiceError) -> ImageResponse {
+        try verifySignature(request)
+        guard let src = request.query["src"], !src.isEmpty else { throw ServiceError(400, "missing_src", "src is required") }
+        let width = try dimension(request.query["w"], name: "w", allowed: configuration.limits.allowedWidths)
+        let height = try dimension(request.query["h"], name: "h", allowed: configuration.limits.allowedHeights)
+        guard width * height <= configuration.limits.maximumOutputPixels else {
+            throw ServiceError(400, "output_too_large", "\(width)x\(height) is more than \(configuration.limits.maximumOutputPixels) output pixels")
+        }
+        guard let mode = ServerConfiguration.Mode(rawValue: request.query["mode"] ?? "fit") else {
+            throw ServiceError(400, "bad_mode", "mode is fill or fit")
+        }
+        let output = try OutputChoice(fmt: request.query["fmt"], accept: request.accept)
+        let quality = try Self.quality(request.query["q"], default: configuration.defaultQuality)
+        let box = PixelSize(width: width, height: height)
+        let lowered = src.lowercased()
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+            return try await remoteImage(src, box: box, mode: mode, output: output, quality: quality, request: request)
+        }
+        if lowered.contains("://") { throw ServiceError(400, "bad_src", "src is a path under the root or an http(s) URL") }
+        let file = try root.file(src)
+        guard file.size <= configuration.limits.maximumSourceBytes else {
+            throw ServiceError(413, "source_too_large", "the source has \(file.size) bytes, more than the limit of \(configuration.limits.maximumSourceBytes)")
+        }
+        let key = "r|\(file.relativePath)|\(file.version)|\(width)x\(height)|\(mode.rawValue)|\(output.key)|\(quality)"
+        let etag = Self.etag(key)
+        if Self.matches(request.ifNoneMatch, etag) { return notModified(etag) }
+        if let hit = responses.get(key) { return ok(hit, outcome: "memory", preset: "resize") }
+        do {
+            let entry = try await produced.value(for: key) { [self] in
+                if let hit = responses.get(key) { return hit }
+                let data = try Data(contentsOf: URL(fileURLWithPath: file.realPath))
+                let image = try await self.decodeResized(data, box: box, mode: mode)
+                let entry = try self.encode(image, output: output, quality: quality, etag: etag)
+                responses.set(key, entry)
+                return entry
+            }
+            return ok(entry, outcome: "miss", preset: "resize")
+        } catch {
+            throw ServiceError.from(error)
+        }
+    }
+
+    /// A remote `src`: the bytes through `ImageManager` (coalesced per URL, disk cache, HTTP freshness),
+    /// every URL and redirect checked by the SSRF guard.
+    private func remoteImage(_ src: String, box: PixelSize, mode: ServerConfiguration.Mode, output: OutputChoice, quality: Int,
+                             request: RequestInfo) async throws(ServiceError) -> ImageResponse {
+        guard let remote else { throw ServiceError(403, "remote_disabled", "remote sources are off (no allowed hosts configured)") }
+        guard let url = URL(string: src), let host = url.host, !host.isEmpty else { throw ServiceError(400, "bad_src", "src is not a valid URL") }
+        guard remoteGuard.allows(host: host) else { throw ServiceError(403, "remote_refused", "host '\(host)' is not allowed") }
+        do {
+            // Checked here too so that a refused address is refused before the disk cache is consulted.
+            try await remoteGuard.check(url)
+            let start = ContinuousClock.now
+            let data = try await remote.manager.data(for: url)
+            metrics.downloadTime.recordNanoseconds(Int64((ContinuousClock.now - start).timeInterval * 1e9))
+            let digest = SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
+            let key = "u|\(src)|\(digest)|\(box.width)x\(box.height)|\(mode.rawValue)|\(output.key)|\(quality)"
+            let etag = Self.etag(key)
+            if Self.matches(request.ifNoneMatch, etag) { return notModified(etag) }
+            if let hit = responses.get(key) { return ok(hit, outcome: "memory", preset: "resize") }
+            let entry = try await produced.value(for: key) { [self] in
+                if let hit = responses.get(key) { return hit }
+                let image = try await self.decodeResized(data, box: box, mode: mode)
+                let entry = try self.encode(image, output: output, quality: quality, etag: etag)
+                responses.set(key, entry)
+                return entry
+            }
+            return ok(entry, outcome: "remote", preset: "resize")
+        } catch {
+            throw ServiceError.from(error)
+        }
+    }
+
+    // MARK: Pieces
+
+    /// Decodes `data` into `box` (fill: exactly the box, cropped; fit: inside the box, aspect kept) in a decode slot.
+    private func decodeResized(_ data: Data, box: PixelSize, mode: ServerConfiguration.Mode) async throws -> Bitmap {
+        let info = try decoder.probe(data)
+        let size = mode == .fill ? box : Self.fittedSize(of: info.displaySize, in: box)
+        return try await decodeSlots.run { [self] in
+            let start = ContinuousClock.now
+            defer { metrics.decodeTime.recordNanoseconds(Int64((ContinuousClock.now - start).timeInterval * 1e9)) }
+            counters.withLock { $0.decodes += 1 }
+            return try decoder.thumbnail(data, size: size, mode: .aspectFill)
+        }
+    }
+
+    /// The part of a preset's slot that is the image: all of it for `fill`, the top-left fitted size for `fit`.
+    private func visiblePart(of image: TableImage, entity: FileEntity, preset: ServerConfiguration.Preset) throws -> any BitmapImage {
+        guard preset.mode == .fit else { return image }
+        let size: PixelSize
+        if let known = fittedSizes.withLock({ $0[entity.sourceImageID] }) {
+            size = known
+        } else {
+            // A table hit from an earlier process: read the header again for the source's size.
+            let data = try Data(contentsOf: URL(fileURLWithPath: entity.file.realPath))
+            size = Self.fittedSize(of: try decoder.probe(data).displaySize, in: PixelSize(width: preset.width, height: preset.height))
+            fittedSizes.withLock { $0[entity.sourceImageID] = size }
+        }
+        if size == image.layout.size { return image }
+        return Bitmap(width: size.width, height: size.height, style: image.style) { view in
+            image.withUnsafeBytes { source in
+                let rowBytes = size.width * image.style.bytesPerPixel
+                for y in 0..<size.height {
+                    view.row(y).copyMemory(from: source.baseAddress! + y * image.bytesPerRow, byteCount: rowBytes)
+                }
+            }
+        }
+    }
+
+    /// Encodes in the negotiated format (PNG instead of JPEG for an image with transparent pixels).
+    private func encode(_ image: some BitmapImage, output: OutputChoice, quality: Int, etag: String) throws -> ResponseCache.Entry {
+        let format = output.format(hasAlpha: Self.hasTransparency(image))
+        let start = ContinuousClock.now
+        defer { metrics.encodeTime.recordNanoseconds(Int64((ContinuousClock.now - start).timeInterval * 1e9)) }
+        counters.withLock { $0.encodes += 1 }
+        let bytes: [UInt8]
+        switch format {
+        case .jpeg: bytes = try JPEGEncoder(quality: quality).encode(image)
+        case .png: bytes = try PNGEncoder().encode(image)
+        case .webp: bytes = try WebPEncoder(quality: quality).encode(image)
+        }
+        return ResponseCache.Entry(body: bytes, contentType: format.contentType, etag: etag)
+    }
+
+    private func ok(_ entry: ResponseCache.Entry, outcome: String, preset: String) -> ImageResponse {
+        if outcome == "memory" { counters.withLock { $0.memoryHits += 1 } }
+        metrics.bytesServed.increment(by: Int64(entry.body.count))
+        return ImageResponse(status: 200, body: entry.body, contentType: entry.contentType, etag: entry.etag,
+                             cacheControl: cacheControl, outcome: outcome)
+    }
+
+    private func notModified(_ etag: String) -> ImageResponse {
+        ImageResponse(status: 304, body: [], contentType: "", etag: etag, cacheControl: cacheControl, outcome: "not-modified")
+    }
+
+    private var cacheControl: String { "public, max-age=\(configuration.maxAgeSeconds)" }
+
+    private func verifySignature(_ request: RequestInfo) throws(ServiceError) {
+        guard let signer else { return }
+        try signer.verify(path: request.path, rawQuery: request.rawQuery)
+    }
+
+    private func dimension(_ text: String?, name: String, allowed: [Int]) throws(ServiceError) -> Int {
+        guard let text, let value = Int(text), value > 0, value <= 8192 else {
+            throw ServiceError(400, "bad_size", "\(name) must be a whole number from 1 to 8192")
+        }
+        guard allowed.isEmpty || allowed.contains(value) else {
+            throw ServiceError(400, "size_not_allowed", "\(name)=\(value) is not one of the allowed sizes")
+        }
+        return value
+    }
+
+    static func quality(_ text: String?, default value: Int) throws(ServiceError) -> Int {
+        guard let text else { return value }
+        guard let q = Int(text), (1...100).contains(q) else { throw ServiceError(400, "bad_quality", "q must be 1…100") }
+        return q
+    }
+
+    /// A strong ETag: 128 bits of SHA-256 of the response's cache key.
+    static func etag(_ key: String) -> String {
+        "\"" + SHA256.hash(data: Data(key.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+    }
+
+    /// Whether `If-None-Match` (a list, or `*`) names `etag` (weak comparison, as RFC 9110 asks for it).
+    static func matches(_ header: String?, _ etag: String) -> Bool {
+        guard let header else { return false }
+        if header.trimmingCharacters(in: .whitespaces) == "*" { return true }
+        return header.split(separator: ",").contains { candidate in
+            var tag = candidate.trimmingCharacters(in: .whitespaces)
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag == etag
+        }
+    }
+
+    /// The largest size with `source`'s aspect ratio inside `box` (at least 1×1).
+    static func fittedSize(of source: PixelSize, in box: PixelSize) -> PixelSize {
+        let scale = min(Double(box.width) / Double(source.width), Double(box.height) / Double(source.height))
+        return PixelSize(width: min(box.width, max(1, Int((Double(source.width) * scale).rounded()))),
+                         height: min(box.height, max(1, Int((Double(source.height) * scale).rounded()))))
+    }
+
+    /// Whether any pixel is not fully opaque (only `bgra32` can say so).
+    static func hasTransparency(_ image: some BitmapImage) -> Bool {
+        guard image.style == .bgra32 else { return false }
+        return image.withUnsafeBytes { bytes in
+            for y in 0..<image.height {
+                let row = y * image.bytesPerRow
+                var x = 3
+                while x < image.width * 4 {
+                    if bytes[row + x] != 255 { return true }
+                    x += 4
+                }
+            }
+            return false
+        }
+    }
+}
+
+/// Counts of what the service did (also in `/metrics`).
+public struct ServiceStatistics: Sendable, Hashable {
+    /// Source images decoded (preset misses and ad-hoc resizes).
+    public var decodes = 0
+    /// Responses encoded.
+    public var encodes = 0
+    /// Responses served from the encoded-response memory cache.
+    public var memoryHits = 0
+    /// Preset requests answered from an image table.
+    public var tableHits = 0
+    /// Preset requests that had to fill the table.
+    public var tableMisses = 0
+}
+
+/// The output format: explicit (`fmt=`) or chosen from `Accept`.
+struct OutputChoice: Sendable {
+    enum Format: String, Sendable {
+        case jpeg, png, webp
+        var contentType: String { "image/\(rawValue)" }
+    }
+
+    private let explicit: Format?
+    private let acceptsWebP: Bool
+
+    /// The part of the cache key and ETag that decides the format.
+    var key: String { explicit.map { "f:\($0.rawValue)" } ?? (acceptsWebP ? "a:webp" : "a:legacy") }
+
+    init(fmt: String?, accept: String?) throws(ServiceError) {
+        if let fmt {
+            switch fmt.lowercased() {
+            case "jpeg", "jpg": explicit = .jpeg
+            case "png": explicit = .png
+            case "webp": explicit = .webp
+            case "avif": throw ServiceError(400, "format_unavailable", "this build has no AVIF encoder; use jpeg, png or webp")
+            default: throw ServiceError(400, "bad_format", "fmt is jpeg, png, webp or avif")
+            }
+            acceptsWebP = false
+        } else {
+            explicit = nil
+            // AVIF would be checked first here once an AVIF encoder exists.
+            acceptsWebP = Self.accepts("image/webp", in: accept)
+        }
+    }
+
+    /// The format for an image with or without transparent pixels.
+    func format(hasAlpha: Bool) -> Format {
+        if let explicit { return explicit }
+        if acceptsWebP { return .webp }
+        return hasAlpha ? .png : .jpeg
+    }
+
+    /// Whether `Accept` lists `type` explicitly with a non-zero quality.
+    static func accepts(_ type: String, in accept: String?) -> Bool {
+        guard let accept else { return false }
+        for range in accept.lowercased().split(separator: ",") {
+            let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.first == type else { continue }
+            let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            return q > 0
+        }
+        return false
+    }
+}
+
+/// A file under the root as an image-table entity: its id is the relative path, its source id adds the version.
+struct FileEntity: ImageEntity {
+    let file: RootDirectory.File
+    let preset: ServerConfiguration.Preset
+    let fittedSizes: LockedValue<[UUID: PixelSize]>
+    let entityID: UUID
+    let sourceImageID: UUID
+
+    init(file: RootDirectory.File, preset: ServerConfiguration.Preset, fittedSizes: LockedValue<[UUID: PixelSize]>) {
+        self.file = file
+        self.preset = preset
+        self.fittedSizes = fittedSizes
+        entityID = UUID(hashing: file.relativePath)
+        sourceImageID = UUID(hashing: file.relativePath + "\u{0}" + file.version)
+    }
+
+    func sourceImageURL(for format: ImageFormat) -> URL? { URL(fileURLWithPath: file.realPath) }
+
+    /// `fill`: the slot, covered and cropped. `fit`: the fitted size at the slot's top-left corner, the rest clear.
+    func draw(_ source: Bitmap, in context: DrawingContext, for format: ImageFormat) throws {
+        context.clear()
+        guard preset.mode == .fit else {
+            try context.draw(source, in: context.bounds, mode: .aspectFill)
+            return
+        }
+        let size = ImageService.fittedSize(of: source.layout.size, in: format.size)
+        fittedSizes.withLock { $0[sourceImageID] = size }
+        try context.draw(source, in: Rect(x: 0, y: 0, width: Double(size.width), height: Double(size.height)), mode: .fill)
+    }
+}
+
+/// Reads preset sources from disk and decodes them once, in a decode slot, just large enough for every preset.
+struct PresetSourceProvider: SourceImageProviding {
+    let decoder: ImageDecoder
+    let slots: DecodeSlots
+    let metrics: ServiceMetrics
+    let sizes: [PixelSize]
+    let counters: LockedValue<ServiceStatistics>
+    let maximumBytes: Int
+
+    func sourceImage(at url: URL, for entity: any ImageEntity, format: ImageFormat) async throws -> SourceImage {
+        let data = try Data(contentsOf: url)
+        try decoder.limits.checkInput(byteCount: data.count)
+        _ = try decoder.probe(data)   // the pixel limit, before a decode slot is taken
+        let bitmap = try await slots.run {
+            let start = ContinuousClock.now
+            defer { metrics.decodeTime.recordNanoseconds(Int64((ContinuousClock.now - start).timeInterval * 1e9)) }
+            counters.withLock { $0.decodes += 1 }
+            return try decoder.decode(data, covering: sizes)
+        }
+        return .decoded(bitmap)
+    }
+
+    /// Each preset is its own family: a miss fills only the preset asked for.
+    func shouldProcessAllFormats(inFamily family: String, for entity: any ImageEntity) -> Bool { false }
+}
+#endif

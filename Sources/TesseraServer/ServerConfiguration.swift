@@ -1,0 +1,210 @@
+#if Serving
+import Foundation
+import Tessera
+
+/// Everything `tessera serve` (and a mounted ``ImageService``) is configured with. Decodable from the
+/// JSON config file; flags and `TESSERA_…` variables override its fields (docs/SERVING.md).
+public struct ServerConfiguration: Sendable, Codable, Hashable {
+    /// A named output size backed by one image table.
+    public struct Preset: Sendable, Codable, Hashable {
+        /// The name in `/v1/{preset}/…`.
+        public var name: String
+        /// Output width and height (the table's slot size).
+        public var width: Int
+        public var height: Int
+        /// `fill` (cover and crop) or `fit` (inside, aspect kept).
+        public var mode: Mode
+
+        public init(name: String, width: Int, height: Int, mode: Mode) {
+            self.name = name
+            self.width = width
+            self.height = height
+            self.mode = mode
+        }
+
+        /// Parses `NAME:WxH:MODE` (the `--preset` syntax).
+        public init(parsing text: String) throws(ServerConfigurationError) {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 3 else { throw ServerConfigurationError("preset '\(text)' is not NAME:WxH:MODE") }
+            let size = parts[1].lowercased().split(separator: "x").compactMap { Int($0) }
+            guard size.count == 2, let mode = Mode(rawValue: parts[2]) else {
+                throw ServerConfigurationError("preset '\(text)' is not NAME:WxH:MODE (MODE is fill or fit)")
+            }
+            self.init(name: parts[0], width: size[0], height: size[1], mode: mode)
+        }
+    }
+
+    /// How an image is sized into its box.
+    public enum Mode: String, Sendable, Codable, Hashable {
+        case fill, fit
+
+        var contentMode: ContentMode { self == .fill ? .aspectFill : .aspectFit }
+    }
+
+    /// One HMAC-SHA256 key for signed URLs.
+    public struct SigningKey: Sendable, Codable, Hashable {
+        /// A name for logs.
+        public var id: String
+        /// The secret, as given (its UTF-8 bytes are the key).
+        public var secret: String
+
+        public init(id: String, secret: String) {
+            self.id = id
+            self.secret = secret
+        }
+    }
+
+    /// What a request may cost.
+    public struct Limits: Sendable, Codable, Hashable {
+        /// Largest source file or download, in bytes (413 above it).
+        public var maximumSourceBytes: Int = 32 << 20
+        /// Largest source image, in pixels (413 above it), checked on the header before decoding.
+        public var maximumSourcePixels: Int = 50_000_000
+        /// Largest output image, in pixels (400 above it).
+        public var maximumOutputPixels: Int = 4_000_000
+        /// Longest time a request may take (503 after it).
+        public var requestTimeoutSeconds: Double = 30
+        /// Decodes running at once; more wait in a queue.
+        public var maximumConcurrentDecodes: Int = 4
+        /// Requests that may wait for a decode slot; past this a request gets 503 at once.
+        public var maximumQueuedDecodes: Int = 64
+        /// Widths `/v1/resize` accepts; empty: any width up to the output-pixel limit.
+        public var allowedWidths: [Int] = []
+        /// Heights `/v1/resize` accepts; empty: any height up to the output-pixel limit.
+        public var allowedHeights: [Int] = []
+
+        public init() {}
+
+        private enum CodingKeys: String, CodingKey {
+            case maximumSourceBytes, maximumSourcePixels, maximumOutputPixels, requestTimeoutSeconds, maximumConcurrentDecodes,
+                 maximumQueuedDecodes, allowedWidths, allowedHeights
+        }
+
+        /// Decodes the `limits` object of a config file; absent fields keep their defaults.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let d = Limits()
+            maximumSourceBytes = try c.decodeIfPresent(Int.self, forKey: .maximumSourceBytes) ?? d.maximumSourceBytes
+            maximumSourcePixels = try c.decodeIfPresent(Int.self, forKey: .maximumSourcePixels) ?? d.maximumSourcePixels
+            maximumOutputPixels = try c.decodeIfPresent(Int.self, forKey: .maximumOutputPixels) ?? d.maximumOutputPixels
+            requestTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds) ?? d.requestTimeoutSeconds
+            maximumConcurrentDecodes = try c.decodeIfPresent(Int.self, forKey: .maximumConcurrentDecodes) ?? d.maximumConcurrentDecodes
+            maximumQueuedDecodes = try c.decodeIfPresent(Int.self, forKey: .maximumQueuedDecodes) ?? d.maximumQueuedDecodes
+            allowedWidths = try c.decodeIfPresent([Int].self, forKey: .allowedWidths) ?? []
+            allowedHeights = try c.decodeIfPresent([Int].self, forKey: .allowedHeights) ?? []
+        }
+    }
+
+    /// Remote (`src=http(s)://…`) sources: off unless ``allowedHosts`` is not empty.
+    public struct Remote: Sendable, Codable, Hashable {
+        /// Host names accepted in `src` and after every redirect (exact, case-insensitive; `*.example.com`
+        /// matches subdomains). Empty: remote sources are refused.
+        public var allowedHosts: [String] = []
+        /// Address ranges (CIDR, such as `127.0.0.0/8`) that the SSRF guard lets through although they are
+        /// loopback, private, link-local… Empty by default.
+        public var allowedAddressRanges: [String] = []
+        /// Where downloaded originals are kept (the `ImageManager` disk cache); `nil`: `<tables>/remote`.
+        public var diskCacheDirectory: String? = nil
+
+        public init() {}
+
+        private enum CodingKeys: String, CodingKey { case allowedHosts, allowedAddressRanges, diskCacheDirectory }
+
+        /// Decodes the `remote` object of a config file; absent fields keep their defaults.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            allowedHosts = try c.decodeIfPresent([String].self, forKey: .allowedHosts) ?? []
+            allowedAddressRanges = try c.decodeIfPresent([String].self, forKey: .allowedAddressRanges) ?? []
+            diskCacheDirectory = try c.decodeIfPresent(String.self, forKey: .diskCacheDirectory)
+        }
+    }
+
+    /// The directory served by `/v1/…` (required).
+    public var root: String
+    /// `HOST:PORT` to listen on.
+    public var listen: String = "127.0.0.1:8080"
+    /// The presets.
+    public var presets: [Preset] = [Preset(name: "thumb", width: 200, height: 200, mode: .fill)]
+    /// Where the image tables live; `nil`: `<root>/.tessera-tables` is NOT used (it would be served):
+    /// the default is a `tessera-serve-tables` directory in the system's temporary directory.
+    public var tablesDirectory: String? = nil
+    /// Entries per preset table.
+    public var tableCapacity: Int = 10_000
+    /// Bytes of encoded responses kept in memory.
+    public var responseCacheBytes: Int = 64 << 20
+    /// JPEG and WebP quality when `q` is absent.
+    public var defaultQuality: Int = 82
+    /// `Cache-Control` `max-age` of image responses, in seconds.
+    public var maxAgeSeconds: Int = 86_400
+    /// When not empty, every `/v1/…` request must carry a valid `s=` signature by one of these keys.
+    public var signingKeys: [SigningKey] = []
+    public var limits = Limits()
+    public var remote = Remote()
+
+    public init(root: String) {
+        self.root = root
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case root, listen, presets, tablesDirectory, tableCapacity, responseCacheBytes, defaultQuality, maxAgeSeconds,
+             signingKeys, limits, remote
+    }
+
+    /// Decodes a config file; absent fields keep their defaults.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        root = try c.decodeIfPresent(String.self, forKey: .root) ?? ""
+        let defaults = ServerConfiguration(root: root)
+        listen = try c.decodeIfPresent(String.self, forKey: .listen) ?? defaults.listen
+        presets = try c.decodeIfPresent([Preset].self, forKey: .presets) ?? defaults.presets
+        tablesDirectory = try c.decodeIfPresent(String.self, forKey: .tablesDirectory)
+        tableCapacity = try c.decodeIfPresent(Int.self, forKey: .tableCapacity) ?? defaults.tableCapacity
+        responseCacheBytes = try c.decodeIfPresent(Int.self, forKey: .responseCacheBytes) ?? defaults.responseCacheBytes
+        defaultQuality = try c.decodeIfPresent(Int.self, forKey: .defaultQuality) ?? defaults.defaultQuality
+        maxAgeSeconds = try c.decodeIfPresent(Int.self, forKey: .maxAgeSeconds) ?? defaults.maxAgeSeconds
+        signingKeys = try c.decodeIfPresent([SigningKey].self, forKey: .signingKeys) ?? []
+        limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits()
+        remote = try c.decodeIfPresent(Remote.self, forKey: .remote) ?? Remote()
+    }
+
+    /// Checks the values that would make the service misbehave.
+    public func validate() throws(ServerConfigurationError) {
+        guard !root.isEmpty else { throw ServerConfigurationError("--root is required") }
+        var seen = Set<String>()
+        for preset in presets {
+            guard !preset.name.isEmpty, preset.name != "resize",
+                  preset.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                throw ServerConfigurationError("preset name '\(preset.name)' must be letters, digits, - or _, and not 'resize'")
+            }
+            guard seen.insert(preset.name).inserted else { throw ServerConfigurationError("preset '\(preset.name)' is defined twice") }
+            guard preset.width > 0, preset.height > 0, preset.width <= 4096, preset.height <= 4096 else {
+                throw ServerConfigurationError("preset '\(preset.name)' must be 1…4096 pixels on each side")
+            }
+        }
+        guard limits.maximumConcurrentDecodes > 0, limits.maximumQueuedDecodes >= 0, limits.requestTimeoutSeconds > 0 else {
+            throw ServerConfigurationError("limits must be positive")
+        }
+        _ = try listenAddress()
+        for range in remote.allowedAddressRanges where AddressRange(range) == nil {
+            throw ServerConfigurationError("address range '\(range)' is not CIDR (such as 127.0.0.0/8)")
+        }
+    }
+
+    /// ``listen`` split into host and port.
+    public func listenAddress() throws(ServerConfigurationError) -> (host: String, port: Int) {
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
+              (0...65535).contains(port) else {
+            throw ServerConfigurationError("--listen '\(listen)' is not HOST:PORT")
+        }
+        var host = String(listen[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host.isEmpty ? "127.0.0.1" : host, port)
+    }
+}
+
+/// A configuration that cannot work, with the reason.
+public struct ServerConfigurationError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+#endif

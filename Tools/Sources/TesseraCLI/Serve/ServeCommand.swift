@@ -1,0 +1,93 @@
+import ArgumentParser
+import Foundation
+import TesseraServer
+
+/// `tessera serve --root DIR [--listen 127.0.0.1:8080] [--preset NAME:WxH:MODE …] [--config FILE]`: the image
+/// service (docs/SERVING.md). Settings come from the config file, then `TESSERA_…` variables, then flags,
+/// each overriding the one before.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve images from a directory in named presets and ad-hoc sizes, with the cache built in."
+    )
+
+    @Option(help: "The directory of images served under /v1/ (TESSERA_ROOT).") var root: String?
+    @Option(help: "HOST:PORT to listen on (TESSERA_LISTEN; default 127.0.0.1:8080).") var listen: String?
+    @Option(name: .customLong("preset"), help: "A preset NAME:WxH:MODE, MODE fill or fit; repeatable (TESSERA_PRESETS, comma-separated).")
+    var presets: [String] = []
+    @Option(help: "A JSON config file (TESSERA_CONFIG).") var config: String?
+    @Option(name: .customLong("tables"), help: "Directory of the image tables (TESSERA_TABLES).") var tablesDirectory: String?
+    @Option(name: .customLong("signing-key"), help: "ID:SECRET of an HMAC key for signed URLs; repeatable (TESSERA_SIGNING_KEYS).")
+    var signingKeys: [String] = []
+    @Option(name: .customLong("allow-host"), help: "A host remote sources may come from; repeatable (TESSERA_ALLOW_HOSTS).")
+    var allowedHosts: [String] = []
+    @Option(name: .customLong("allow-range"), help: "A CIDR range the SSRF guard lets through; repeatable (TESSERA_ALLOW_RANGES).")
+    var allowedRanges: [String] = []
+    @Option(name: .customLong("max-source-bytes"), help: "Largest source, in bytes (TESSERA_MAX_SOURCE_BYTES).") var maximumSourceBytes: Int?
+    @Option(name: .customLong("max-source-pixels"), help: "Largest source, in pixels (TESSERA_MAX_SOURCE_PIXELS).") var maximumSourcePixels: Int?
+    @Option(name: .customLong("max-output-pixels"), help: "Largest output, in pixels (TESSERA_MAX_OUTPUT_PIXELS).") var maximumOutputPixels: Int?
+    @Option(name: .customLong("request-timeout"), help: "Seconds a request may take (TESSERA_REQUEST_TIMEOUT).") var requestTimeout: Double?
+    @Option(name: .customLong("max-decodes"), help: "Decodes at once (TESSERA_MAX_DECODES).") var maximumDecodes: Int?
+    @Option(name: .customLong("max-queued-decodes"), help: "Requests waiting for a decode before 503 (TESSERA_MAX_QUEUED_DECODES).")
+    var maximumQueuedDecodes: Int?
+    @Option(name: .customLong("response-cache-bytes"), help: "Memory for encoded responses (TESSERA_RESPONSE_CACHE_BYTES).")
+    var responseCacheBytes: Int?
+
+    func run() async throws {
+        let configuration = try makeConfiguration(environment: ProcessInfo.processInfo.environment)
+        let server = try ImageServer(configuration: configuration)
+        try await server.run { port in
+            let line = "tessera serve: listening on \(configuration.listen.split(separator: ":").dropLast().joined(separator: ":")):\(port)\n"
+            FileHandle.standardOutput.write(Data(line.utf8))
+        }
+    }
+
+    /// The configuration from the file, the environment and the flags, in that order of precedence (lowest first).
+    func makeConfiguration(environment: [String: String]) throws -> ServerConfiguration {
+        var configuration = ServerConfiguration(root: "")
+        if let file = config ?? environment["TESSERA_CONFIG"] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: file))
+            do {
+                configuration = try JSONDecoder().decode(ServerConfiguration.self, from: data)
+            } catch {
+                throw ValidationError("config file \(file): \(error)")
+            }
+        }
+        func list(_ name: String) -> [String]? {
+            environment[name].map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+        }
+        func number<T: LosslessStringConvertible>(_ flag: T?, _ name: String) throws -> T? {
+            if let flag { return flag }
+            guard let text = environment[name] else { return nil }
+            guard let value = T(text) else { throw ValidationError("\(name)=\(text) is not a number") }
+            return value
+        }
+        if let value = root ?? environment["TESSERA_ROOT"] { configuration.root = value }
+        if let value = listen ?? environment["TESSERA_LISTEN"] { configuration.listen = value }
+        if let value = tablesDirectory ?? environment["TESSERA_TABLES"] { configuration.tablesDirectory = value }
+        if let texts = presets.isEmpty ? list("TESSERA_PRESETS") : presets {
+            configuration.presets = try texts.map { text in
+                do throws(ServerConfigurationError) { return try ServerConfiguration.Preset(parsing: text) } catch { throw ValidationError(error.description) }
+            }
+        }
+        if let keys = signingKeys.isEmpty ? list("TESSERA_SIGNING_KEYS") : signingKeys {
+            configuration.signingKeys = try keys.map { text in
+                guard let colon = text.firstIndex(of: ":"), colon != text.startIndex, text.index(after: colon) != text.endIndex else {
+                    throw ValidationError("signing key '\(text)' is not ID:SECRET")
+                }
+                return ServerConfiguration.SigningKey(id: String(text[..<colon]), secret: String(text[text.index(after: colon)...]))
+            }
+        }
+        if let hosts = allowedHosts.isEmpty ? list("TESSERA_ALLOW_HOSTS") : allowedHosts { configuration.remote.allowedHosts = hosts }
+        if let ranges = allowedRanges.isEmpty ? list("TESSERA_ALLOW_RANGES") : allowedRanges { configuration.remote.allowedAddressRanges = ranges }
+        if let value = try number(maximumSourceBytes, "TESSERA_MAX_SOURCE_BYTES") { configuration.limits.maximumSourceBytes = value }
+        if let value = try number(maximumSourcePixels, "TESSERA_MAX_SOURCE_PIXELS") { configuration.limits.maximumSourcePixels = value }
+        if let value = try number(maximumOutputPixels, "TESSERA_MAX_OUTPUT_PIXELS") { configuration.limits.maximumOutputPixels = value }
+        if let value = try number(requestTimeout, "TESSERA_REQUEST_TIMEOUT") { configuration.limits.requestTimeoutSeconds = value }
+        if let value = try number(maximumDecodes, "TESSERA_MAX_DECODES") { configuration.limits.maximumConcurrentDecodes = value }
+        if let value = try number(maximumQueuedDecodes, "TESSERA_MAX_QUEUED_DECODES") { configuration.limits.maximumQueuedDecodes = value }
+        if let value = try number(responseCacheBytes, "TESSERA_RESPONSE_CACHE_BYTES") { configuration.responseCacheBytes = value }
+        do throws(ServerConfigurationError) { try configuration.validate() } catch { throw ValidationError(error.description) }
+        return configuration
+    }
+}

@@ -1,0 +1,460 @@
+import Foundation
+import Testing
+import Tessera
+@testable import TesseraServer
+import TesseraTestSupport
+
+/// The image service (`TesseraServer`) in process, on a real Hummingbird server on 127.0.0.1.
+@Suite("tessera serve, in process")
+struct ServeTests {
+    // MARK: Routes
+
+    @Test func healthzAndMetrics() async throws {
+        let fixture = try ServeFixture()
+        try await fixture.withServer(fixture.configuration()) { port, _ in
+            let health = try await RawHTTP.get(port: port, "/healthz")
+            #expect(health.status == 200)
+            #expect(health.text == "{\"status\":\"ok\"}")
+            let image = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg")
+            #expect(image.status == 200)
+            let metrics = try await RawHTTP.get(port: port, "/metrics")
+            #expect(metrics.status == 200)
+            #expect(metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
+            #expect(metrics.text.contains("tessera_requests_total{"))
+            #expect(metrics.text.contains("preset=\"thumb\""))
+            #expect(metrics.text.contains("tessera_table_misses_total 1"))
+            #expect(metrics.text.contains("tessera_decode_seconds_bucket"))
+            #expect(metrics.text.contains("tessera_bytes_served_total \(image.body.count)"))
+        }
+    }
+
+    @Test func presetFillServesJPEGWithCacheHeaders() async throws {
+        let fixture = try ServeFixture()
+        try await fixture.withServer(fixture.configuration()) { port, server in
+            let first = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg")
+            #expect(first.status == 200)
+            #expect(first.headers["content-type"] == "image/jpeg")
+            #expect(try DecodedBody(first.body) == DecodedBody(format: "jpeg", width: 64, height: 64))
+            #expect(first.headers["vary"] == "Accept")
+            #expect(first.headers["cache-control"] == "public, max-age=86400")
+            #expect(first.headers["etag"]?.hasPrefix("\"") == true)
+            #expect(first.headers["x-tessera-cache"] == "miss")
+            let second = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg")
+            #expect(second.headers["x-tessera-cache"] == "memory")
+            #expect(second.body == first.body)
+            #expect(second.headers["etag"] == first.headers["etag"])
+            #expect(server.service.statistics.decodes == 1)
+            // A file in a subdirectory, and a symlink that stays inside the root.
+            let tall = try await RawHTTP.get(port: port, "/v1/thumb/sub/tall.jpg")
+            #expect(try DecodedBody(tall.body) == DecodedBody(format: "jpeg", width: 64, height: 64))
+            let linked = try await RawHTTP.get(port: port, "/v1/thumb/link-in.jpg")
+            #expect(linked.status == 200)
+        }
+    }
+
+    @Test func presetFitKeepsTheAspectRatio() async throws {
+        let fixture = try ServeFixture()
+        try await fixture.withServer(fixture.configuration()) { port, _ in
+            let wide = try await RawHTTP.get(port: port, "/v1/box/photo.jpg")
+            #expect(try DecodedBody(wide.body) == DecodedBody(format: "jpeg", width: 100, height: 75))
+            let tall = try await RawHTTP.get(port: port, "/v1/box/sub/tall.jpg")
+            #expect(try DecodedBody(tall.body) == DecodedBody(format: "jpeg", width: 75, height: 100))
+        }
+    }
+
+    @Test func acceptChoosesTheFormat() async throws {
+        let fixture = try ServeFixture()
+        try await fixture.withServer(fixture.configuration()) { port, _ in
+            let browser = "image/avif,image/webp,image/apng,image/*,*/*;q=0.8"
+            let webp = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["Accept": browser])
+            #expect(webp.headers["content-type"] == "image/webp")
+            #expect(try DecodedBody(webp.body) == DecodedBody(format: "webp", width: 64, height: 64))
+            let refused = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["Accept": "image/webp;q=0, image/*"])
+            #expect(try DecodedBody(refused.body).format == "jpeg")
+            // Transparent pixels: PNG unless WebP is accepted.
+            let alpha = try await RawHTTP.get(port: port, "/v1/thumb/logo.png", headers: ["Accept": "image/*"])
+            #expect(try DecodedBody(alpha.body) == DecodedBody(format: "png", width: 64, height: 64))
+            let alphaWebP = try await RawHTTP.get(port: port, "/v1/thumb/logo.png", headers: ["Accept": "image/webp"])
+            #expect(try DecodedBody(alphaWebP.body).format == "webp")
+            // fmt overrides Accept.
+            let forced = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg?fmt=png", headers: ["Accept": browser])
+            #expect(try DecodedBody(forced.body) == DecodedBody(format: "png", width: 64, height: 64))
+            let jpeg = try await RawHTTP.get(port: port, "/v1/thumb/logo.png?fmt=jpeg&q=50", headers: ["Accept": browser])
+            #expect(try DecodedBody(jpeg.body).format == "jpeg")
+            // No AVIF encoder yet: asked for explicitly it is refused; in Accept it is skipped (above).
+            let avif = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg?fmt=avif")
+            #expect(avif.status == 400)
+            #expect(avif.text.contains("format_unavailable"))
+            // Different negotiated formats have different ETags.
+            #expect(webp.headers["etag"] != refused.headers["etag"])
+            #expect(webp.headers["vary"] == "Accept")
+        }
+    }
+
+    @Test func ifNoneMatchGets304() async throws {
+        let fixture = try ServeFixture()
+        try await fixture.withServer(fixture.configuration()) { port, server in
+            let first = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg")
+            let etag = try #require(first.headers["etag"])
+            let again = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["If-None-Match": etag])
+            #expect(again.status == 304)
+            #expect(again.body.isEmpty)
+            #expect(again.headers["etag"] == etag)
+            #expect(again.headers["vary"] == "Accept")
+            let listed = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["If-None-Match": "\"other\", W/\(etag)"])
+            #expect(listed.status == 304)
+            let other = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["If-None-Match": "\"other\""])
+            #expect(other.status == 200)
+            // The ETag of another Accept class does not match.
+            let webp = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["If-None-Match": etag, "Accept": "image/webp"])
+            #expect(webp.status == 200)
+            let resize = try await RawHTTP.get(port: port, "/v1/resize?src=photo.jpg&w=50&h=50")
+            let resized = try await RawHTTP.get(port: port, "/v1/resize?src=photo.jpg&w=50&h=50",
+                                                headers: ["If-None-Match": try #require(resize.headers["etag"])])
+            #expect(resized.status == 304)
+            #expect(server.service.statistics.encodes == 3)
+        }
+    }
+
+    @Test func aChangedFileGetsANewETagAndNewPixels() async throws {
+        let fixture = try ServeFixture()
+        try await fixture.withServer(fixture.configuration()) { port, _ in
+            let before = try await RawHTTP.get(port: port, "/v1/box/photo.jpg")
+            try ServeFixture.jpeg(width: 200, height: 400).write(to: fixture.root.appendingPathComponent("photo.jpg"))
+            let after = try await RawHTTP.get(port: port, "/v1/box/photo.jpg")
+            #expect(after.headers["etag"] != before.headers["etag"])
+            #expect(after.headers["x-tessera-cache"] == "miss")
+            #expect(try DecodedBody(after.body) == DecodedBody(format: "jpeg", width: 50, height: 100))
+        }
+    }
+
+    @Test func resizeServesAdHocSizes() async throws {
+        let fixture = try ServeFixture()
+        let configuration = fixture.configuration { $0.limits.maximumOutputPixels = 40_000; $0.limits.allowedWidths = [120, 200, 300] }
+        try await fixture.withServer(configuration) { port, _ in
+            let fill = try await RawHTTP.get(port: port, "/v1/resize?src=photo.jpg&w=120&h=80&mode=fill")
+            #expect(try DecodedBody(fill.body) == DecodedBody(format: "jpeg", width: 120, height: 80))
+            #expect(fill.headers["vary"] == "Accept")
+            let fit = try await RawHTTP.get(port: port, "/v1/resize?src=sub%2Ftall.jpg&w=120&h=120&mode=fit&fmt=webp&q=70")
+            #expect(try DecodedBody(fit.body) == DecodedBody(format: "webp", width: 90, height: 120))
+            let tooLarge = try await RawHTTP.get(port: port, "/v1/resize?src=photo.jpg&w=300&h=200")
+            #expect(tooLarge.status == 400)
+            #expect(tooLarge.text.contains("output_too_large"))
+            let notAllowed = try await RawHTTP.get(port: port, "/v1/resize?src=photo.jpg&w=121&h=80")
+            #expect(notAllowed.status == 400)
+            #expect(notAllowed.text.contains("size_not_allowed"))
+            for bad in ["/v1/resize?w=120&h=80", "/v1/resize?src=photo.jpg&w=abc&h=80", "/v1/resize?src=photo.jpg&w=120",
+                        "/v1/resize?src=photo.jpg&w=120&h=80&mode=stretch", "/v1/resize?src=photo.jpg&w=120&h=80&q=0",
+                        "/v1/resize?src=photo.jpg&w=120&h=80&fmt=bmp", "/v1/resize?src=ftp://x/y.jpg&w=120&h=80"] {
+                let response = try await RawHTTP.get(port: port, bad)
+                #expect(response.status == 400, "\(bad)")
+                #expect(response.headers["content-type"] == "application/json", "\(bad)")
+            }
+        }
+    }
+
+    // MARK: Refusals
+
+    @Test func pathEscapesAreRefusedInEveryEncoding() async throws {
+        let fixture = try ServeFixture()
+        let secretName = fixture.secret.lastPathComponent
+        try await fixture.withServer(fixture.configuration()) { port, server in
+            let targets = [
+                "/v1/thumb/../\(secretName)", "/v1/thumb/sub/../../\(secretName)",
+                "/v1/thumb/%2e%2e/\(secretName)", "/v1/thumb/%2E%2E%2F\(secretName)", "/v1/thumb/sub%2f..%2f..%2f\(secretName)",
+                "/v1/thumb/%252e%252e%252f\(secretName)", "/v1/thumb/..%5c\(secretName)",
+                "/v1/thumb/\(fixture.secret.path)", "/v1/thumb/%2F\(fixture.secret.path.dropFirst())", "/v1/thumb/%2fetc%2fpasswd",
+                "/v1/thumb/photo.jpg%00.png", "/v1/thumb/photo.jpg%00", "/v1/thumb/./photo.jpg", "/v1/thumb/sub//tall.jpg",
+                "/v1/thumb/link-out.jpg", "/v1/thumb/dir-out/\(secretName)", "/v1/thumb/dir-out%2F\(secretName)",
+                "/v1/resize?src=../\(secretName)&w=50&h=50", "/v1/resize?src=%2e%2e%2f\(secretName)&w=50&h=50",
+                "/v1/resize?src=%252e%252e%252f\(secretName)&w=50&h=50", "/v1/resize?src=\(fixture.secret.path)&w=50&h=50",
+                "/v1/resize?src=%2F\(fixture.secret.path.dropFirst())&w=50&h=50", "/v1/resize?src=photo.jpg%00&w=50&h=50",
+                "/v1/resize?src=link-out.jpg&w=50&h=50", "/v1/resize?src=dir-out/\(secretName)&w=50&h=50",
+                "/v1/resize?src=file:///\(fixture.secret.path)&w=50&h=50",
+            ]
+            for target in targets {
+                let response = try await RawHTTP.get(port: port, target)
+                #expect((400..<500).contains(response.status), "\(target) → \(response.status)")
+                #expect(response.headers["content-type"] == "application/json", "\(target)")
+                #expect(response.text.contains("\"error\""), "\(target)")
+            }
+            #expect(server.service.statistics.decodes == 0)
+            let health = try await RawHTTP.get(port: port, "/healthz")
+            #expect(health.status == 200)
+        }
+    }
+
+    @Test func signaturesAreCheckedAndRetiredKeysRefused() async throws {
+        let fixture = try ServeFixture()
+        let current = ServerConfiguration.SigningKey(id: "2026-11", secret: "new secret")
+        let previous = ServerConfiguration.SigningKey(id: "2026-10", secret: "old secret")
+        func signed(_ path: String, _ query: String?, _ key: ServerConfiguration.SigningKey) -> String {
+            let s = URLSigner.signature(path: path, rawQuery: query, secret: key.secret)
+            return query.map { "\(path)?\($0)&s=\(s)" } ?? "\(path)?s=\(s)"
+        }
+        try await fixture.withServer(fixture.configuration { $0.signingKeys = [current, previous] }) { port, _ in
+            #expect(try await RawHTTP.get(port: port, signed("/v1/thumb/photo.jpg", nil, current)).status == 200)
+            #expect(try await RawHTTP.get(port: port, signed("/v1/thumb/photo.jpg", nil, previous)).status == 200)
+            #expect(try await RawHTTP.get(port: port, signed("/v1/resize", "src=photo.jpg&w=40&h=30", current)).status == 200)
+            let unsigned = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg")
+            #expect(unsigned.status == 403)
+            #expect(unsigned.text.contains("missing_signature"))
+            // Tampered: signed for w=40, sent with w=400.
+            let tampered = signed("/v1/resize", "src=photo.jpg&w=40&h=30", current).replacingOccurrences(of: "w=40", with: "w=400")
+            #expect(try await RawHTTP.get(port: port, tampered).status == 403)
+            let otherPath = signed("/v1/thumb/photo.jpg", nil, current).replacingOccurrences(of: "photo", with: "sub/tall")
+            #expect(try await RawHTTP.get(port: port, otherPath).status == 403)
+            #expect(try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg?s=not-base64!").status == 403)
+            #expect(try await RawHTTP.get(port: port, "/healthz").status == 200)
+        }
+        // The previous key retired: its signatures no longer pass.
+        try await fixture.withServer(fixture.configuration { $0.signingKeys = [current]; $0.tablesDirectory = fixture.tables.path + "2" }) { port, _ in
+            let retired = try await RawHTTP.get(port: port, signed("/v1/thumb/photo.jpg", nil, previous))
+            #expect(retired.status == 403)
+            #expect(retired.text.contains("bad_signature"))
+            #expect(try await RawHTTP.get(port: port, signed("/v1/thumb/photo.jpg", nil, current)).status == 200)
+        }
+    }
+
+    @Test func sourceLimitsAreEnforced() async throws {
+        let fixture = try ServeFixture()
+        try ServeFixture.jpeg(width: 1000, height: 1000).write(to: fixture.root.appendingPathComponent("big.jpg"))
+        let bytes = try #require(try FileManager.default.attributesOfItem(atPath: fixture.root.appendingPathComponent("big.jpg").path)[.size] as? Int)
+        let configuration = fixture.configuration {
+            $0.limits.maximumSourceBytes = bytes - 1
+            $0.limits.maximumSourcePixels = 500_000
+        }
+        try await fixture.withServer(configuration) { port, server in
+            let tooBig = try await RawHTTP.get(port: port, "/v1/thumb/big.jpg")
+            #expect(tooBig.status == 413)
+            #expect(tooBig.text.contains("source_too_large"))
+            let tooBigResize = try await RawHTTP.get(port: port, "/v1/resize?src=big.jpg&w=10&h=10")
+            #expect(tooBigResize.status == 413)
+            // 1000x1000 in fewer bytes than the limit but more pixels.
+            try ServeFixture.jpeg(width: 1000, height: 1000).prefix(bytes - 2).write(to: fixture.root.appendingPathComponent("wide.jpg"))
+            let tooManyPixels = try await RawHTTP.get(port: port, "/v1/thumb/wide.jpg")
+            #expect(tooManyPixels.status == 413)
+            #expect(tooManyPixels.text.contains("source_too_many_pixels"))
+            let resizePixels = try await RawHTTP.get(port: port, "/v1/resize?src=wide.jpg&w=10&h=10")
+            #expect(resizePixels.status == 413)
+            let broken = try await RawHTTP.get(port: port, "/v1/thumb/broken.jpg")
+            #expect(broken.status == 415)
+            #expect(server.service.statistics.decodes == 0)
+            #expect(try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg").status == 200)
+        }
+    }
+
+    @Test func decodeSlotsRefuseBeyondTheQueue() async throws {
+        // One decode at a time and no queue: while one runs, another is refused at once with 503.
+        let slots = DecodeSlots(limit: 1, queueLimit: 0)
+        let (holding, held) = AsyncStream<Void>.makeStream()
+        let (released, release) = AsyncStream<Void>.makeStream()
+        let first = Task {
+            try await slots.run {
+                held.yield()
+                for await _ in released { break }
+                return 7
+            }
+        }
+        for await _ in holding { break }
+        #expect(slots.running == 1)
+        let refusal = await #expect(throws: ServiceError.self) { try await slots.run { 0 } }
+        #expect(refusal?.status == 503)
+        #expect(refusal?.code == "too_many_decodes")
+        release.yield()
+        #expect(try await first.value == 7)
+        #expect(slots.running == 0)
+        #expect(try await slots.run { 42 } == 42)
+    }
+
+    @Test func requestTimeAndRemoteAreBounded() async throws {
+        let fixture = try ServeFixture()
+        let origin = try await Origin.start()
+        let gate = OriginGate()
+        origin.set("/stuck.jpg", .init(body: Array(try ServeFixture.jpeg(width: 80, height: 60)), gate: gate))
+        defer { gate.open() }
+        let configuration = fixture.configuration {
+            $0.limits.requestTimeoutSeconds = 0.2
+            $0.remote.allowedHosts = ["127.0.0.1"]
+            $0.remote.allowedAddressRanges = ["127.0.0.1/32"]
+        }
+        try await fixture.withServer(configuration) { port, _ in
+            let response = try await RawHTTP.get(port: port, "/v1/resize?src=\(origin.url("/stuck.jpg").absoluteString)&w=40&h=30")
+            #expect(response.status == 503)
+            #expect(response.text.contains("timeout"))
+            #expect(try await RawHTTP.get(port: port, "/healthz").status == 200)
+        }
+    }
+
+    @Test func fiftyConcurrentIdenticalRequestsDecodeOnce() async throws {
+        let fixture = try ServeFixture()
+        try await fixture.withServer(fixture.configuration()) { port, server in
+            for target in ["/v1/thumb/photo.jpg", "/v1/resize?src=sub/tall.jpg&w=33&h=44&mode=fill"] {
+                let before = server.service.statistics
+                let responses = try await withThrowingTaskGroup(of: RawHTTP.Response.self) { group in
+                    for _ in 0..<50 { group.addTask { try await RawHTTP.get(port: port, target) } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(responses.count == 50)
+                #expect(responses.allSatisfy { $0.status == 200 })
+                #expect(Set(responses.map(\.body)).count == 1)
+                let after = server.service.statistics
+                #expect(after.decodes - before.decodes == 1, "\(target)")
+                #expect(after.encodes - before.encodes == 1, "\(target)")
+            }
+        }
+    }
+
+    @Test func errorsAreShortJSONAndTheServerLives() async throws {
+        let fixture = try ServeFixture()
+        try await fixture.withServer(fixture.configuration()) { port, _ in
+            for (target, status) in [("/v1/nope/photo.jpg", 404), ("/v1/thumb/missing.jpg", 404), ("/elsewhere", 404),
+                                     ("/v1/thumb", 404), ("/v1/thumb/sub", 404), ("/v1/thumb/broken.jpg", 415),
+                                     ("/v1/resize?src=http://127.0.0.1/x.jpg&w=5&h=5", 403)] {
+                let response = try await RawHTTP.get(port: port, target)
+                #expect(response.status == status, "\(target)")
+                #expect(response.headers["content-type"] == "application/json", "\(target)")
+                let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: String]
+                #expect(object?["error"]?.isEmpty == false, "\(target)")
+                #expect(response.body.count < 300)
+            }
+            #expect(try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg").status == 200)
+        }
+    }
+
+    // MARK: Remote sources and the SSRF guard
+
+    @Test func remoteSourcesGoThroughTheImageManager() async throws {
+        let fixture = try ServeFixture()
+        let origin = try await Origin.start()
+        origin.set("/remote.jpg", .init(body: Array(try ServeFixture.jpeg(width: 320, height: 240)), cacheControl: "max-age=3600"))
+        let configuration = fixture.configuration {
+            $0.remote.allowedHosts = ["127.0.0.1"]
+            $0.remote.allowedAddressRanges = ["127.0.0.1/32"]
+        }
+        try await fixture.withServer(configuration) { port, _ in
+            let src = origin.url("/remote.jpg").absoluteString
+            let first = try await RawHTTP.get(port: port, "/v1/resize?src=\(src)&w=160&h=160&mode=fit")
+            #expect(first.status == 200)
+            #expect(try DecodedBody(first.body) == DecodedBody(format: "jpeg", width: 160, height: 120))
+            let second = try await RawHTTP.get(port: port, "/v1/resize?src=\(src)&w=80&h=80&mode=fill")
+            #expect(try DecodedBody(second.body) == DecodedBody(format: "jpeg", width: 80, height: 80))
+            // Fresh on disk: one download for both sizes.
+            #expect(origin.count("/remote.jpg") == 1)
+            let etag = try #require(first.headers["etag"])
+            let again = try await RawHTTP.get(port: port, "/v1/resize?src=\(src)&w=160&h=160&mode=fit", headers: ["If-None-Match": etag])
+            #expect(again.status == 304)
+        }
+        await origin.stop()
+    }
+
+    @Test func remoteSourcesAreOffByDefault() async throws {
+        let fixture = try ServeFixture()
+        let origin = try await Origin.start()
+        origin.set("/remote.jpg", .init(body: Array(try ServeFixture.jpeg(width: 32, height: 32))))
+        try await fixture.withServer(fixture.configuration()) { port, _ in
+            let response = try await RawHTTP.get(port: port, "/v1/resize?src=\(origin.url("/remote.jpg").absoluteString)&w=10&h=10")
+            #expect(response.status == 403)
+            #expect(response.text.contains("remote_disabled"))
+        }
+        #expect(origin.count("/remote.jpg") == 0)
+        await origin.stop()
+    }
+
+    @Test func theSSRFGuardRefusesLoopbackTargetsEndToEnd() async throws {
+        let fixture = try ServeFixture()
+        let origin = try await Origin.start()
+        origin.set("/remote.jpg", .init(body: Array(try ServeFixture.jpeg(width: 32, height: 32))))
+        origin.set("/hop", .init(status: 302, redirect: "http://127.0.0.2:\(origin.port)/remote.jpg"))
+        origin.set("/hop-same", .init(status: 302, redirect: "/remote.jpg"))
+        // The allow-list names every loopback spelling, but no address range is allowed: all are refused.
+        let strict = fixture.configuration { $0.remote.allowedHosts = ["127.0.0.1", "127.0.0.2", "::1", "localhost"] }
+        try await fixture.withServer(strict) { port, _ in
+            for host in ["127.0.0.1", "127.0.0.2", "[::1]", "localhost"] {
+                let response = try await RawHTTP.get(port: port, "/v1/resize?src=http://\(host):\(origin.port)/remote.jpg&w=10&h=10")
+                #expect(response.status == 403, "\(host)")
+                #expect(response.text.contains("remote_refused"), "\(host)")
+            }
+            let notListed = try await RawHTTP.get(port: port, "/v1/resize?src=http://127.0.0.3:\(origin.port)/remote.jpg&w=10&h=10")
+            #expect(notListed.status == 403)
+        }
+        #expect(origin.count("/remote.jpg") == 0)
+        // 127.0.0.1 allowed explicitly: a redirect to 127.0.0.2 (listed host, refused address) is refused.
+        let oneRange = fixture.configuration {
+            $0.remote.allowedHosts = ["127.0.0.1", "127.0.0.2"]
+            $0.remote.allowedAddressRanges = ["127.0.0.1/32"]
+            $0.tablesDirectory = fixture.tables.path + "-range"
+        }
+        try await fixture.withServer(oneRange) { port, _ in
+            let redirected = try await RawHTTP.get(port: port, "/v1/resize?src=\(origin.url("/hop").absoluteString)&w=10&h=10")
+            #expect(redirected.status == 403)
+            #expect(redirected.text.contains("remote_refused"))
+            #expect(origin.count("/hop") == 1)
+            #expect(origin.count("/remote.jpg") == 0)
+            let followed = try await RawHTTP.get(port: port, "/v1/resize?src=\(origin.url("/hop-same").absoluteString)&w=10&h=10")
+            #expect(followed.status == 200)
+            #expect(origin.count("/remote.jpg") == 1)
+        }
+        await origin.stop()
+    }
+
+    @Test(arguments: [
+        ("10.0.0.1", AddressClass.privateNetwork), ("172.16.5.4", .privateNetwork), ("192.168.1.1", .privateNetwork),
+        ("169.254.169.254", .linkLocal), ("[fd00::1]", .uniqueLocal), ("fc00::5", .uniqueLocal), ("0.0.0.0", .unspecified),
+        ("::", .unspecified), ("127.0.0.1", .loopback), ("127.0.0.2", .loopback), ("[::1]", .loopback),
+        ("::ffff:127.0.0.1", .loopback), ("::ffff:10.0.0.1", .privateNetwork), ("[::ffff:169.254.169.254]", .linkLocal),
+        ("::ffff:0.0.0.0", .unspecified), ("224.0.0.1", .multicast), ("ff02::1", .multicast), ("fe80::1%eth0", .linkLocal),
+        ("100.64.0.1", .privateNetwork), ("255.255.255.255", .reserved), ("2002:0a00:0001::1", .privateNetwork),
+        ("64:ff9b::a9fe:a9fe", .linkLocal),
+    ] as [(String, AddressClass)])
+    func classifierRefuses(_ literal: String, _ expected: AddressClass) throws {
+        let address = try #require(IPAddress(literal))
+        #expect(AddressClassifier.classify(address) == expected)
+        let guardWithoutRanges = RemoteSourceGuard(allowedHosts: ["x"], allowedRanges: [])
+        #expect(!guardWithoutRanges.allows(address: address))
+    }
+
+    @Test func classifierLetsPublicAddressesAndAllowedRangesThrough() throws {
+        // Literals only: nothing here connects anywhere.
+        for literal in ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "172.32.0.1", "100.128.0.1"] {
+            #expect(AddressClassifier.classify(try #require(IPAddress(literal))) == nil, "\(literal)")
+        }
+        for text in ["example.com", "1.2.3", "", "::g", "256.0.0.1"] { #expect(IPAddress(text) == nil, "\(text)") }
+        let allowed = RemoteSourceGuard(allowedHosts: ["img.example.com", "*.cdn.example.com"],
+                                        allowedRanges: ["10.1.0.0/16", "fd00::/8"].compactMap(AddressRange.init))
+        #expect(allowed.allows(address: try #require(IPAddress("10.1.2.3"))))
+        #expect(allowed.allows(address: try #require(IPAddress("::ffff:10.1.2.3"))))
+        #expect(!allowed.allows(address: try #require(IPAddress("10.2.0.1"))))
+        #expect(allowed.allows(address: try #require(IPAddress("fd12::1"))))
+        #expect(!allowed.allows(address: try #require(IPAddress("169.254.169.254"))))
+        #expect(allowed.allows(host: "IMG.example.com"))
+        #expect(allowed.allows(host: "a.cdn.example.com"))
+        #expect(!allowed.allows(host: "cdn.example.com.evil.net"))
+        #expect(!allowed.allows(host: "evilcdn.example.com"))
+        #expect(AddressRange("10.0.0.0/33") == nil)
+    }
+
+    @Test func presetsParseAndConfigurationsValidate() throws {
+        let preset = try ServerConfiguration.Preset(parsing: "card:320x200:fit")
+        #expect(preset == .init(name: "card", width: 320, height: 200, mode: .fit))
+        for bad in ["card:320x200", "card:320:fit", "card:320x200:stretch", "card:axb:fill"] {
+            #expect(throws: ServerConfigurationError.self) { try ServerConfiguration.Preset(parsing: bad) }
+        }
+        var configuration = ServerConfiguration(root: "/tmp")
+        configuration.presets = [.init(name: "../x", width: 10, height: 10, mode: .fill)]
+        #expect(throws: ServerConfigurationError.self) { try configuration.validate() }
+        configuration.presets = [.init(name: "resize", width: 10, height: 10, mode: .fill)]
+        #expect(throws: ServerConfigurationError.self) { try configuration.validate() }
+        configuration.presets = []
+        configuration.listen = "nowhere"
+        #expect(throws: ServerConfigurationError.self) { try configuration.validate() }
+        let decoded = try JSONDecoder().decode(ServerConfiguration.self, from: Data("""
+        {"root": "/srv", "presets": [{"name": "a", "width": 10, "height": 20, "mode": "fit"}], "limits": {"maximumConcurrentDecodes": 2}}
+        """.utf8))
+        #expect(decoded.root == "/srv")
+        #expect(decoded.presets == [.init(name: "a", width: 10, height: 20, mode: .fit)])
+        #expect(decoded.limits.maximumConcurrentDecodes == 2)
+        #expect(decoded.limits.maximumSourceBytes == ServerConfiguration.Limits().maximumSourceBytes)
+        #expect(decoded.listen == "127.0.0.1:8080")
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Hummingbird
+import Logging
+import Testing
+import Tessera
+import TesseraServer
+import TesseraTestSupport
+
+/// A root directory of generated images, a tables directory, and an in-process `ImageServer` listening on
+/// 127.0.0.1 for the tests of the image service.
+final class ServeFixture: Sendable {
+    let base: URL
+    var root: URL { base.appendingPathComponent("root") }
+    var tables: URL { base.appendingPathComponent("tables") }
+    /// A JPEG outside the root, which no request may reach.
+    var secret: URL { base.appendingPathComponent("secret.jpg") }
+
+    init() throws {
+        base = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: base.appendingPathComponent("root/sub"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: base.appendingPathComponent("tables"), withIntermediateDirectories: true)
+        try Self.jpeg(width: 400, height: 300).write(to: root.appendingPathComponent("photo.jpg"))
+        try Self.jpeg(width: 300, height: 400).write(to: root.appendingPathComponent("sub/tall.jpg"))
+        try Self.png(width: 120, height: 120, alpha: true).write(to: root.appendingPathComponent("logo.png"))
+        try Data("not an image".utf8).write(to: root.appendingPathComponent("broken.jpg"))
+        try Self.jpeg(width: 64, height: 64).write(to: secret)
+        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("link-out.jpg").path, withDestinationPath: secret.path)
+        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("dir-out").path, withDestinationPath: base.path)
+        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("link-in.jpg").path,
+                                                   withDestinationPath: root.appendingPathComponent("photo.jpg").path)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: base) }
+
+    /// The default test configuration: presets `thumb` 64x64 fill and `box` 100x100 fit.
+    func configuration(_ change: (inout ServerConfiguration) -> Void = { _ in }) -> ServerConfiguration {
+        var configuration = ServerConfiguration(root: root.path)
+        configuration.tablesDirectory = tables.path
+        configuration.presets = [
+            .init(name: "thumb", width: 64, height: 64, mode: .fill),
+            .init(name: "box", width: 100, height: 100, mode: .fit),
+        ]
+        change(&configuration)
+        return configuration
+    }
+
+    /// Runs `body` with a server on 127.0.0.1 and an ephemeral port, then stops it.
+    func withServer<R>(_ configuration: ServerConfiguration, _ body: (Int, ImageServer) async throws -> R) async throws -> R {
+        var logger = Logger(label: "tessera.serve.test")
+        logger.logLevel = .critical
+        let server = try ImageServer(configuration: configuration, logger: logger)
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = Application(router: server.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                              onServerRunning: { channel in
+                                  continuation.yield(channel.localAddress?.port ?? 0)
+                                  continuation.finish()
+                              }, logger: logger)
+        let task = Task {
+            defer { continuation.finish() }
+            try await app.run()
+        }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        defer { task.cancel() }
+        let result = try await body(port, server)
+        await server.service.shutdown()
+        return result
+    }
+
+    /// A JPEG of a colour gradient.
+    static func jpeg(width: Int, height: Int) throws -> Data {
+        Data(try JPEGEncoder(quality: 90).encode(try gradient(width: width, height: height, alpha: false)))
+    }
+
+    /// A PNG of a gradient, with a transparent half when `alpha`.
+    static func png(width: Int, height: Int, alpha: Bool) throws -> Data {
+        Data(try PNGEncoder().encode(try gradient(width: width, height: height, alpha: alpha)))
+    }
+
+    static func gradient(width: Int, height: Int, alpha: Bool) throws -> Bitmap {
+        try Bitmap(width: width, height: height, style: .bgra32) { view in
+            for y in 0..<height {
+                let row = view.row(y).assumingMemoryBound(to: UInt8.self)
+                for x in 0..<width {
+                    let a: UInt8 = alpha && x < width / 2 ? 0 : 255
+                    // Premultiplied: a transparent pixel has zero colour.
+                    row[x * 4] = a == 0 ? 0 : UInt8(x * 255 / max(1, width - 1))
+                    row[x * 4 + 1] = a == 0 ? 0 : UInt8(y * 255 / max(1, height - 1))
+                    row[x * 4 + 2] = a == 0 ? 0 : 128
+                    row[x * 4 + 3] = a
+                }
+            }
+        }
+    }
+}
+
+/// What an image body is: its format from the magic bytes, and its decoded size.
+struct DecodedBody: Equatable, CustomStringConvertible {
+    var format: String
+    var width: Int
+    var height: Int
+
+    init(_ body: [UInt8]) throws {
+        if body.starts(with: [0xFF, 0xD8, 0xFF]) { format = "jpeg" }
+        else if body.starts(with: [0x89, 0x50, 0x4E, 0x47]) { format = "png" }
+        else if body.count > 12, body.starts(with: Array("RIFF".utf8)), Array(body[8..<12]) == Array("WEBP".utf8) { format = "webp" }
+        else { format = "unknown" }
+        let image = try ImageDecoder().decode(Data(body))
+        width = image.width
+        height = image.height
+    }
+
+    init(format: String, width: Int, height: Int) {
+        self.format = format
+        self.width = width
+        self.height = height
+    }
+
+    var description: String { "\(format) \(width)x\(height)" }
+}
