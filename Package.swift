@@ -15,11 +15,11 @@ let package = Package(
         .library(name: "Tessera", targets: ["Tessera"]),
         // The default HTTP loader for `ImageManager`, on AsyncHTTPClient; kept apart so that the core stays free of NIO.
         .library(name: "TesseraHTTP", targets: ["TesseraHTTP"]),
-        // The module maps of cairo and TurboJPEG, for the tools package in Tools/ (plots, the libjpeg-turbo
-        // ceiling of `tessera bench ingest`). Applications do not need them.
         // The image service behind `tessera serve`, as a Hummingbird router others can mount. Empty unless the
         // `Serving` trait is on (docs/SERVING.md).
         .library(name: "TesseraServer", targets: ["TesseraServer"]),
+        // The module maps of cairo and TurboJPEG, for the tools package in Tools/ (plots, the libjpeg-turbo
+        // ceiling of `tessera bench ingest`). Applications do not need them.
         .library(name: "CCairo", targets: ["CCairo"]),
         .library(name: "CTurboJPEG", targets: ["CTurboJPEG"]),
     ],
