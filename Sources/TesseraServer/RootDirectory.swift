@@ -51,7 +51,12 @@ struct RootDirectory: Sendable {
         guard real.hasPrefix(realPath + "/") else { throw ServiceError(403, "path_escape", "the path leads outside the root") }
         var info = stat()
         guard stat(real, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw ServiceError(404, "not_found", "no such image") }
-        let nanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        #if os(Linux)
+        let modified = info.st_mtim
+        #else
+        let modified = info.st_mtimespec
+        #endif
+        let nanoseconds = Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec)
         return File(relativePath: relative, realPath: real, version: "\(info.st_size)-\(nanoseconds)-\(info.st_ino)", size: Int(info.st_size))
     }
 
