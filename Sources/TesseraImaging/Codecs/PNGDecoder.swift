@@ -104,13 +104,7 @@ public struct PNGDecoder: ImageDecoding {
             return
         }
         try decodePremultiplied(&image, data, factor: factor, into: target)
-        if layout.style == .bgr32 {
-            // Premultiplied colour with alpha 255: composited over black.
-            for y in 0..<layout.height {
-                let row = target.row(y).assumingMemoryBound(to: UInt8.self)
-                for x in 0..<layout.width { row[x &* 4 &+ 3] = 255 }
-            }
-        }
+        target.setOpaqueAfterPremultipliedDecode()
     }
 
     /// Premultiplied BGRA, box-reduced by `factor`, into `target` (4 bytes per pixel): the fast path

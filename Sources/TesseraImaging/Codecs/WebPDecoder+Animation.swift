@@ -58,12 +58,7 @@ extension WebPDecoder {
             }
             Self.copy(canvas, width: layout.width, height: layout.height, into: target)
         }
-        if layout.style == .bgr32 {
-            for y in 0..<layout.height {
-                let row = target.row(y).assumingMemoryBound(to: UInt8.self)
-                for x in 0..<layout.width { row[x &* 4 &+ 3] = 255 }
-            }
-        }
+        target.setOpaqueAfterPremultipliedDecode()
     }
 
     /// Runs `body` with a `WebPAnimDecoder` (premultiplied BGRA, no threads) over `data`, always deleted.

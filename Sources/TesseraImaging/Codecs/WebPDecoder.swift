@@ -79,12 +79,7 @@ public struct WebPDecoder: AnimatedImageDecoding {
         let status = WebPDecode(base, data.count, &config)
         WebPFreeDecBuffer(&config.output)   // frees nothing external, but releases any internal state
         guard status == VP8_STATUS_OK else { throw failure(status) }
-        if layout.style == .bgr32 {
-            for y in 0..<layout.height {
-                let row = target.row(y).assumingMemoryBound(to: UInt8.self)
-                for x in 0..<layout.width { row[x &* 4 &+ 3] = 255 }
-            }
-        }
+        target.setOpaqueAfterPremultipliedDecode()
     }
 
     func readFeatures(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> WebPBitstreamFeatures {

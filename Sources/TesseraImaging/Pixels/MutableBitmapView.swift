@@ -34,6 +34,16 @@ public struct MutableBitmapView {
         }
     }
 
+    /// For ``PixelStyle/bgr32`` filled with premultiplied BGRA by a codec: sets every pixel's fourth
+    /// byte to 255, which composites the colour over black. Other styles are left as they are.
+    func setOpaqueAfterPremultipliedDecode() {
+        guard layout.style == .bgr32 else { return }
+        for y in 0..<layout.height {
+            let pixels = row(y).assumingMemoryBound(to: UInt8.self)
+            for x in 0..<layout.width { pixels[x &* 4 &+ 3] = 255 }
+        }
+    }
+
     /// Sets every byte, padding included, to zero (transparent black; black for opaque styles
     /// except that ``PixelStyle/bgr32`` keeps its unused byte at 0 here).
     public func clear() {
