@@ -43,9 +43,9 @@ extension WebPDecoder {
         return Int(WebPDemuxGetI(demuxer, WEBP_FF_FRAME_COUNT))
     }
 
-    /// The first frame of an animated file into `target` (canvas size; `bgra32` or `bgr32`).
-    func decodeFirstFrame(_ data: UnsafeRawBufferPointer, into target: MutableBitmapView) throws(TesseraError) {
-        let features = try readFeatures(data)
+    /// The first frame of an animated file into `target` (canvas size; `bgra32` or `bgr32`);
+    /// `features` are the file's, as `readFeatures` returned them.
+    func decodeFirstFrame(_ data: UnsafeRawBufferPointer, features: WebPBitstreamFeatures, into target: MutableBitmapView) throws(TesseraError) {
         let layout = target.layout
         guard supportsDirectDecode(to: layout.style), layout.width == Int(features.width), layout.height == Int(features.height) else {
             throw TesseraError(.invalidLayout(width: layout.width, height: layout.height, bytesPerRow: layout.bytesPerRow))

@@ -51,7 +51,7 @@ public struct WebPDecoder: AnimatedImageDecoding {
     /// Decodes into `target`, scaling when its size is smaller than the stored size.
     public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
         let features = try readFeatures(data)
-        if features.has_animation != 0 { return try decodeFirstFrame(data, into: target) }
+        if features.has_animation != 0 { return try decodeFirstFrame(data, features: features, into: target) }
         let layout = target.layout
         let width = Int(features.width), height = Int(features.height)
         guard supportsDirectDecode(to: layout.style), layout.width > 0, layout.height > 0,
