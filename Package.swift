@@ -50,6 +50,8 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"]), .brew(["libpng"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"]), .brew(["webp"])]),
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"]), .brew(["giflib"])]),
+        // libheif decodes HEIC (libde265) and AVIF (dav1d/libaom) and encodes AVIF (libaom).
+        .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"]), .brew(["libheif"])]),
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"]), .brew(["cairo"])]),
         // libjpeg's own API (libjpeg-turbo's jpeglib.h) and libdeflate, used by our codec shims below.
         .systemLibrary(name: "CJPEGLib", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"]), .brew(["jpeg-turbo"])]),
@@ -64,7 +66,7 @@ let package = Package(
         // Imaging: pixels, codecs, drawing, and the one error type every layer throws.
         .target(
             name: "TesseraImaging",
-            dependencies: ["CTurboJPEG", "CPNG", "CWebP", "CGIF", "CCairo", "CTesseraCodecs"]
+            dependencies: ["CTurboJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CCairo", "CTesseraCodecs"]
         ),
         // Tables: memory-mapped image tables, and the entity/format cache over them.
         .target(

@@ -19,6 +19,7 @@ enum DecoderFuzzing {
         case .png: PNGDecoder(limits: limits)
         case .webp: WebPDecoder(limits: limits)
         case .gif: GIFDecoder(limits: limits)
+        case .heic, .avif: HEIFDecoder(format: format, limits: limits)
         }
     }
 

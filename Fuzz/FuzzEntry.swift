@@ -1,7 +1,7 @@
 // libFuzzer entry points for Tessera. Built by `scripts/fuzz` together with Sources/Tessera into one
 // module (so the harnesses reach internal types such as TableFileHeader), with
 // `swiftc -sanitize=fuzzer,address`. The target is chosen with TESSERA_FUZZ_TARGET
-// (jpeg, png, webp, gif, table, diskcache, freshness); with TESSERA_FUZZ_SEEDS=DIR the binary writes generated seeds for
+// (jpeg, png, webp, gif, heic, avif, table, diskcache, freshness); with TESSERA_FUZZ_SEEDS=DIR the binary writes generated seeds for
 // that target into DIR and exits instead of fuzzing.
 import Foundation
 
@@ -28,6 +28,8 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int3
     case .png: DecoderFuzzing.run(bytes, format: .png)
     case .webp: DecoderFuzzing.run(bytes, format: .webp)
     case .gif: DecoderFuzzing.run(bytes, format: .gif)
+    case .heic: DecoderFuzzing.run(bytes, format: .heic)
+    case .avif: DecoderFuzzing.run(bytes, format: .avif)
     case .table: TableFuzzing.run(bytes)
     case .diskcache: DiskCacheFuzzing.run(bytes)
     case .freshness: FreshnessFuzzing.run(bytes)

@@ -13,6 +13,8 @@ enum FuzzSeeds {
         case .png: seeds = images().compactMap { try? PNGEncoder().encode($0) }
         case .gif: seeds = [gif(width: 5, height: 4, interlaced: false), gif(width: 9, height: 17, interlaced: true)]
         case .webp: seeds = []   // libwebp's encoder is not linked; Tests/Fixtures has WebP files
+        case .heic: seeds = []   // no HEVC encoder in the library; Tests/Fixtures has HEIC files
+        case .avif: seeds = images().filter { $0.width * $0.height < 300 }.compactMap { try? AVIFEncoder(speed: 9).encode($0) }
         case .table: seeds = tables()
         case .diskcache: seeds = diskCacheFiles()
         case .freshness: seeds = FuzzSeeds.responseHeaders.map { Array($0.utf8) }

@@ -162,7 +162,7 @@ public final class ImageService: Sendable {
                     image = try await cache.image(for: entity, format: format)
                 }
                 let visible = try self.visiblePart(of: image, entity: entity, preset: preset)
-                let entry = try self.encode(visible, output: output, quality: quality, etag: etag)
+                let entry = try await self.encode(visible, output: output, quality: quality, etag: etag)
                 responses.set(key, entry)   // before the waiters resume, so that a later request hits it
                 return entry
             }
@@ -205,7 +205,7 @@ public final class ImageService: Sendable {
                 if let hit = responses.get(key) { return hit }
                 let data = try Data(contentsOf: URL(fileURLWithPath: file.realPath))
                 let image = try await self.decodeResized(data, box: box, mode: mode)
-                let entry = try self.encode(image, output: output, quality: quality, etag: etag)
+                let entry = try await self.encode(image, output: output, quality: quality, etag: etag)
                 responses.set(key, entry)
                 return entry
             }
@@ -236,7 +236,7 @@ public final class ImageService: Sendable {
             let entry = try await produced.value(for: key) { [self] in
                 if let hit = responses.get(key) { return hit }
                 let image = try await self.decodeResized(data, box: box, mode: mode)
-                let entry = try self.encode(image, output: output, quality: quality, etag: etag)
+                let entry = try await self.encode(image, output: output, quality: quality, etag: etag)
                 responses.set(key, entry)
                 return entry
             }
@@ -283,8 +283,13 @@ public final class ImageService: Sendable {
         }
     }
 
-    /// Encodes in the negotiated format (PNG instead of JPEG for an image with transparent pixels).
-    private func encode(_ image: some BitmapImage, output: OutputChoice, quality: Int, etag: String) throws -> ResponseCache.Entry {
+    /// Encodes in the negotiated format (PNG instead of JPEG for an image with transparent pixels),
+    /// in a decode slot: encodes (AVIF's above all) are CPU work under the same bound as decodes.
+    private func encode(_ image: some BitmapImage, output: OutputChoice, quality: Int, etag: String) async throws -> ResponseCache.Entry {
+        try await decodeSlots.run { [self] in try encodeNow(image, output: output, quality: quality, etag: etag) }
+    }
+
+    private func encodeNow(_ image: some BitmapImage, output: OutputChoice, quality: Int, etag: String) throws -> ResponseCache.Entry {
         let format = output.format(hasAlpha: Self.hasTransparency(image))
         let start = ContinuousClock.now
         defer { metrics.encodeTime.recordNanoseconds(Int64((ContinuousClock.now - start).timeInterval * 1e9)) }
@@ -294,6 +299,7 @@ public final class ImageService: Sendable {
         case .jpeg: bytes = try JPEGEncoder(quality: quality).encode(image)
         case .png: bytes = try PNGEncoder().encode(image)
         case .webp: bytes = try WebPEncoder(quality: quality).encode(image)
+        case .avif: bytes = try AVIFEncoder(quality: quality).encode(image)
         }
         return ResponseCache.Entry(body: bytes, contentType: format.contentType, etag: etag)
     }
@@ -389,15 +395,16 @@ public struct ServiceStatistics: Sendable, Hashable {
 /// The output format: explicit (`fmt=`) or chosen from `Accept`.
 struct OutputChoice: Sendable {
     enum Format: String, Sendable {
-        case jpeg, png, webp
+        case jpeg, png, webp, avif
         var contentType: String { "image/\(rawValue)" }
     }
 
     private let explicit: Format?
-    private let acceptsWebP: Bool
+    /// The best format `Accept` names: AVIF, else WebP, else `nil` (JPEG or PNG).
+    private let accepted: Format?
 
     /// The part of the cache key and ETag that decides the format.
-    var key: String { explicit.map { "f:\($0.rawValue)" } ?? (acceptsWebP ? "a:webp" : "a:legacy") }
+    var key: String { explicit.map { "f:\($0.rawValue)" } ?? accepted.map { "a:\($0.rawValue)" } ?? "a:legacy" }
 
     init(fmt: String?, accept: String?) throws(ServiceError) {
         if let fmt {
@@ -405,22 +412,20 @@ struct OutputChoice: Sendable {
             case "jpeg", "jpg": explicit = .jpeg
             case "png": explicit = .png
             case "webp": explicit = .webp
-            case "avif": throw ServiceError(400, "format_unavailable", "this build has no AVIF encoder; use jpeg, png or webp")
+            case "avif": explicit = .avif
             default: throw ServiceError(400, "bad_format", "fmt is jpeg, png, webp or avif")
             }
-            acceptsWebP = false
+            accepted = nil
         } else {
             explicit = nil
-            // AVIF would be checked first here once an AVIF encoder exists.
-            acceptsWebP = Self.accepts("image/webp", in: accept)
+            accepted = Self.accepts("image/avif", in: accept) ? .avif : Self.accepts("image/webp", in: accept) ? .webp : nil
         }
     }
 
     /// The format for an image with or without transparent pixels.
     func format(hasAlpha: Bool) -> Format {
         if let explicit { return explicit }
-        if acceptsWebP { return .webp }
-        return hasAlpha ? .png : .jpeg
+        return accepted ?? (hasAlpha ? .png : .jpeg)
     }
 
     /// Whether `Accept` lists `type` explicitly with a non-zero quality.

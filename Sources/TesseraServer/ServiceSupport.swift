@@ -39,6 +39,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
                 return ServiceError(413, "source_too_large", "the source has \(bytes) bytes, more than the limit of \(limit)")
             case .decoding(.tooManyPixels(let w, let h, let limit)):
                 return ServiceError(413, "source_too_many_pixels", "the source is \(w)x\(h), more than \(limit) pixels")
+            case .decoding(.tooManyItems(let count, let limit)):
+                return ServiceError(413, "source_too_many_items", "the source declares \(count) items, more than \(limit)")
             case .decoding(.unsupportedFormat), .decoding(.empty), .decoding(.truncated), .decoding(.invalidDimensions), .decoding(.codec):
                 return ServiceError(415, "undecodable_source", "the source is not an image that can be decoded")
             case .fetching(.tooLarge(let bytes, let limit, _)):

@@ -10,17 +10,24 @@ public struct DecodingLimits: Sendable, Hashable {
     /// Largest canvas width × height × frame count an animation may decode to. Default 128 megapixels
     /// (512 MiB of BGRA frames: 500 frames of a 512×512 canvas, or 15 of a 3000×3000 one).
     public var maximumAnimationPixelCount: Int
+    /// Most items a HEIF container (HEIC, AVIF) may declare in its `iinf` box: images, grid tiles,
+    /// thumbnails, metadata. Default 1,024: a phone's 48 MP photo has about 60 (an 8×6 grid of
+    /// 512×512 tiles, a thumbnail, Exif), and 1,024 tiles of 256×256 already make 67 megapixels,
+    /// more than ``maximumPixelCount``. Checked before libheif decodes a tile.
+    public var maximumItemCount: Int
 
     /// Creates limits.
     public init(maximumPixelCount: Int = 64_000_000, maximumInputBytes: Int = 128 << 20,
-                maximumFrameCount: Int = 1_000, maximumAnimationPixelCount: Int = 128_000_000) {
+                maximumFrameCount: Int = 1_000, maximumAnimationPixelCount: Int = 128_000_000,
+                maximumItemCount: Int = 1_024) {
+        self.maximumItemCount = maximumItemCount
         self.maximumPixelCount = maximumPixelCount
         self.maximumInputBytes = maximumInputBytes
         self.maximumFrameCount = maximumFrameCount
         self.maximumAnimationPixelCount = maximumAnimationPixelCount
     }
 
-    /// The defaults: 64 megapixels, 128 MiB, 1,000 frames, 128 megapixels over all frames.
+    /// The defaults: 64 megapixels, 128 MiB, 1,000 frames, 128 megapixels over all frames, 1,024 HEIF items.
     public static let `default` = DecodingLimits()
 
     /// Throws unless `bytes` is acceptable input size.
@@ -38,6 +45,11 @@ public struct DecodingLimits: Sendable, Hashable {
         if overflow || count > maximumPixelCount {
             throw TesseraError(.decoding(.tooManyPixels(width: width, height: height, limit: maximumPixelCount)))
         }
+    }
+
+    /// Throws unless a HEIF container's `count` items are within ``maximumItemCount``.
+    public func checkItems(count: Int) throws(TesseraError) {
+        if count > maximumItemCount { throw TesseraError(.decoding(.tooManyItems(count: count, limit: maximumItemCount))) }
     }
 
     /// Throws unless an animation of `frames` frames of `width` × `height` fits ``maximumFrameCount``

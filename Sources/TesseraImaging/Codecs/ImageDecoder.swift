@@ -18,7 +18,7 @@ public struct ImageDecoder: Sendable {
     /// The codecs tried, matched by ``ImageFileFormat`` sniffed from the data's first bytes.
     public let decoders: [any ImageDecoding]
 
-    /// A decoder with the given limits and codecs (by default JPEG, PNG, WebP and GIF, each with `limits`).
+    /// A decoder with the given limits and codecs (by default JPEG, PNG, WebP, GIF, HEIC and AVIF, each with `limits`).
     public init(limits: DecodingLimits = .default, decoders: [any ImageDecoding]? = nil) {
         self.limits = limits
         self.decoders = decoders ?? Self.standardDecoders(limits: limits)

@@ -16,11 +16,17 @@ public struct ImageInfo: Sendable, Hashable, Codable {
     /// ``DecodingLimits/maximumFrameCount`` + 1 (enough to know that decoding every frame would be refused)
     /// and at the first damaged record.
     public var frameCount: Int
+    /// Sizes of the embedded thumbnails the codec can decode instead of the full image (the
+    /// thumbnail items of a HEIC or AVIF file, as declared, already turned like the image), smallest
+    /// first; empty for the other formats. ``ImageDecoding/decodedSize(for:atLeast:)`` picks one
+    /// when it covers the target.
+    public var thumbnailSizes: [PixelSize]
 
     /// Creates an info value.
     public init(format: ImageFileFormat, width: Int, height: Int, orientation: ImageOrientation = .up,
-                hasAlpha: Bool, isGrayscale: Bool = false, frameCount: Int = 1) {
+                hasAlpha: Bool, isGrayscale: Bool = false, frameCount: Int = 1, thumbnailSizes: [PixelSize] = []) {
         self.frameCount = frameCount
+        self.thumbnailSizes = thumbnailSizes
         self.format = format
         self.width = width
         self.height = height

@@ -19,6 +19,9 @@ public enum DecodingFailure: Sendable, Equatable, CustomStringConvertible {
     case tooManyFrames(limit: Int)
     /// `frames` frames of `width` × `height` exceed ``DecodingLimits/maximumAnimationPixelCount``.
     case animationTooLarge(frames: Int, width: Int, height: Int, limit: Int)
+    /// A HEIF container (HEIC, AVIF) declares more items (grid tiles, thumbnails, metadata) than
+    /// ``DecodingLimits/maximumItemCount``; checked before any item is decoded.
+    case tooManyItems(count: Int, limit: Int)
 
     /// A one-line explanation.
     public var description: String {
@@ -33,6 +36,7 @@ public enum DecodingFailure: Sendable, Equatable, CustomStringConvertible {
         case .tooManyFrames(let limit): "the animation has more than \(limit) frames"
         case .animationTooLarge(let frames, let w, let h, let limit):
             "\(frames) frames of \(w)x\(h) exceed the limit of \(limit) pixels over all frames"
+        case .tooManyItems(let count, let limit): "the container declares \(count) items, more than the limit of \(limit)"
         }
     }
 }

@@ -2,22 +2,23 @@ import ArgumentParser
 import Foundation
 import Tessera
 
-/// `tessera thumbnail FILE… --size 100x100 --mode fill|fit --out DIR [--format png|jpeg|webp] [--quality Q]`.
+/// `tessera thumbnail FILE… --size 100x100 --mode fill|fit --out DIR [--format png|jpeg|webp|avif] [--quality Q]`.
 struct ThumbnailCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "thumbnail",
         abstract: "Decode with downscaling, draw at the given size and write image files.",
         discussion: """
         --mode fill crops to fill the size (aspect fill), fit letterboxes inside it (aspect fit), \
-        stretch ignores the aspect ratio. Each output is DIR/<name>.png, .jpg or .webp. \
-        --quality applies to jpeg (1-100, default 85) and lossy webp (0-100, default 80); \
-        --format webp --lossless writes lossless WebP.
+        stretch ignores the aspect ratio. Each output is DIR/<name>.png, .jpg, .webp or .avif. \
+        --quality applies to jpeg (1-100, default 85), lossy webp (0-100, default 80) and avif \
+        (0-100, default 60; libaom at speed 8, 4:2:0); --format webp --lossless writes lossless WebP. \
+        Inputs may be JPEG, PNG, WebP, GIF, HEIC or AVIF.
         """
     )
 
     /// The output formats on the command line.
     enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-        case png, jpeg, webp
+        case png, jpeg, webp, avif
     }
 
     /// The placement modes on the command line.
@@ -37,8 +38,8 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(help: "fill (crop), fit (letterbox) or stretch.") var mode: Mode = .fill
     @Option(help: "Output directory (created if missing).") var out: String
     @Option(help: "Pixel style: bgra32, bgr32, bgr565, gray8.") var style: String = "bgra32"
-    @Option(help: "Output format: png, jpeg or webp.") var format: OutputFormat = .png
-    @Option(help: "Quality for jpeg (1-100) and lossy webp (0-100).") var quality: Int?
+    @Option(help: "Output format: png, jpeg, webp or avif.") var format: OutputFormat = .png
+    @Option(help: "Quality for jpeg (1-100), lossy webp (0-100) and avif (0-100).") var quality: Int?
     @Flag(help: "Lossless WebP (with --format webp).") var lossless = false
     @Flag(help: "Print nothing per file.") var quiet = false
 
@@ -53,6 +54,7 @@ struct ThumbnailCommand: ParsableCommand {
         case .png: PNGEncoder()
         case .jpeg: JPEGEncoder(quality: quality ?? 85)
         case .webp: WebPEncoder(quality: quality ?? 80, lossless: lossless)
+        case .avif: AVIFEncoder(quality: quality ?? 60)
         }
     }
 

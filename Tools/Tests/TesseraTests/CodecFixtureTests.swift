@@ -38,6 +38,9 @@ struct CodecFixtureTests {
         Case(name: "lossless.webp", format: .webp, colors: [red, green, blue, white], tolerance: 0, hasAlpha: false, isGrayscale: false),
         Case(name: "alpha.webp", format: .webp, colors: [red, [0, 128, 0, 128], clear, white], tolerance: 1, hasAlpha: true, isGrayscale: false),
         Case(name: "transparent.gif", format: .gif, colors: [red, clear, blue, white], tolerance: 0, hasAlpha: true, isGrayscale: false),
+        Case(name: "lossy.heic", format: .heic, colors: [red, green, blue, white], tolerance: 16, hasAlpha: false, isGrayscale: false),
+        Case(name: "lossy.avif", format: .avif, colors: [red, green, blue, white], tolerance: 16, hasAlpha: false, isGrayscale: false),
+        Case(name: "alpha.avif", format: .avif, colors: [red, [0, 128, 0, 128], clear, white], tolerance: 16, hasAlpha: true, isGrayscale: false),
     ]
 
     @Test("probe and decode to BGRA", arguments: cases)

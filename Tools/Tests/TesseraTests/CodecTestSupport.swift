@@ -16,6 +16,7 @@ enum CodecTestSupport {
         ("baseline.jpg", .jpeg), ("progressive.jpg", .jpeg), ("gray.jpg", .jpeg), ("cmyk.jpg", .jpeg),
         ("palette.png", .png), ("gray.png", .png), ("gray16.png", .png), ("interlaced.png", .png), ("trns.png", .png),
         ("lossy.webp", .webp), ("lossless.webp", .webp), ("alpha.webp", .webp), ("transparent.gif", .gif),
+        ("lossy.heic", .heic), ("lossy.avif", .avif), ("alpha.avif", .avif),
     ]
 
     static func fixture(_ name: String) throws -> [UInt8] {
@@ -28,6 +29,7 @@ enum CodecTestSupport {
         case .png: PNGDecoder(limits: limits)
         case .webp: WebPDecoder(limits: limits)
         case .gif: GIFDecoder(limits: limits)
+        case .heic, .avif: HEIFDecoder(format: format, limits: limits)
         }
     }
 

@@ -65,8 +65,12 @@ struct ServeTests {
     @Test func acceptChoosesTheFormat() async throws {
         let fixture = try ServeFixture()
         try await fixture.withServer(fixture.configuration()) { port, _ in
+            // A browser that lists AVIF gets AVIF first; one that lists WebP only gets WebP.
             let browser = "image/avif,image/webp,image/apng,image/*,*/*;q=0.8"
-            let webp = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["Accept": browser])
+            let avif = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["Accept": browser])
+            #expect(avif.headers["content-type"] == "image/avif")
+            #expect(try DecodedBody(avif.body) == DecodedBody(format: "avif", width: 64, height: 64))
+            let webp = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["Accept": "image/avif;q=0,image/webp,*/*"])
             #expect(webp.headers["content-type"] == "image/webp")
             #expect(try DecodedBody(webp.body) == DecodedBody(format: "webp", width: 64, height: 64))
             let refused = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["Accept": "image/webp;q=0, image/*"])
@@ -81,12 +85,19 @@ struct ServeTests {
             #expect(try DecodedBody(forced.body) == DecodedBody(format: "png", width: 64, height: 64))
             let jpeg = try await RawHTTP.get(port: port, "/v1/thumb/logo.png?fmt=jpeg&q=50", headers: ["Accept": browser])
             #expect(try DecodedBody(jpeg.body).format == "jpeg")
-            // No AVIF encoder yet: asked for explicitly it is refused; in Accept it is skipped (above).
-            let avif = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg?fmt=avif")
-            #expect(avif.status == 400)
-            #expect(avif.text.contains("format_unavailable"))
+            // fmt=avif without Accept; transparency survives in AVIF.
+            let forcedAVIF = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg?fmt=avif&q=40")
+            #expect(forcedAVIF.headers["content-type"] == "image/avif")
+            #expect(try DecodedBody(forcedAVIF.body) == DecodedBody(format: "avif", width: 64, height: 64))
+            let alphaAVIF = try await RawHTTP.get(port: port, "/v1/thumb/logo.png", headers: ["Accept": browser])
+            #expect(try DecodedBody(alphaAVIF.body).format == "avif")
+            #expect(try ImageDecoder().probe(Data(alphaAVIF.body)).hasAlpha)
+            let unknown = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg?fmt=heic")
+            #expect(unknown.status == 400)
+            #expect(unknown.text.contains("bad_format"))
             // Different negotiated formats have different ETags.
             #expect(webp.headers["etag"] != refused.headers["etag"])
+            #expect(avif.headers["etag"] != webp.headers["etag"])
             #expect(webp.headers["vary"] == "Accept")
         }
     }

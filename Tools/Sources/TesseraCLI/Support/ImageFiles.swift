@@ -6,7 +6,7 @@ enum ImageFiles {
     /// The image files directly in `directory` (by extension), sorted by name.
     static func list(in directory: String) throws -> [String] {
         let names = try FileManager.default.contentsOfDirectory(atPath: directory)
-        let extensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif"]
+        let extensions: Set<String> = ["jpg", "jpeg", "png", "webp", "gif", "heic", "heif", "avif"]
         return names.filter { extensions.contains(($0 as NSString).pathExtension.lowercased()) }
             .sorted().map { (directory as NSString).appendingPathComponent($0) }
     }

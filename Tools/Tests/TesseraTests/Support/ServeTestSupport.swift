@@ -104,6 +104,7 @@ struct DecodedBody: Equatable, CustomStringConvertible {
         if body.starts(with: [0xFF, 0xD8, 0xFF]) { format = "jpeg" }
         else if body.starts(with: [0x89, 0x50, 0x4E, 0x47]) { format = "png" }
         else if body.count > 12, body.starts(with: Array("RIFF".utf8)), Array(body[8..<12]) == Array("WEBP".utf8) { format = "webp" }
+        else if body.count > 12, Array(body[4..<12]) == Array("ftypavif".utf8) { format = "avif" }
         else { format = "unknown" }
         let image = try ImageDecoder().decode(Data(body))
         width = image.width
