@@ -169,30 +169,31 @@ struct BenchEndToEndTests {
             var image: String; var size: String; var pixels: Int; var format: String; var bytes: Int
             var loadMs: Double; var coldLoadMs: Double; var decodeMs: Double
         }
-        var photo: String; var jpegQuality: Int; var webpQuality: Int; var rows: [Row]
+        var photo: String; var jpegQuality: Int; var webpQuality: Int; var avifQuality: Int; var rows: [Row]
     }
 
     /// `bench formats --images DIR` with DIR holding two large JPEGs of different shapes and a small
     /// one: picks the JPEG of at least 2048×1536 closest to 4:3 (computed here from the library's
     /// probe), echoes the qualities, and every row's file exists in the work dir with the reported
-    /// byte count and decodes (library) to the row's format and size; each (image, size) has PNG, JPEG
-    /// and WebP; the chart is a PNG.
+    /// byte count and decodes (library) to the row's format and size; each (image, size) has PNG, JPEG,
+    /// WebP and AVIF; the chart is a PNG.
     @Test("bench formats --json")
     func formats() throws {
         let scratch = try ScratchDirectory("bench-formats")
         let photos = try FileFacts.copy(try Self.formatsCandidates(), into: scratch)
         let work = scratch.path("work"), plot = scratch.path("chart.png")
         let report = try Self.bench(["formats", "--images", scratch.url.path, "--work-dir", work, "--repetitions", "1",
-                                     "--quality", "70", "--webp-quality", "60", "--plot", plot, "--json"]).json(FormatsReport.self)
+                                     "--quality", "70", "--webp-quality", "60", "--avif-quality", "50", "--avif-speed", "9",
+                                     "--plot", plot, "--json"]).json(FormatsReport.self)
         let qualifying = try photos.compactMap { photo -> (URL, Double)? in
             let size = try RealPhotos.size(of: photo.path)
             guard photo.pathExtension == "jpg", size.width >= 2048, size.height >= 1536 else { return nil }
             return (photo, abs(Double(size.width) / Double(size.height) - 4.0 / 3.0))
         }
         #expect(report.photo == qualifying.min { $0.1 < $1.1 }?.0.path)
-        #expect(report.jpegQuality == 70 && report.webpQuality == 60)
+        #expect(report.jpegQuality == 70 && report.webpQuality == 60 && report.avifQuality == 50)
 
-        let extensions = ["png": ImageFileFormat.png, "jpeg": .jpeg, "webp": .webp]
+        let extensions = ["png": ImageFileFormat.png, "jpeg": .jpeg, "webp": .webp, "avif": .avif]
         #expect(Set(report.rows.map(\.image)) == ["photo", "gradient"])
         for row in report.rows {
             let size = try #require(PixelSize(parsing: row.size))
@@ -203,7 +204,7 @@ struct BenchEndToEndTests {
             #expect(info.format == extensions[row.format] && info.width == size.width && info.height == size.height)
         }
         let cells = Dictionary(grouping: report.rows) { "\($0.image) \($0.size)" }
-        #expect(cells.values.allSatisfy { Set($0.map(\.format)) == Set(extensions.keys) && $0.count == 3 })
+        #expect(cells.values.allSatisfy { Set($0.map(\.format)) == Set(extensions.keys) && $0.count == 4 })
         #expect(Set(report.rows.filter { $0.image == "photo" }.map(\.size)) == Set(report.rows.filter { $0.image == "gradient" }.map(\.size)))
         #expect(try ImageDecoder().probe(try Data(contentsOf: URL(fileURLWithPath: plot))).format == .png)
     }

@@ -10,7 +10,10 @@ struct DecodeBenchmark: ParsableCommand {
         discussion: """
         For each image in DIR: probe (header only), full decode to BGRA, decode downscaled to --size \
         (codec cheap path + box filter), and the obvious alternative: full decode followed by a resize \
-        to --size. Results are grouped by format and size class; times are medians of per-file medians.
+        to --size. Results are grouped by format and size class; times are medians of per-file medians. \
+        Every format the library decodes is measured (JPEG, PNG, WebP, GIF, HEIC, AVIF) when DIR holds it; \
+        --transcode webp,avif also measures each image re-encoded by the library (WebPEncoder q80, \
+        AVIFEncoder q60 speed 8) into a temporary directory, so one directory of JPEGs gives a row per format.
         """
     )
 
@@ -19,6 +22,7 @@ struct DecodeBenchmark: ParsableCommand {
     @Option(help: "Thumbnail size WxH.") var size = "100x100"
     @Option(help: "Only the first N files (0 = all).") var limit = 0
     @Flag(help: "Print JSON.") var json = false
+    @Option(help: "Also measure each image re-encoded as these formats (comma-separated: webp, avif).") var transcode: String?
 
     struct FileResult: Codable {
         var file: String
@@ -72,6 +76,11 @@ struct DecodeBenchmark: ParsableCommand {
         if limit > 0 { files = Array(files.prefix(limit)) }
         guard !files.isEmpty else { throw ValidationError("no images in \(directory)") }
         let decoder = ImageDecoder()
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-bench-decode-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        if let transcode {
+            files += try Self.transcoded(files, into: scratch, formats: transcode.split(separator: ",").map(String.init), decoder: decoder)
+        }
         var results: [FileResult] = []
         var failures: [String] = []
         var progress = ProgressBar(total: files.count, label: "bench decode")
@@ -127,6 +136,31 @@ struct DecodeBenchmark: ParsableCommand {
                          big.count, thumb * 1000, alt * 1000, alt / thumb, 1 / thumb))
         }
         for failure in failures { Terminal.error("failed: \(failure)") }
+    }
+
+    /// Each of `files` decoded and re-encoded as each of `formats` (`webp`: WebPEncoder q80, `avif`:
+    /// AVIFEncoder q60 speed 8) into `directory`; the new files' paths.
+    static func transcoded(_ files: [String], into directory: URL, formats: [String], decoder: ImageDecoder) throws -> [String] {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var written: [String] = []
+        var progress = ProgressBar(total: files.count * formats.count, label: "transcode")
+        for (index, file) in files.enumerated() {
+            let image = try decoder.decode(try ImageFiles.read(file))
+            for format in formats {
+                progress.update(written.count)
+                let encoder: any ImageEncoding
+                switch format {
+                case "webp": encoder = WebPEncoder(quality: 80)
+                case "avif": encoder = AVIFEncoder(quality: 60, speed: 8)
+                default: throw ValidationError("--transcode takes webp and avif, not \(format)")
+                }
+                let path = directory.appendingPathComponent("\(index)-" + ImageFiles.stem(file) + "." + format).path
+                try Data(try encoder.encode(image)).write(to: URL(fileURLWithPath: path))
+                written.append(path)
+            }
+        }
+        progress.finish()
+        return written
     }
 
     static func group(_ results: [FileResult]) -> [GroupResult] {

@@ -4,21 +4,25 @@ import Foundation
 import Tessera
 
 /// `tessera bench formats [--json] [--plot formats.png]`: the Image I/O chapter's experiment — how
-/// long loading (reading the file) and decoding take for PNG, JPEG and WebP from 2048×1536 down to
-/// 32×24, for a photograph and for a smooth gradient.
+/// long loading (reading the file) and decoding take for PNG, JPEG, WebP and AVIF from 2048×1536
+/// down to 32×24, and how large the files are, for a photograph and for a smooth gradient.
 struct FormatsBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "formats",
-        abstract: "Load and decode time of PNG, JPEG and WebP at 2048x1536 … 32x24, for a photograph and a gradient.",
+        abstract: "File size, load and decode time of PNG, JPEG, WebP and AVIF at 2048x1536 … 32x24, for a photograph and a gradient.",
         discussion: """
         The command generates its test files: a photograph (the 4:3-est JPEG of at least 2048x1536 under \
         --images, or --photo) cropped and scaled to each size, and a rainbow gradient drawn at each size; \
-        each is encoded as PNG (libpng), JPEG (TurboJPEG, --quality, 4:2:0) and lossy WebP (libwebp, \
-        --webp-quality) under --work-dir. "load" reads the file (from the page cache; "cold load" first \
+        each is encoded as PNG (libpng), JPEG (TurboJPEG, --quality, 4:2:0), lossy WebP (libwebp, \
+        --webp-quality) and AVIF (libheif + libaom, --avif-quality, --avif-speed, 4:2:0) under --work-dir; \
+        AVIF files are decoded by libheif (dav1d). "load" reads the file (from the page cache; "cold load" first \
         evicts it with posix_fadvise(DONTNEED)); "decode" decodes it to full-size BGRA. Times are medians \
         of --repetitions samples, each averaging enough calls to last at least 20 ms.
         """
     )
+
+    /// The formats measured, in table order.
+    static let formats = ["png", "jpeg", "webp", "avif"]
 
     static let sizes = [(2048, 1536), (1024, 768), (512, 384), (256, 192), (128, 96), (64, 48), (32, 24)]
 
@@ -27,6 +31,8 @@ struct FormatsBenchmark: ParsableCommand {
     @Option(help: "Where the encoded test files are written (default $XDG_CACHE_HOME/tessera-demo/formats).") var workDir: String?
     @Option(help: "JPEG quality.") var quality = 85
     @Option(help: "WebP (lossy) quality.") var webpQuality = 80
+    @Option(help: "AVIF quality (0-100).") var avifQuality = 60
+    @Option(help: "AVIF encoder speed (libaom, 0-9).") var avifSpeed = 8
     @Option(help: "Samples per measurement.") var repetitions = 5
     @Flag(help: "Print JSON.") var json = false
     @Option(help: "Write a chart (PNG).") var plot: String?
@@ -49,6 +55,7 @@ struct FormatsBenchmark: ParsableCommand {
         var photo: String
         var jpegQuality: Int
         var webpQuality: Int
+        var avifQuality: Int
         var rows: [Row]
     }
 
@@ -62,6 +69,7 @@ struct FormatsBenchmark: ParsableCommand {
             ("png", { try PNGEncoder().encode($0) }),
             ("jpeg", { try JPEGEncoder(quality: quality).encode($0) }),
             ("webp", { try WebPEncoder(quality: webpQuality).encode($0) }),
+            ("avif", { try AVIFEncoder(quality: avifQuality, speed: avifSpeed).encode($0) }),
         ]
         var rows: [Row] = []
         var progress = ProgressBar(total: 2 * Self.sizes.count * encoders.count, label: "bench formats")
@@ -88,17 +96,17 @@ struct FormatsBenchmark: ParsableCommand {
             }
         }
         progress.finish()
-        let report = Report(photo: photoPath, jpegQuality: quality, webpQuality: webpQuality, rows: rows)
+        let report = Report(photo: photoPath, jpegQuality: quality, webpQuality: webpQuality, avifQuality: avifQuality, rows: rows)
         if let plot { try Data(PNGEncoder().encode(FormatsPlot.draw(report))).write(to: URL(fileURLWithPath: plot)) }
         if json { try Terminal.json(report); return }
-        print("Format study: photo \(photoPath) and a rainbow gradient; JPEG q\(quality) 4:2:0, WebP lossy q\(webpQuality), PNG (libpng default)")
+        print("Format study: photo \(photoPath) and a rainbow gradient; JPEG q\(quality) 4:2:0, WebP lossy q\(webpQuality), AVIF q\(avifQuality) speed \(avifSpeed), PNG (libpng default)")
         print("load = read the file (page cache), cold = after posix_fadvise(DONTNEED), decode = full-size BGRA; medians, ms; \(DemoReport.machine())")
         var table: [[String]] = []
         for kind in ["photo", "gradient"] {
             for (w, h) in Self.sizes {
                 let size = "\(w)x\(h)"
                 var line = [kind, size]
-                for format in ["png", "jpeg", "webp"] {
+                for format in Self.formats {
                     guard let r = rows.first(where: { $0.image == kind && $0.size == size && $0.format == format }) else { continue }
                     line += [Self.kb(r.bytes), String(format: "%.3f", r.loadMs), String(format: "%.3f", r.coldLoadMs),
                              String(format: "%.3f", r.decodeMs), String(format: "%.3f", r.totalMs)]
@@ -108,7 +116,7 @@ struct FormatsBenchmark: ParsableCommand {
             }
         }
         var header = ["image", "size"]
-        for f in ["PNG", "JPEG", "WebP"] { header += ["\(f) KB", "load", "cold", "decode", "total"] }
+        for f in ["PNG", "JPEG", "WebP", "AVIF"] { header += ["\(f) KB", "load", "cold", "decode", "total"] }
         Terminal.table(header + ["fastest"], table)
         if let plot { print("chart: \(plot)") }
     }

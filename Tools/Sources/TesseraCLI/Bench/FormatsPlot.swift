@@ -5,7 +5,8 @@ import Tessera
 /// The format study's chart: for the photograph and for the gradient, load + decode time per
 /// format against image size (log scales), and the cold load time dashed.
 enum FormatsPlot {
-    static let colors: [String: (Double, Double, Double)] = ["png": (0.15, 0.35, 0.8), "jpeg": (0.9, 0.45, 0.05), "webp": (0.1, 0.6, 0.25)]
+    static let colors: [String: (Double, Double, Double)] = ["png": (0.15, 0.35, 0.8), "jpeg": (0.9, 0.45, 0.05), "webp": (0.1, 0.6, 0.25),
+                                                                   "avif": (0.6, 0.15, 0.6)]
 
     static func draw(_ report: FormatsBenchmark.Report, panelWidth: Int = 560, panelHeight: Int = 420) throws -> Bitmap {
         let width = panelWidth * 2 + 40, height = panelHeight + 110
@@ -19,7 +20,7 @@ enum FormatsPlot {
                       x: Double(20 + index * (panelWidth + 10)), y: 50, width: Double(panelWidth), height: Double(panelHeight))
             }
             var lx = 80.0
-            for format in ["png", "jpeg", "webp"] {
+            for format in FormatsBenchmark.formats {
                 let c = colors[format]!
                 cairo_set_source_rgb(cr, c.0, c.1, c.2)
                 cairo_rectangle(cr, lx, Double(height - 30), 24, 4)
@@ -27,7 +28,7 @@ enum FormatsPlot {
                 FramePlot.text(cr, format.uppercased(), x: lx + 30, y: Double(height - 24), size: 13, bold: true)
                 lx += 110
             }
-            FramePlot.text(cr, "JPEG q\(report.jpegQuality), WebP q\(report.webpQuality)", x: lx + 20, y: Double(height - 24), size: 12)
+            FramePlot.text(cr, "JPEG q\(report.jpegQuality), WebP q\(report.webpQuality), AVIF q\(report.avifQuality)", x: lx + 20, y: Double(height - 24), size: 12)
         }
     }
 
@@ -58,7 +59,7 @@ enum FormatsPlot {
         for (i, size) in sizes.enumerated() {
             FramePlot.text(cr, size, x: px(i) - 22, y: top + plotH + 16, size: 10)
         }
-        for format in ["png", "jpeg", "webp"] {
+        for format in FormatsBenchmark.formats {
             let c = colors[format]!
             let points = sizes.enumerated().compactMap { i, s in rows.first { $0.size == s && $0.format == format }.map { (i, $0) } }
             for dashed in [false, true] {
