@@ -52,6 +52,8 @@ let package = Package(
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"]), .brew(["giflib"])]),
         // libheif decodes HEIC (libde265) and AVIF (dav1d/libaom) and encodes AVIF (libaom).
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"]), .brew(["libheif"])]),
+        // libavif decodes AVIF's primary image faster than libheif when it carries no transformation.
+        .systemLibrary(name: "CAVIF", pkgConfig: "libavif", providers: [.apt(["libavif-dev"]), .brew(["libavif"])]),
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"]), .brew(["cairo"])]),
         // libjpeg's own API (libjpeg-turbo's jpeglib.h) and libdeflate, used by our codec shims below.
         .systemLibrary(name: "CJPEGLib", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"]), .brew(["jpeg-turbo"])]),
@@ -66,7 +68,7 @@ let package = Package(
         // Imaging: pixels, codecs, drawing, and the one error type every layer throws.
         .target(
             name: "TesseraImaging",
-            dependencies: ["CTurboJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CCairo", "CTesseraCodecs"]
+            dependencies: ["CTurboJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CAVIF", "CCairo", "CTesseraCodecs"]
         ),
         // Tables: memory-mapped image tables, and the entity/format cache over them.
         .target(

@@ -2,7 +2,9 @@ import CHeif
 
 /// Decodes HEIC and AVIF (HEIF containers of HEVC or AV1 images) with libheif, which decodes HEVC
 /// through libde265 and AV1 through dav1d (or libaom). One type serves both formats; ``format``
-/// says which one an instance is registered for, and either instance decodes either codec.
+/// says which one an instance is registered for. An AVIF's primary image without `irot`/`imir`/`clap`
+/// is decoded by libavif instead (4–5× faster, same dav1d; `AVIFFastPath`), after libheif's probe
+/// and the limits; anything libavif declines goes to libheif.
 ///
 /// - Probe: libheif parses the boxes (no pixel is decoded); ``ImageInfo`` gets the primary
 ///   image's size after its transformations, its alpha and its thumbnail items' sizes.

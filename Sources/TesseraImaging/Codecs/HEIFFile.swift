@@ -40,8 +40,10 @@ final class HEIFFile {
         var handle: OpaquePointer?
         if error.code == heif_error_Ok { error = heif_context_get_primary_image_handle(context, &handle) }
         guard error.code == heif_error_Ok, let handle else {
+            // The message lives in the context: read it before freeing the context.
+            let failure = Self.failure(error, format: format, data: data)
             heif_context_free(context)
-            throw Self.failure(error, format: format, data: data)
+            throw failure
         }
         self.context = context
         self.primary = handle
@@ -90,6 +92,8 @@ final class HEIFFile {
         guard declared == layout.size else {
             throw TesseraError(.invalidLayout(width: layout.width, height: layout.height, bytesPerRow: layout.bytesPerRow))
         }
+        // AVIF's primary image: libavif when it can (no irot/imir/clap), several times faster.
+        if format == .avif, handle == primary, AVIFFastPath.decode(data, into: target, limits: limits) { return }
         let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
         guard let options = heif_decoding_options_alloc() else {
             throw TesseraError(.decoding(.codec(format, message: "cannot allocate libheif decoding options")))
