@@ -22,6 +22,8 @@ let package = Package(
         // ceiling of `tessera bench ingest`). Applications do not need them.
         .library(name: "CCairo", targets: ["CCairo"]),
         .library(name: "CTurboJPEG", targets: ["CTurboJPEG"]),
+        // lcms2's module map, for the tests that build ICC profiles (Display P3, CMYK) at run time.
+        .library(name: "CLCMS2", targets: ["CLCMS2"]),
     ],
     traits: [
         // `TesseraHTTP`'s `HTTPDataLoader` and `ImageManager.shared` on AsyncHTTPClient. Without it the
@@ -58,6 +60,8 @@ let package = Package(
         // libjpeg's own API (libjpeg-turbo's jpeglib.h) and libdeflate, used by our codec shims below.
         .systemLibrary(name: "CJPEGLib", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"]), .brew(["jpeg-turbo"])]),
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]),
+        // Little CMS 2: embedded ICC profiles (JPEG APP2, PNG iCCP, WebP ICCP) converted to sRGB (docs/COLOUR.md).
+        .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"]), .brew(["little-cms2"])]),
         // Codec code in C: a libjpeg shim that keeps setjmp/longjmp inside C (subsamplings TurboJPEG
         // rejects; progressive files at 1/8 scale without the AC scans they do not need) and the PNG
         // fast path (libdeflate, unfiltering, box reduction on the fly).
@@ -68,7 +72,7 @@ let package = Package(
         // Imaging: pixels, codecs, drawing, and the one error type every layer throws.
         .target(
             name: "TesseraImaging",
-            dependencies: ["CTurboJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CAVIF", "CCairo", "CTesseraCodecs"]
+            dependencies: ["CTurboJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CAVIF", "CCairo", "CTesseraCodecs", "CLCMS2", "CDeflate"]
         ),
         // Tables: memory-mapped image tables, and the entity/format cache over them.
         .target(

@@ -1,7 +1,7 @@
 // libFuzzer entry points for Tessera. Built by `scripts/fuzz` together with Sources/Tessera into one
 // module (so the harnesses reach internal types such as TableFileHeader), with
 // `swiftc -sanitize=fuzzer,address`. The target is chosen with TESSERA_FUZZ_TARGET
-// (jpeg, png, webp, gif, heic, avif, table, diskcache, freshness); with TESSERA_FUZZ_SEEDS=DIR the binary writes generated seeds for
+// (jpeg, png, webp, gif, heic, avif, table, diskcache, freshness, icc); with TESSERA_FUZZ_SEEDS=DIR the binary writes generated seeds for
 // that target into DIR and exits instead of fuzzing.
 import Foundation
 
@@ -33,6 +33,7 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int3
     case .table: TableFuzzing.run(bytes)
     case .diskcache: DiskCacheFuzzing.run(bytes)
     case .freshness: FreshnessFuzzing.run(bytes)
+    case .icc: ColourFuzzing.run(bytes)
     }
     return 0
 }

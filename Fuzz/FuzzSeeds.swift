@@ -9,7 +9,9 @@ enum FuzzSeeds {
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let seeds: [[UInt8]]
         switch target {
-        case .jpeg: seeds = images().compactMap { try? JPEGEncoder(quality: 80).encode($0) }
+        case .jpeg:
+            seeds = images().compactMap { try? JPEGEncoder(quality: 80).encode($0) }
+            seeds += seeds.prefix(2).compactMap { ColourFuzzing.taggedJPEG($0) }   // APP2 ICC chunks
         case .png: seeds = images().compactMap { try? PNGEncoder().encode($0) }
         case .gif: seeds = [gif(width: 5, height: 4, interlaced: false), gif(width: 9, height: 17, interlaced: true)]
         case .webp: seeds = []   // libwebp's encoder is not linked; Tests/Fixtures has WebP files
@@ -18,6 +20,7 @@ enum FuzzSeeds {
         case .table: seeds = tables()
         case .diskcache: seeds = diskCacheFiles()
         case .freshness: seeds = FuzzSeeds.responseHeaders.map { Array($0.utf8) }
+        case .icc: seeds = ColourFuzzing.seeds()
         }
         for (i, seed) in seeds.enumerated() {
             _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("generated-\(i)").path, contents: Data(seed))

@@ -2,7 +2,7 @@ import Foundation
 
 /// What the fuzzing binary exercises, from the TESSERA_FUZZ_TARGET environment variable.
 enum FuzzTarget: String, CaseIterable, Sendable {
-    case jpeg, png, webp, gif, heic, avif, table, diskcache, freshness
+    case jpeg, png, webp, gif, heic, avif, table, diskcache, freshness, icc
 
     /// The target named by TESSERA_FUZZ_TARGET; exits with status 64 if it is missing or unknown.
     static let current: FuzzTarget = {

@@ -36,6 +36,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // lcms2, for the ICC profiles of the colour tests and `tessera bench colour` (ICCProfiles).
+                .product(name: "CLCMS2", package: "Tessera"),
             ]
         ),
         // The `tessera` command.

@@ -1,6 +1,7 @@
 /// Reads the few JPEG header facts TurboJPEG does not report: the EXIF orientation (tag 0x0112 of
-/// IFD0 in the APP1 "Exif" segment) and whether an Adobe APP14 segment is present (which tells
-/// how CMYK values are stored).
+/// IFD0 in the APP1 "Exif" segment), whether an Adobe APP14 segment is present (which tells
+/// how CMYK values are stored) and where the APP2 "ICC_PROFILE" segments are (assembled by
+/// ``EmbeddedProfile/jpeg(_:segments:)``).
 ///
 /// Every read is bounds-checked; malformed or missing EXIF yields ``ImageOrientation/up``, never a
 /// crash or an error. Only the markers before the first scan (SOS) are walked.
@@ -15,6 +16,8 @@ enum ExifOrientationReader {
         var endedEarly = false
         /// Whether the walk reached a start-of-scan marker.
         var reachedScan = false
+        /// The payloads of the APP2 segments that start with "ICC_PROFILE\0", in file order.
+        var iccSegments: [Range<Int>] = []
     }
 
     /// Whether a JPEG that failed to decode was cut short: its headers end before the first scan,
@@ -61,6 +64,8 @@ enum ExifOrientationReader {
                 findings.orientation = orientation(inTIFF: UnsafeRawBufferPointer(rebasing: segment[6...]))
             } else if marker == 0xEE, starts(segment, with: [0x41, 0x64, 0x6F, 0x62, 0x65]) {   // "Adobe"
                 findings.hasAdobeMarker = true
+            } else if marker == 0xE2, starts(segment, with: EmbeddedProfile.jpegSignature) {
+                findings.iccSegments.append((i + 2)..<(i + length))
             }
             i += length
         }
@@ -103,7 +108,7 @@ enum ExifOrientationReader {
         return .up
     }
 
-    private static func starts(_ bytes: UnsafeRawBufferPointer, with prefix: [UInt8]) -> Bool {
+    static func starts(_ bytes: UnsafeRawBufferPointer, with prefix: [UInt8]) -> Bool {
         guard bytes.count >= prefix.count else { return false }
         for (k, byte) in prefix.enumerated() where bytes[k] != byte { return false }
         return true

@@ -11,6 +11,11 @@ import CTurboJPEG
 ///   converted here the way Pillow does: with an Adobe APP14 segment (Photoshop and libjpeg write
 ///   one) the stored values are inverted, so `R = C·K / 255` on the stored values; without it they
 ///   are taken as plain CMYK, `R = (255 − C)(255 − K) / 255`. Likewise for G (M) and B (Y).
+/// - Colour: an ICC profile in APP2 "ICC_PROFILE" segments (assembled in sequence order) converts the
+///   decoded, already DCT-scaled pixels to sRGB (``ColourConversion``, docs/COLOUR.md): RGB profiles
+///   for YCbCr/RGB files (gray8 output then takes its luma from the converted colours), CMYK profiles
+///   for CMYK/YCCK files instead of the formula above (inverted input when the Adobe segment is
+///   present). Gray files, and profiles that are unusable or equivalent to sRGB, keep their pixels.
 /// - Warnings: a torn image must never be cached. "Premature end of JPEG file" / "premature end
 ///   of data segment" throw ``DecodingFailure/truncated(_:)``; every other libjpeg warning except
 ///   the harmless "extraneous bytes before marker" throws ``DecodingFailure/codec(_:message:)``.
@@ -114,34 +119,64 @@ public struct JPEGDecoder: ImageDecoding {
             }
         }
 
+        let markers = ExifOrientationReader.scan(jpeg: data)
+        let profile = markers.iccSegments.isEmpty ? nil : EmbeddedProfile.jpeg(data, segments: markers.iccSegments)
         if !header.isCMYK {
-            let gray = layout.style == .gray8
-            // Baseline at 1/8: the DC-only decoder (tessera_jpeg_dc.c) when it takes the file.
-            if !viaLibjpeg, scale.num * 8 == scale.denom, let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self),
-               Int(tessera_jpeg_decode_dc(base, data.count, Int32(gray ? TESSERA_JPEG_GRAY : TESSERA_JPEG_BGRA),
-                                          target.baseAddress.assumingMemoryBound(to: UInt8.self), layout.bytesPerRow,
-                                          Int32(layout.width), Int32(layout.height))) == TESSERA_JPEG_OK {
+            // An embedded RGB profile converts the decoded (already scaled) pixels to sRGB; gray8 then
+            // goes through BGRA, so that its luma is that of the converted colours.
+            let transform = header.colorspace == TJCS_GRAY.rawValue ? nil : profile.flatMap { ColourConversion.use(of: $0, for: .rgb).transform }
+            if let transform, layout.style == .gray8 {
+                try Self.withBGRA(size: layout.size) { (bgra) throws(TesseraError) in
+                    try decodeColour(data, into: bgra, gray: false, viaDC: !viaLibjpeg && scale.num * 8 == scale.denom, decompress)
+                    transform.apply(to: bgra)
+                    try PixelConversion.convert(source: UnsafeRawPointer(bgra.baseAddress), layout: bgra.layout, to: target)
+                }
                 return
             }
-            try decompress(target.baseAddress, layout.bytesPerRow, gray ? TJPF_GRAY : TJPF_BGRA)
+            try decodeColour(data, into: target, gray: layout.style == .gray8, viaDC: !viaLibjpeg && scale.num * 8 == scale.denom, decompress)
+            transform?.apply(to: target)
             return
         }
-        let inverted = ExifOrientationReader.scan(jpeg: data).hasAdobeMarker
+        // CMYK through the embedded CMYK profile when it is usable, with the naive formula otherwise.
+        let inverted = markers.hasAdobeMarker
+        let transform = profile.flatMap { ColourConversion.use(of: $0, for: inverted ? .cmykInverted : .cmyk).transform }
+        let toBGRA = { (view: MutableBitmapView) in
+            if let transform { return transform.apply(to: view) }
+            for y in 0..<view.layout.height { Self.cmykToBGRA(view.row(y), width: view.layout.width, inverted: inverted) }
+        }
         if layout.style.bytesPerPixel == 4 {
             // CMYK is 4 bytes per pixel too: decode in place, then convert each pixel in place.
             try decompress(target.baseAddress, layout.bytesPerRow, TJPF_CMYK)
-            for y in 0..<layout.height { Self.cmykToBGRA(target.row(y), width: layout.width, inverted: inverted) }
+            toBGRA(target)
             return
         }
-        let pitch = layout.width * 4
-        let temp = UnsafeMutableRawPointer.allocate(byteCount: pitch * layout.height, alignment: 64)
-        defer { temp.deallocate() }
-        try decompress(temp, pitch, TJPF_CMYK)
-        for y in 0..<layout.height {
-            let row = temp + y * pitch
-            Self.cmykToBGRA(row, width: layout.width, inverted: inverted)
-            PixelConversion.fromBGRA(UnsafeRawPointer(row), to: target.row(y), style: layout.style, width: layout.width)
+        try Self.withBGRA(size: layout.size) { (bgra) throws(TesseraError) in
+            try decompress(bgra.baseAddress, bgra.layout.bytesPerRow, TJPF_CMYK)
+            toBGRA(bgra)
+            try PixelConversion.convert(source: UnsafeRawPointer(bgra.baseAddress), layout: bgra.layout, to: target)
         }
+    }
+
+    /// Decodes a gray or YCbCr file as gray or BGRA into `target`: baseline files at 1/8 (`viaDC`)
+    /// through the DC-only decoder (tessera_jpeg_dc.c) when it takes the file, `decompress` otherwise.
+    private func decodeColour(_ data: UnsafeRawBufferPointer, into target: MutableBitmapView, gray: Bool, viaDC: Bool,
+                              _ decompress: (UnsafeMutableRawPointer, Int, TJPF) throws(TesseraError) -> Void) throws(TesseraError) {
+        let layout = target.layout
+        if viaDC, let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self),
+           Int(tessera_jpeg_decode_dc(base, data.count, Int32(gray ? TESSERA_JPEG_GRAY : TESSERA_JPEG_BGRA),
+                                      target.baseAddress.assumingMemoryBound(to: UInt8.self), layout.bytesPerRow,
+                                      Int32(layout.width), Int32(layout.height))) == TESSERA_JPEG_OK {
+            return
+        }
+        try decompress(target.baseAddress, layout.bytesPerRow, gray ? TJPF_GRAY : TJPF_BGRA)
+    }
+
+    /// Runs `body` with a temporary ``PixelStyle/bgra32`` bitmap of `size`.
+    private static func withBGRA(size: PixelSize, _ body: (MutableBitmapView) throws(TesseraError) -> Void) throws(TesseraError) {
+        let layout = BitmapLayout(width: size.width, height: size.height, style: .bgra32)
+        let temp = UnsafeMutableRawPointer.allocate(byteCount: layout.byteCount, alignment: PixelStyle.rowAlignment)
+        defer { temp.deallocate() }
+        try body(MutableBitmapView(layout: layout, baseAddress: temp))
     }
 
     /// Converts a row of CMYK pixels to opaque BGRA in place; see the type's documentation.

@@ -21,6 +21,12 @@ import CTesseraCodecs
 ///   and each row is unfiltered, premultiplied and box-reduced on the fly, with the same pixels as
 ///   libpng's. Every other file, and any file the fast path finds damaged, goes through libpng's
 ///   simplified API (then box-reduced), so errors and messages stay libpng's.
+/// - Colour (docs/COLOUR.md): an `iCCP` profile of a colour file converts the decoded (box-reduced)
+///   pixels to sRGB with ``ColourConversion``; a usable one also overrides `gAMA`/`cHRM`, as the
+///   PNG specification orders, so those chunks are cut from a copy before libpng reads it. Without
+///   a usable profile, `sRGB` changes nothing and `gAMA` is applied by libpng (the fast path declines
+///   any gamma but sRGB's, so both paths give libpng's pixels), as browsers do; `cHRM` alone changes
+///   nothing.
 /// - Errors: libpng messages about running out of data throw ``DecodingFailure/truncated(_:)``;
 ///   every other libpng error throws ``DecodingFailure/codec(_:message:)`` with libpng's message.
 public struct PNGDecoder: ImageDecoding {
@@ -78,6 +84,33 @@ public struct PNGDecoder: ImageDecoding {
     /// Decodes the image into `target`, whose size is the stored size or a reduction of it from
     /// ``decodedSize(for:atLeast:)``.
     public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
+        try limits.checkInput(byteCount: data.count)
+        // Colour (docs/COLOUR.md): a usable iCCP profile of a colour image converts the decoded pixels
+        // to sRGB and overrides gAMA/cHRM, which are then cut from a copy that libpng decodes;
+        // without one, libpng's handling of gAMA (and sRGB) stays as it is.
+        let chunks = EmbeddedProfile.png(data)
+        let isColour = Self.isColourType(data)
+        let use = isColour ? chunks.profile.map { ColourConversion.use(of: $0, for: .rgb) } : nil
+        if let use, use.isUsable, chunks.hasNonSRGBGamma {
+            let copy = EmbeddedProfile.pngWithoutGammaChunks(data, chunks)
+            let result: Result<Void, TesseraError> = copy.withUnsafeBytes { bytes in
+                do throws(TesseraError) { return .success(try decodePixels(bytes, into: target, transform: use.transform, hasAlpha: info.hasAlpha)) }
+                catch { return .failure(error) }
+            }
+            return try result.get()
+        }
+        try decodePixels(data, into: target, transform: use?.transform, hasAlpha: info.hasAlpha)
+    }
+
+    /// Whether the IHDR colour type has colour (2, 3 or 6); a gray file's profile is not an RGB one.
+    private static func isColourType(_ data: UnsafeRawBufferPointer) -> Bool {
+        data.count > 25 && data[25] & 2 != 0
+    }
+
+    /// Decodes `data` and converts the result with `transform` (premultiplied when the file `hasAlpha`,
+    /// before bgr32 drops the alpha).
+    private func decodePixels(_ data: UnsafeRawBufferPointer, into target: MutableBitmapView,
+                              transform: ColourTransform?, hasAlpha: Bool) throws(TesseraError) {
         var image = png_image()
         defer { png_image_free(&image) }
         try begin(&image, data)
@@ -99,11 +132,14 @@ public struct PNGDecoder: ImageDecoding {
             let bgra = BitmapLayout(width: layout.width, height: layout.height, style: .bgra32)
             let temp = UnsafeMutableRawPointer.allocate(byteCount: bgra.byteCount, alignment: PixelStyle.rowAlignment)
             defer { temp.deallocate() }
-            try decodePremultiplied(&image, data, factor: factor, into: MutableBitmapView(layout: bgra, baseAddress: temp))
+            let view = MutableBitmapView(layout: bgra, baseAddress: temp)
+            try decodePremultiplied(&image, data, factor: factor, into: view)
+            transform?.apply(to: view, premultiplied: hasAlpha)
             try PixelConversion.convert(source: UnsafeRawPointer(temp), layout: bgra, to: target)
             return
         }
         try decodePremultiplied(&image, data, factor: factor, into: target)
+        transform?.apply(to: target, premultiplied: hasAlpha)
         target.setOpaqueAfterPremultipliedDecode()
     }
 

@@ -10,6 +10,8 @@ import CWebP
 /// - Scaling: libwebp's built-in scaler (`use_scaling`) decodes at any size no larger than the
 ///   stored one; ``decodedSize(for:atLeast:)`` picks the aspect-preserving size that just covers
 ///   the target.
+/// - Colour: an `ICCP` chunk (extended format) converts the decoded, scaled pixels to sRGB
+///   (``ColourConversion``, docs/COLOUR.md).
 /// - Errors: `VP8_STATUS_NOT_ENOUGH_DATA` throws ``DecodingFailure/truncated(_:)``; other statuses
 ///   throw ``DecodingFailure/codec(_:message:)``.
 public struct WebPDecoder: AnimatedImageDecoding {
@@ -51,6 +53,16 @@ public struct WebPDecoder: AnimatedImageDecoding {
     /// Decodes into `target`, scaling when its size is smaller than the stored size.
     public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
         let features = try readFeatures(data)
+        try decodePixels(data, features: features, into: target)
+        // An ICCP profile converts the decoded pixels to sRGB (docs/COLOUR.md); bgr32 is opaque by now.
+        let premultiplied = features.has_alpha != 0 && target.layout.style == .bgra32
+        EmbeddedProfile.webp(data).flatMap { ColourConversion.use(of: $0, for: .rgb).transform }?
+            .apply(to: target, premultiplied: premultiplied)
+    }
+
+    /// Decodes the still image or the first frame into `target`.
+    private func decodePixels(_ data: UnsafeRawBufferPointer, features: WebPBitstreamFeatures,
+                              into target: MutableBitmapView) throws(TesseraError) {
         if features.has_animation != 0 { return try decodeFirstFrame(data, features: features, into: target) }
         let layout = target.layout
         let width = Int(features.width), height = Int(features.height)
