@@ -1,5 +1,6 @@
 @_spi(Internal) import TesseraImaging
 import Foundation
+import Logging
 import Synchronization
 
 /// A persistent, memory-mapped table of same-sized images: one file per ``ImageFormat``, modelled on
@@ -64,6 +65,9 @@ public final class ImageTable: Sendable {
     let state: LockedValue<TableState>
     /// `format.layout`, computed once.
     private let layout: BitmapLayout
+    /// Where events and metrics go.
+    let observability: Observability
+    private let metrics: TableMetrics
 
     /// Opens (or creates) the table for `format` in `directory`, creating the directory with mode
     /// `0o700` if needed.
@@ -73,15 +77,28 @@ public final class ImageTable: Sendable {
     ///
     /// `fileCheckInterval` bounds how long lookups trust the last `fstat` of the file (see
     /// "Truncation and unlinking"); `.zero` checks on every lookup (about 0.35 µs more per hit here).
-    public init(format: ImageFormat, directory: URL, fileCheckInterval: Duration = .milliseconds(50)) throws(TesseraError) {
+    ///
+    /// `observability` receives the table's metrics (hits, misses, stores, evictions, store time,
+    /// labelled with the format's name) and its events: damaged entries found on opening or on a first
+    /// read (error), repaired truncations and replaced files (warning), evictions (debug). A hit logs
+    /// nothing.
+    public init(format: ImageFormat, directory: URL, fileCheckInterval: Duration = .milliseconds(50),
+                observability: Observability = .default) throws(TesseraError) {
         try format.validate()
         self.format = format
         self.directory = directory
+        self.observability = observability
+        metrics = TableMetrics(format: format.name, observability: observability)
         layout = format.layout
         let mapping = try TableMapping.open(format: format, directory: directory)
         var state = TableState(format: format, mapping: mapping)
         let (seconds, attoseconds) = fileCheckInterval.components
         state.fileCheckInterval = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+        if !state.damage.isEmpty {
+            observability.logger.error("image table opened with damaged entries; they read as misses", metadata: [
+                "table": "\(mapping.path)", "damaged": "\(state.damage.count)", "first": "\(state.damage[0].reason)",
+            ])
+        }
         self.state = LockedValue(state)
     }
 
@@ -125,7 +142,10 @@ public final class ImageTable: Sendable {
             s.records[slot].lastAccess = s.tick()
             return (Unmanaged.passRetained(s.reference(slot)), s.records[slot].sourceID, s.records[slot].verified)
         }
-        guard let found else { return nil }
+        guard let found else {
+            metrics.misses.increment()
+            return nil
+        }
         let lease = found.lease.takeRetainedValue()
         if !found.verified {
             let sum = PixelChecksum.hash(lease.pointer, count: layout.byteCount)
@@ -139,8 +159,15 @@ public final class ImageTable: Sendable {
                 s.discard(lease.slot)
                 return false
             }
-            if !ok { return nil }   // the slot is freed once this lease reference is dropped
+            if !ok {   // the slot is freed once this lease reference is dropped
+                observability.logger.error("image table entry failed its pixel checksum; dropped", metadata: [
+                    "format": "\(format.name)", "entity": "\(entityID)", "slot": "\(lease.slot)",
+                ])
+                metrics.misses.increment()
+                return nil
+            }
         }
+        metrics.hits.increment()
         return TableImage(layout: layout, entityID: entityID, sourceID: found.source, lease: lease)
     }
 
@@ -161,16 +188,28 @@ public final class ImageTable: Sendable {
     ///   `.io` if the file cannot grow, or whatever `draw` throws.
     @discardableResult
     public func store(entityID: UUID, sourceID: UUID, draw: (MutableBitmapView) throws -> Void) throws -> TableImage {
-        let lease = try state.withLock { s throws(TesseraError) -> TableLease in
-            if s.mapping.faulted { try s.recreate() }
+        let start = ContinuousClock.now
+        let (lease, events) = try state.withLock { s throws(TesseraError) -> (TableLease, StoreEvents) in
+            var events = StoreEvents()
+            if s.mapping.faulted {
+                try s.recreate()
+                events.replacedFile = "its mapping faulted (the file was truncated under it)"
+            }
             var st = s.mapping.fileState()
             if let known = st, known.links == 0 {
                 try s.recreate()
                 st = s.mapping.fileState()
+                events.replacedFile = "the file was unlinked"
             }
             if let old = s.index[entityID] { s.discard(Int(old), fileState: st) }
-            return s.reference(try s.reserveSlot(fileState: st))
+            let (evictions, repairs) = (s.evictions, s.truncationRepairs)
+            let lease = s.reference(try s.reserveSlot(fileState: st))
+            events.evictions = s.evictions - evictions
+            events.repairedTruncation = s.truncationRepairs > repairs
+            return (lease, events)
         }
+        report(events)
+        defer { metrics.storeTime.recordSince(start) }
         let slot = lease.slot, mapping = lease.mapping
         // Outside the lock: disk blocks for the slot and its commit word cleared (on a throw the
         // reference ends and the slot returns to the free slots).
@@ -194,7 +233,31 @@ public final class ImageTable: Sendable {
             s.unindexed.remove(slot)
             s.recency.pushFront(slot)
         }
+        metrics.stores.increment()
         return TableImage(layout: layout, entityID: entityID, sourceID: sourceID, lease: lease)
+    }
+
+    /// What a store's reservation did besides reserving a slot, reported outside the lock.
+    private struct StoreEvents {
+        var replacedFile: String?
+        var evictions = 0
+        var repairedTruncation = false
+    }
+
+    /// Logs and counts a store's `events`.
+    private func report(_ events: StoreEvents) {
+        let logger = observability.logger
+        if let why = events.replacedFile {
+            logger.warning("image table file replaced by a fresh one", metadata: ["format": "\(format.name)", "reason": "\(why)"])
+        }
+        if events.repairedTruncation {
+            logger.warning("image table file was truncated by another program; re-extended, lost entries read as misses",
+                           metadata: ["format": "\(format.name)"])
+        }
+        if events.evictions > 0 {
+            metrics.evictions.increment(by: events.evictions)
+            logger.debug("image table evicted its least recently used entry", metadata: ["format": "\(format.name)"])
+        }
     }
 
     /// If the table file was unlinked, creates a fresh one at the path now (a store would do it
