@@ -72,7 +72,7 @@ public final class ImageService: Sendable {
         if remoteGuard.isEnabled {
             let check = remoteGuard
             let loader = HTTPDataLoader(configuration: HTTPDataLoader.Configuration(refusedHostCooldown: .zero),
-                                        urlCheck: { url in try await check.check(url) })
+                                        urlCheck: { url in try await check.checkedAddress(url) })
             let disk = URL(fileURLWithPath: configuration.remote.diskCacheDirectory ?? tables.appendingPathComponent("remote").path)
             let settings = ImageManager.Configuration(disk: DiskCache.Configuration(directory: disk),
                                                       requestTimeout: .seconds(limits.requestTimeoutSeconds),

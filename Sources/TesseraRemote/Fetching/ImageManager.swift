@@ -179,9 +179,9 @@ public final class ImageManager: Sendable {
     }
 
     /// The image `request` asks for if the memory cache holds it (no I/O, no decoding); `nil` also when
-    /// the request has no URL.
+    /// the request has no URL, or credentials of its own ("Credentials and caching").
     public func cachedImage(for request: ImageRequest) -> Bitmap? {
-        guard let (_, key) = try? Self.resolve(request) else { return nil }
+        guard !LoadRequest.carriesCredentials(request.headers), let (_, key) = try? Self.resolve(request) else { return nil }
         return memoryCache?.image(for: key)
     }
 

@@ -52,7 +52,7 @@ extension Origin {
         }
     }
 
-    /// One request as it reached the origin: its path, the validators and the credentials it carried.
+    /// One request as it reached the origin: its path, the validators, credentials and host it carried.
     public struct Arrival: Sendable, Equatable {
         /// The request path, without the query.
         public var path: String
@@ -62,13 +62,17 @@ extension Origin {
         public var ifModifiedSince: String?
         /// The `Authorization` header, if any.
         public var authorization: String?
+        /// The `Host` header (`name:port`), if any.
+        public var host: String?
 
-        /// An arrival for `path` with the given validators and credentials.
-        public init(path: String, ifNoneMatch: String? = nil, ifModifiedSince: String? = nil, authorization: String? = nil) {
+        /// An arrival for `path` with the given validators, credentials and host.
+        public init(path: String, ifNoneMatch: String? = nil, ifModifiedSince: String? = nil, authorization: String? = nil,
+                    host: String? = nil) {
             self.path = path
             self.ifNoneMatch = ifNoneMatch
             self.ifModifiedSince = ifModifiedSince
             self.authorization = authorization
+            self.host = host
         }
     }
 

@@ -7,7 +7,7 @@ extension OriginLedger {
     func respond(to request: Request) async throws -> Response {
         let arrival = Origin.Arrival(path: request.uri.path, ifNoneMatch: request.headers[.ifNoneMatch],
                                      ifModifiedSince: request.headers[.ifModifiedSince],
-                                     authorization: request.headers[.authorization])
+                                     authorization: request.headers[.authorization], host: request.head.authority)
         let found = await arrive(arrival)
         if latency > .zero { try await Task.sleep(for: latency) }
         guard let resource = found else { return Response(status: .notFound) }
