@@ -28,8 +28,9 @@ let package = Package(
         // `TesseraHTTP`'s `HTTPDataLoader` and `ImageManager.shared` on AsyncHTTPClient. Without it the
         // product is empty and an `ImageManager` takes your own `DataLoading` loader.
         .trait(name: "HTTPLoader"),
-        // `TesseraServer`: the image service (Hummingbird, swift-crypto, swift-metrics, swift-prometheus,
-        // swift-service-lifecycle, swift-log). Off by default, so the library's default graph stays small.
+        // `TesseraServer`: the image service (Hummingbird, swift-crypto, swift-prometheus,
+        // swift-service-lifecycle; swift-log and swift-metrics every layer has already). Off by default, so
+        // the library's default graph stays small.
         // Remote sources need the HTTP loader, so this trait turns `HTTPLoader` on too.
         .trait(name: "Serving", enabledTraits: ["HTTPLoader"]),
         .default(enabledTraits: ["HTTPLoader"]),

@@ -103,7 +103,11 @@ public final class ImageTable: Sendable {
     }
 
     deinit {
-        state.withLock { $0.persistRecency() }
+        let hits = state.withLock { s in
+            s.persistRecency()
+            return s.takeUnpublishedHits()
+        }
+        if hits > 0 { metrics.hits.increment(by: hits) }
     }
 
     /// The table file's path.
@@ -135,18 +139,23 @@ public final class ImageTable: Sendable {
     /// mismatch is a miss and frees the slot.
     public func image(for entityID: UUID, sourceID: UUID? = nil) -> TableImage? {
         // The reference is taken under the lock (+1) and handed out as a trivial value, so the lock's
-        // generic result is copied without reference counting.
-        let found: (lease: Unmanaged<TableLease>, source: UUID, verified: Bool)? = state.withLock { s in
-            guard let slot = s.lookup(entityID, sourceID: sourceID) else { return nil }
+        // generic result is copied without reference counting. Hits are counted under the lock and
+        // handed to the metrics backend in batches (``TableMetrics``).
+        let found = state.withLock { s -> Lookup in
+            guard let slot = s.lookup(entityID, sourceID: sourceID) else { return Lookup(publishHits: s.takeUnpublishedHits()) }
             s.recency.pushFront(slot)
             s.records[slot].lastAccess = s.tick()
-            return (Unmanaged.passRetained(s.reference(slot)), s.records[slot].sourceID, s.records[slot].verified)
+            let verified = s.records[slot].verified
+            if verified { s.unpublishedHits += 1 }
+            return Lookup(lease: Unmanaged.passRetained(s.reference(slot)), source: s.records[slot].sourceID, verified: verified,
+                          publishHits: s.unpublishedHits >= TableMetrics.hitBatch ? s.takeUnpublishedHits() : 0)
         }
-        guard let found else {
+        if found.publishHits > 0 { metrics.hits.increment(by: found.publishHits) }
+        guard let unmanaged = found.lease else {
             metrics.misses.increment()
             return nil
         }
-        let lease = found.lease.takeRetainedValue()
+        let lease = unmanaged.takeRetainedValue()
         if !found.verified {
             let sum = PixelChecksum.hash(lease.pointer, count: layout.byteCount)
             let ok = state.withLock { s -> Bool in
@@ -166,9 +175,19 @@ public final class ImageTable: Sendable {
                 metrics.misses.increment()
                 return nil
             }
+            metrics.hits.increment()   // a first read, verified: counted at once (see the lookup above)
         }
-        metrics.hits.increment()
         return TableImage(layout: layout, entityID: entityID, sourceID: found.source, lease: lease)
+    }
+
+    /// What a lookup found under the lock, as trivial values.
+    private struct Lookup {
+        /// The slot's lease, referenced once for the caller; `nil` on a miss.
+        var lease: Unmanaged<TableLease>?
+        var source = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        var verified = false
+        /// Hits to hand to the metrics backend now.
+        var publishHits = 0
     }
 
     /// Whether an entry for `entityID` (and `sourceID`, if given) exists. Does not change recency
@@ -202,6 +221,7 @@ public final class ImageTable: Sendable {
                 events.replacedFile = "the file was unlinked"
             }
             if let old = s.index[entityID] { s.discard(Int(old), fileState: st) }
+            events.publishHits = s.takeUnpublishedHits()
             let (evictions, repairs) = (s.evictions, s.truncationRepairs)
             let lease = s.reference(try s.reserveSlot(fileState: st))
             events.evictions = s.evictions - evictions
@@ -239,6 +259,7 @@ public final class ImageTable: Sendable {
 
     /// What a store's reservation did besides reserving a slot, reported outside the lock.
     private struct StoreEvents {
+        var publishHits = 0
         var replacedFile: String?
         var evictions = 0
         var repairedTruncation = false
@@ -246,6 +267,7 @@ public final class ImageTable: Sendable {
 
     /// Logs and counts a store's `events`.
     private func report(_ events: StoreEvents) {
+        if events.publishHits > 0 { metrics.hits.increment(by: events.publishHits) }
         let logger = observability.logger
         if let why = events.replacedFile {
             logger.warning("image table file replaced by a fresh one", metadata: ["format": "\(format.name)", "reason": "\(why)"])
@@ -320,7 +342,9 @@ extension TableState {
             let directory = URL(fileURLWithPath: (mapping.path as NSString).deletingLastPathComponent, isDirectory: true)
             fresh = try TableMapping.open(format: format, directory: directory)
         }
+        let hits = unpublishedHits
         self = TableState(format: format, mapping: fresh)
         fileCheckInterval = interval
+        unpublishedHits = hits
     }
 }

@@ -53,6 +53,8 @@ struct TableState {
     /// repaired since the file was mapped; ``ImageTable`` reports their growth after each store.
     var evictions = 0
     var truncationRepairs = 0
+    /// Hits not yet added to the hits counter (``TableMetrics``).
+    var unpublishedHits = 0
     /// How long a lookup trusts the last `fstat` (nanoseconds); see ``ImageTable/init(format:directory:fileCheckInterval:)``.
     var fileCheckInterval: UInt64 = 50_000_000
     /// The last `fstat` result used by lookups and when it was taken (monotonic nanoseconds).
