@@ -1,9 +1,10 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// The Tessera library. Its only package dependencies are AsyncHTTPClient and SwiftNIO, for the HTTP
-// loader (`TesseraHTTP`), and only while the `HTTPLoader` trait is on (the default); with
-// `traits: []` a dependent resolves no packages at all. The `tessera` command, the benchmarks, the
+// The Tessera library. Every layer depends on swift-log and swift-metrics (API-only packages without
+// dependencies of their own: a `Logger` and metrics in each configuration, docs/OBSERVABILITY.md);
+// AsyncHTTPClient and SwiftNIO come in for the HTTP loader (`TesseraHTTP`) only while the `HTTPLoader`
+// trait is on (the default). With `traits: []` a dependent resolves those two packages and no others. The `tessera` command, the benchmarks, the
 // stress tools and the tests live in their own package in `Tools/` (docs/ARCHITECTURE.md).
 let package = Package(
     name: "Tessera",
@@ -29,22 +30,24 @@ let package = Package(
         // `TesseraHTTP`'s `HTTPDataLoader` and `ImageManager.shared` on AsyncHTTPClient. Without it the
         // product is empty and an `ImageManager` takes your own `DataLoading` loader.
         .trait(name: "HTTPLoader"),
-        // `TesseraServer`: the image service (Hummingbird, swift-crypto, swift-metrics, swift-prometheus,
-        // swift-service-lifecycle, swift-log). Off by default, so the library's default graph stays small.
+        // `TesseraServer`: the image service (Hummingbird, swift-crypto, swift-prometheus,
+        // swift-service-lifecycle; swift-log and swift-metrics every layer has already). Off by default, so
+        // the library's default graph stays small.
         // Remote sources need the HTTP loader, so this trait turns `HTTPLoader` on too.
         .trait(name: "Serving", enabledTraits: ["HTTPLoader"]),
         .default(enabledTraits: ["HTTPLoader"]),
     ],
     dependencies: [
+        // Logging and metrics of every layer (API only; the application picks the backends).
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
         // The `Serving` trait's packages (TesseraServer only).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // C libraries, found through pkg-config; `scripts/setup` installs the Debian packages.
@@ -72,17 +75,29 @@ let package = Package(
         // Imaging: pixels, codecs, drawing, and the one error type every layer throws.
         .target(
             name: "TesseraImaging",
-            dependencies: ["CTurboJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CAVIF", "CCairo", "CTesseraCodecs", "CLCMS2", "CDeflate"]
+            dependencies: [
+                "CTurboJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CAVIF", "CCairo", "CTesseraCodecs", "CLCMS2", "CDeflate",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
         ),
         // Tables: memory-mapped image tables, and the entity/format cache over them.
         .target(
             name: "TesseraTables",
-            dependencies: ["TesseraImaging", "CTesseraGuard"]
+            dependencies: [
+                "TesseraImaging", "CTesseraGuard",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
         ),
         // Remote: the image manager with its memory and disk caches, HTTP freshness and the loader protocol.
         .target(
             name: "TesseraRemote",
-            dependencies: ["TesseraImaging", "TesseraTables"]
+            dependencies: [
+                "TesseraImaging", "TesseraTables",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
         ),
         // `import Tessera`: every layer.
         .target(
@@ -106,10 +121,10 @@ let package = Package(
                 "Tessera", "TesseraHTTP",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Serving"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Serving"])),
-                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Serving"])),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Serving"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Serving"])),
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Serving"])),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

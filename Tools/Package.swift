@@ -19,6 +19,8 @@ let package = Package(
         // The test-support origin (TesseraTestSupport) on 127.0.0.1 for the tests, the demo and the benchmarks.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // MetricsTestKit: the test metrics backend of the observability tests.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // Frame statistics, the scrolling-grid model and memory readings of the demo and the benchmarks.
@@ -72,6 +74,8 @@ let package = Package(
                 .product(name: "TesseraHTTP", package: "Tessera"),
                 .product(name: "TesseraServer", package: "Tessera"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
                 "TesseraCLI", "TesseraMeasurement", "TesseraTestSupport",
             ]
         ),

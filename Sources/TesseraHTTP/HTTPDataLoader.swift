@@ -65,8 +65,9 @@ public final class HTTPDataLoader: DataLoading {
     public let configuration: Configuration
     private let client: HTTPClient
     private let refusedHosts: RefusedHosts
-    /// Called with the URL before the first request and before following each redirect; throwing refuses it.
-    private let urlCheck: (@Sendable (URL) async throws -> Void)?
+    /// Called with the URL before the first request and before following each redirect; throwing refuses
+    /// it, and an address it returns is connected to instead of the URL's host (plain `http` only).
+    private let urlCheck: (@Sendable (URL) async throws -> String?)?
 
     /// Creates a loader with its own `HTTPClient` on the shared event loop group. Call ``shutdown()``
     /// when done with it (dropping it without does so in the background).
@@ -74,7 +75,13 @@ public final class HTTPDataLoader: DataLoading {
     /// With `urlCheck`, the loader follows redirects itself (AsyncHTTPClient's following is off) and calls
     /// `urlCheck` before the first request and before each redirect; an error it throws ends the load.
     /// An SSRF guard (TesseraServer) checks hosts and resolved addresses there.
-    public init(configuration: Configuration = Configuration(), urlCheck: (@Sendable (URL) async throws -> Void)? = nil) {
+    ///
+    /// `urlCheck` may return an IP address literal (`203.0.113.7`, `2001:db8::1`): for an `http` URL the
+    /// loader then connects to that address and sends the URL's host in the `Host` header, so the
+    /// address checked is the address connected to, without a second DNS lookup in between (DNS
+    /// rebinding). For `https` the address is not used: the certificate is checked against the name, and
+    /// AsyncHTTPClient resolves the name again when it connects (docs/SERVING.md, "SSRF guard").
+    public init(configuration: Configuration = Configuration(), urlCheck: (@Sendable (URL) async throws -> String?)? = nil) {
         self.configuration = configuration
         self.urlCheck = urlCheck
         refusedHosts = RefusedHosts(cooldown: configuration.refusedHostCooldown)
@@ -139,9 +146,9 @@ public final class HTTPDataLoader: DataLoading {
         var hop = request
         var visited: Set<String> = []
         while true {
-            try await urlCheck(hop.url)
+            let pinned = try await urlCheck(hop.url)
             do {
-                return try await performHop(hop, progress: progress)
+                return try await performHop(hop, connectingTo: pinned, progress: progress)
             } catch let redirect as Redirect {
                 guard visited.insert(hop.url.absoluteString).inserted, visited.count <= configuration.maximumRedirects,
                       let next = URL(string: redirect.location, relativeTo: hop.url)?.absoluteURL else {
@@ -155,8 +162,10 @@ public final class HTTPDataLoader: DataLoading {
     /// A 3xx answer with a `Location`, when the loader follows redirects itself.
     private struct Redirect: Error { var location: String }
 
-    /// One request, bounded by AsyncHTTPClient's deadline up to the response head.
-    private func performHop(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
+    /// One request, bounded by AsyncHTTPClient's deadline up to the response head; an `http` request
+    /// with a `pinned` address connects there, with the URL's host as `Host`.
+    private func performHop(_ request: LoadRequest, connectingTo pinned: String? = nil,
+                            progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
         let address = request.url.absoluteString
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = request.url.host, !host.isEmpty else {
@@ -164,8 +173,21 @@ public final class HTTPDataLoader: DataLoading {
         }
         let hostKey = "\(scheme)://\(host.lowercased()):\(request.url.port ?? (scheme == "https" ? 443 : 80))"
         if refusedHosts.isOpen(hostKey) { throw TesseraError(.fetching(.connectionRefused(url: address, recently: true))) }
-        var http = HTTPClientRequest(url: address)
+        var target = address
+        var hostHeader: String?
+        if scheme == "http", let pinned {
+            // Fails closed: a URL that cannot be pointed at the checked address is not loaded by name.
+            guard var parts = URLComponents(url: request.url, resolvingAgainstBaseURL: false) else {
+                throw TesseraError(.fetching(.invalidURL(address)))
+            }
+            if pinned.contains(":") { parts.percentEncodedHost = "[\(pinned)]" } else { parts.host = pinned }
+            guard let pointed = parts.url else { throw TesseraError(.fetching(.invalidURL(address))) }
+            hostHeader = request.url.port.map { "\(host):\($0)" } ?? host
+            target = pointed.absoluteString
+        }
+        var http = HTTPClientRequest(url: target)
         http.method = .GET
+        if let hostHeader { http.headers.add(name: "Host", value: hostHeader) }
         http.headers.add(name: "User-Agent", value: configuration.userAgent)
         for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) { http.headers.replaceOrAdd(name: name, value: value) }
         if let etag = request.ifNoneMatch { http.headers.add(name: "If-None-Match", value: etag) }
@@ -179,7 +201,7 @@ public final class HTTPDataLoader: DataLoading {
                 throw TesseraError(.fetching(.connectionRefused(url: address, recently: false)), underlying: error)
             }
             refusedHosts.answered(hostKey)
-            let url = response.url ?? request.url
+            let url = hostHeader == nil ? response.url ?? request.url : request.url
             let code = Int(response.status.code)
             var headers: [String: String] = [:]
             for (name, value) in response.headers {

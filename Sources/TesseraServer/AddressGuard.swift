@@ -151,8 +151,19 @@ public struct RemoteSourceGuard: Sendable {
         AddressClassifier.classify(address) == nil || allowedRanges.contains { $0.contains(address) }
     }
 
-    /// Refuses `url` unless it is http(s), its host is allowed, and every address it resolves to is allowed.
-    public func check(_ url: URL) async throws {
+    /// ``check(_:)``, then the address to connect to for a plain `http` URL: the first IPv4 address the
+    /// check accepted (else the first one), so that `HTTPDataLoader` connects to the address that was
+    /// checked rather than resolving the name again. `nil` for `https` (see `HTTPDataLoader.init`).
+    public func checkedAddress(_ url: URL) async throws -> String? {
+        let addresses = try await check(url)
+        guard url.scheme?.lowercased() == "http" else { return nil }
+        return (addresses.first(where: \.isIPv4) ?? addresses.first)?.description
+    }
+
+    /// Refuses `url` unless it is http(s), its host is allowed, and every address it resolves to is
+    /// allowed; returns those addresses.
+    @discardableResult
+    public func check(_ url: URL) async throws -> [IPAddress] {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = url.host, !host.isEmpty else {
             throw RemoteRefusal(message: "only http and https sources are served")
@@ -163,6 +174,7 @@ public struct RemoteSourceGuard: Sendable {
         for address in addresses where !allows(address: address) {
             throw RemoteRefusal(message: "host '\(host)' resolves to a \(AddressClassifier.classify(address)?.rawValue ?? "refused") address")
         }
+        return addresses
     }
 
     /// Every address of `host` (a literal is its own address), through `getaddrinfo` on a thread of its own

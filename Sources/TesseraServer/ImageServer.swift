@@ -19,7 +19,9 @@ public struct ImageServer: Sendable {
         let registry = PrometheusCollectorRegistry()
         self.registry = registry
         self.logger = logger
-        service = try ImageService(configuration: configuration, metricsFactory: PrometheusMetricsFactory(registry: registry))
+        // The library's logs and metrics (tables, remote sources) flow into the server's logger and registry.
+        service = try ImageService(configuration: configuration, metricsFactory: PrometheusMetricsFactory(registry: registry),
+                                   logger: logger)
     }
 
     /// The router with every route.

@@ -30,9 +30,13 @@ public final class ImageService: Sendable {
 
     /// Opens (or creates) one image table per preset and, when remote hosts are allowed, an `ImageManager`
     /// whose loader checks every URL with the SSRF guard.
-    /// - Parameter metricsFactory: where metrics go (the server passes its Prometheus factory); `nil`: the
-    ///   global `MetricsSystem` factory.
-    public init(configuration: ServerConfiguration, metricsFactory: (any MetricsFactory)? = nil) throws {
+    /// - Parameters:
+    ///   - metricsFactory: where metrics go (the server passes its Prometheus factory); `nil`: the
+    ///     global `MetricsSystem` factory. The library's own metrics (image tables, remote fetching:
+    ///     docs/OBSERVABILITY.md) go there too.
+    ///   - logger: receives the library's events (table repairs, downloads, evictions…); silent by default.
+    public init(configuration: ServerConfiguration, metricsFactory: (any MetricsFactory)? = nil,
+                logger: Logger = Observability.silentLogger) throws {
         try configuration.validate()
         self.configuration = configuration
         root = try RootDirectory(configuration.root)
@@ -59,18 +63,21 @@ public final class ImageService: Sendable {
         let provider = PresetSourceProvider(decoder: decoder, slots: decodeSlots, metrics: metrics,
                                             sizes: presets.values.map(\.1.size), counters: counters,
                                             maximumBytes: limits.maximumSourceBytes)
-        cache = try ImageCache(formats: presets.values.map(\.1), directory: tables, provider: provider, decoder: decoder)
+        let observability = Observability(logger: logger, metricsFactory: metricsFactory)
+        cache = try ImageCache(formats: presets.values.map(\.1), directory: tables, provider: provider, decoder: decoder,
+                               configuration: ImageCache.Configuration(observability: observability))
         responses = ResponseCache(capacityBytes: configuration.responseCacheBytes)
         remoteGuard = RemoteSourceGuard(allowedHosts: configuration.remote.allowedHosts,
                                         allowedRanges: configuration.remote.allowedAddressRanges.compactMap(AddressRange.init))
         if remoteGuard.isEnabled {
             let check = remoteGuard
             let loader = HTTPDataLoader(configuration: HTTPDataLoader.Configuration(refusedHostCooldown: .zero),
-                                        urlCheck: { url in try await check.check(url) })
+                                        urlCheck: { url in try await check.checkedAddress(url) })
             let disk = URL(fileURLWithPath: configuration.remote.diskCacheDirectory ?? tables.appendingPathComponent("remote").path)
             let settings = ImageManager.Configuration(disk: DiskCache.Configuration(directory: disk),
                                                       requestTimeout: .seconds(limits.requestTimeoutSeconds),
-                                                      maximumResponseBytes: limits.maximumSourceBytes)
+                                                      maximumResponseBytes: limits.maximumSourceBytes,
+                                                      observability: observability)
             remote = (try ImageManager(configuration: settings, loader: loader, decoder: decoder), loader)
         } else {
             remote = nil

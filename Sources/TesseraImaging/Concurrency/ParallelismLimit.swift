@@ -5,7 +5,9 @@ import Foundation
 /// handed out first come, first served.
 ///
 /// Used for CPU work (decoding, drawing): `tessera table ingest --jobs N`, `ImageCache` fills and
-/// `ImageManager` decodes. I/O (provider calls, downloads) stays outside the limit.
+/// `ImageManager` decodes. I/O (provider calls, downloads) stays outside the limit, except the loads
+/// of `ImageManager` requests with their own credentials, which bypass the download lanes and are
+/// bounded by a limit of their own (``runAsync(_:)``).
 @_spi(Internal) public final class ParallelismLimit: Sendable {
     /// How many bodies may run at once (at least 1).
     public let width: Int
@@ -34,6 +36,13 @@ import Foundation
         try await acquire()
         defer { release() }
         return try body()
+    }
+
+    /// ``run(_:)`` for an asynchronous `body`: the permit is held while it is suspended too.
+    public func runAsync<T>(_ body: () async throws -> T) async throws -> T {
+        try await acquire()
+        defer { release() }
+        return try await body()
     }
 
     /// Calls `body` for every element of `items`, at most ``width`` at a time, and returns when all

@@ -23,6 +23,9 @@ public enum FetchFailure: Sendable, Equatable, CustomStringConvertible {
     case connectionRefused(url: String, recently: Bool)
     /// The connection failed; `message` is the transport's own text.
     case transport(url: String, message: String)
+    /// The server answered `401 Unauthorized` twice: to the request as first authorized, and again after
+    /// the manager's `RequestAuthorizing` hook refreshed the credentials (the request is retried once).
+    case unauthorized(url: String)
 
     /// A one-line explanation.
     public var description: String {
@@ -36,6 +39,7 @@ public enum FetchFailure: Sendable, Equatable, CustomStringConvertible {
         case .connectionRefused(let url, false): "connection refused loading \(url)"
         case .connectionRefused(let url, true): "connection refused loading \(url) (its host refused moments ago; not tried again yet)"
         case .transport(let url, let message): "\(url): \(message)"
+        case .unauthorized(let url): "HTTP 401 from \(url), also after refreshing the credentials"
         }
     }
 }

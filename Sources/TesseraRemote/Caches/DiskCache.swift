@@ -1,6 +1,7 @@
 @_spi(Internal) import TesseraImaging
 import TesseraTables
 import Foundation
+import Logging
 
 /// The default ``DiskCaching``: one file per URL (see ``DiskCacheFile`` for the format), an in-memory
 /// index, size and age limits, statistics.
@@ -110,12 +111,17 @@ public final class DiskCache: DiskCaching {
     public let path: String
     private let state: LockedValue<State>
     private let now: @Sendable () -> Date
+    /// Receives evictions (debug) and files that do not parse, removed on read (warning).
+    private let logger: Logger
 
     /// Opens (creating when missing) the cache directory and builds the index from the files' metadata.
+    /// `logger` receives evictions (debug); ``ImageManager`` passes its configuration's.
     /// - Throws: ``TesseraError`` when the directory cannot be created.
-    public init(configuration: Configuration, now: @escaping @Sendable () -> Date = { Date() }) throws {
+    public init(configuration: Configuration, logger: Logger = Observability.silentLogger,
+                now: @escaping @Sendable () -> Date = { Date() }) throws {
         path = configuration.directory.standardizedFileURL.path
         self.now = now
+        self.logger = logger
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
@@ -168,6 +174,7 @@ public final class DiskCache: DiskCaching {
             return nil
         }
         guard let entry = DiskCacheFile.decode(contents), entry.info.url == url.absoluteString else {
+            logger.warning("disk cache file does not parse (or names another URL); removed", metadata: ["file": "\(file)"])
             DiskCacheFile.remove(path: file)
             state.withLock { state in
                 state.drop(name)
@@ -196,7 +203,7 @@ public final class DiskCache: DiskCaching {
             state.put(name, IndexEntry(size: contents.count, storedAt: info.storedAt, accessedAt: date))
             return state.victims(now: date, keep: name)
         }
-        for victim in victims { DiskCacheFile.remove(path: path + "/" + victim) }
+        evict(victims)
     }
 
     /// Rewrites the entry with new information (its bytes are read back and kept).
@@ -236,7 +243,14 @@ public final class DiskCache: DiskCaching {
             state.configuration.ageLimit = ageLimit
             return state.victims(now: now(), keep: nil)
         }
+        evict(victims)
+    }
+
+    /// Removes the files of `victims`, chosen by the limits.
+    private func evict(_ victims: [String]) {
+        guard !victims.isEmpty else { return }
         for victim in victims { DiskCacheFile.remove(path: path + "/" + victim) }
+        logger.debug("disk cache evicted entries for its limits", metadata: ["count": "\(victims.count)", "directory": "\(path)"])
     }
 
     /// Removes entries past the age limit, then least recently accessed ones beyond the size limit.
@@ -245,7 +259,7 @@ public final class DiskCache: DiskCaching {
     public func sweep() -> Int {
         let date = now()
         let victims = state.withLock { $0.victims(now: date, keep: nil) }
-        for victim in victims { DiskCacheFile.remove(path: path + "/" + victim) }
+        evict(victims)
         return victims.count
     }
 

@@ -4,7 +4,9 @@ import Foundation
 
 /// The directives of a `Cache-Control` response header that ``ImageManager`` honours.
 ///
-/// Unknown directives are ignored; `s-maxage`, `private` and `public` do not matter to a private cache.
+/// Unknown directives are ignored; `s-maxage` and `private` do not matter to a private cache. `public`
+/// does for one case: a response to a request with its own credentials is stored (and so shared with
+/// the manager's other requests) only when it is public (``ImageManager``, "Credentials and caching").
 public struct CacheControl: Sendable, Hashable {
     /// `max-age=N`: the response stays fresh for N seconds after it was generated. A value that is not a
     /// number of seconds (`-1`, `abc`, none) counts as 0 — invalid freshness is stale (RFC 9111 §4.2.1);
@@ -17,6 +19,8 @@ public struct CacheControl: Sendable, Hashable {
     /// `must-revalidate`: once stale, the response must not be used without revalidation (offline
     /// mode still serves it: the caller asked for cached data explicitly).
     public var mustRevalidate = false
+    /// `public`: any cache may store the response, even one to a request with credentials.
+    public var isPublic = false
 
     /// Parses a header value such as `public, max-age=3600, must-revalidate`.
     public init(parsing header: String?) {
@@ -30,6 +34,7 @@ public struct CacheControl: Sendable, Hashable {
             case "no-cache": noCache = true
             case "no-store": noStore = true
             case "must-revalidate": mustRevalidate = true
+            case "public": isPublic = true
             default: continue
             }
         }

@@ -1,6 +1,7 @@
 @_spi(Internal) import TesseraImaging
 import TesseraTables
 import Foundation
+import Logging
 
 /// The work of one ``ImageManager`` job, run in a detached task (never on a caller's actor): disk
 /// lookup, download or revalidation on a lane slot, disk store, decoding per requested variant,
@@ -11,21 +12,31 @@ final class FetchPipeline: Sendable {
     let disk: (any DiskCaching)?
     let decoder: ImageDecoder
     let settings: ImageManager.Configuration
+    let authorizer: (any RequestAuthorizing)?
     let counters = LockedValue(FetchStatistics())
+    let metrics: RemoteMetrics
     /// Bounds the decodes of all jobs together (``ImageManager/Configuration/maximumConcurrentDecodes``).
     let decodes: ParallelismLimit
+    /// Bounds the loads of requests with their own credentials, which bypass the lanes
+    /// (``ImageManager/Configuration/maximumConcurrentDownloads`` wide).
+    let privateLoads: ParallelismLimit
     let now: @Sendable () -> Date
 
     init(loader: any DataLoading, memory: (any MemoryCaching)?, disk: (any DiskCaching)?, decoder: ImageDecoder,
-         configuration: ImageManager.Configuration, now: @escaping @Sendable () -> Date) {
+         configuration: ImageManager.Configuration, authorizer: (any RequestAuthorizing)?, now: @escaping @Sendable () -> Date) {
         self.loader = loader
         self.memory = memory
         self.disk = disk
         self.decoder = decoder
         self.settings = configuration
+        self.authorizer = authorizer
         self.now = now
+        metrics = RemoteMetrics(observability: configuration.observability)
         decodes = ParallelismLimit(width: configuration.maximumConcurrentDecodes)
+        privateLoads = ParallelismLimit(width: max(1, configuration.maximumConcurrentDownloads))
     }
+
+    private var logger: Logger { settings.observability.logger }
 
     /// Bytes with where they came from: a disk copy may be corrupt and is then fetched again.
     private struct Source {
@@ -40,9 +51,12 @@ final class FetchPipeline: Sendable {
             while let products = await coordinator.pendingProducts(url: url, jobID: jobID), !products.isEmpty {
                 for product in products {
                     var result = await make(product, from: source.data)
-                    if case .failure = result, source.fromDisk {
+                    if case .failure(let error) = result, source.fromDisk {
                         // The cached copy is corrupt: drop it and fetch the bytes again, once.
                         counters.withLock { $0.corruptRefetches += 1 }
+                        logger.warning("disk cache copy does not decode; removed and downloading again", metadata: [
+                            "url": "\(url.absoluteString)", "error": "\(error)",
+                        ])
                         await disk?.remove(url)
                         source = try await download(url: url, jobID: jobID, headers: headers, coordinator: coordinator, revalidating: nil)
                         result = await make(product, from: source.data)
@@ -66,8 +80,10 @@ final class FetchPipeline: Sendable {
         if let disk, disk.contains(url) { cached = await disk.entry(for: url) }
         if let cached, offline || cached.info.isFresh(at: now()) {
             counters.withLock { $0.diskHits += 1 }
+            metrics.diskHits.increment()
             return Source(data: cached.data, fromDisk: true)
         }
+        if disk != nil { metrics.diskMisses.increment() }
         if offline { throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString))) }
         return try await download(url: url, jobID: jobID, headers: headers, coordinator: coordinator, revalidating: cached)
     }
@@ -76,14 +92,12 @@ final class FetchPipeline: Sendable {
     private func download(url: URL, jobID: Int, headers: [String: String], coordinator: FetchCoordinator,
                           revalidating cached: DiskCacheEntry?) async throws -> Source {
         let configuration = settings
-        var request = LoadRequest(url: url, timeout: configuration.requestTimeout, maximumBytes: configuration.maximumResponseBytes,
-                                  headers: headers)
+        var request = loadRequest(url: url, headers: headers)
         if let cached, cached.info.canRevalidate { request = cached.info.conditionalRequest(request) }
         let relay = try await coordinator.acquireSlot(url: url, jobID: jobID)
         let response: LoadResponse
         do {
-            counters.withLock { $0.downloads += 1 }
-            response = try await loader.load(request, progress: { relay.report($0) })
+            response = try await load(request, progress: { relay.report($0) })
             await coordinator.releaseSlot(url: url, jobID: jobID)
         } catch {
             await coordinator.releaseSlot(url: url, jobID: jobID)
@@ -95,6 +109,7 @@ final class FetchPipeline: Sendable {
                 throw TesseraError(.fetching(.httpStatus(code: 304, url: url.absoluteString)))
             }
             counters.withLock { $0.notModified += 1 }
+            logger.debug("revalidated: 304 Not Modified", metadata: ["url": "\(url.absoluteString)"])
             let info = cached.info.refreshed(by: response, now: now(), defaultMaxAge: configuration.defaultMaxAge)
             try? await disk?.store(cached.data, info: info, for: url)
             return Source(data: cached.data, fromDisk: true)
@@ -107,13 +122,94 @@ final class FetchPipeline: Sendable {
         return Source(data: response.data, fromDisk: false)
     }
 
+    /// The request for `url` with the manager's limits, and its headers under the request's own.
+    private func loadRequest(url: URL, headers: [String: String]) -> LoadRequest {
+        LoadRequest(url: url, timeout: settings.requestTimeout, maximumBytes: settings.maximumResponseBytes,
+                    headers: LoadRequest.headers(settings.headers, overriddenBy: headers))
+    }
+
+    /// Loads `request` through the authorizer, if any: authorized before it is sent, and after a `401`
+    /// authorized again and sent exactly once more (``RequestAuthorizing``'s contract).
+    private func load(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
+        guard let authorizer else { return try await loadOnce(request, progress: progress) }
+        var sent = request
+        try await authorize(&sent, by: authorizer, attempt: .initial)
+        do {
+            return try await loadOnce(sent, progress: progress)
+        } catch where Self.isUnauthorized(error) {
+            logger.info("401 Unauthorized: refreshing the credentials and retrying once", metadata: ["url": "\(request.url.absoluteString)"])
+        }
+        try await authorize(&sent, by: authorizer, attempt: .afterUnauthorized)
+        do {
+            return try await loadOnce(sent, progress: progress)
+        } catch where Self.isUnauthorized(error) {
+            throw TesseraError(.fetching(.unauthorized(url: request.url.absoluteString)), underlying: error)
+        }
+    }
+
+    /// Whether a load failed with `401 Unauthorized` (of the URL or of a redirect's target).
+    private static func isUnauthorized(_ error: any Error) -> Bool {
+        guard let error = error as? TesseraError, case .fetching(.httpStatus(401, _)) = error.reason else { return false }
+        return true
+    }
+
+    /// Lets `authorizer` set the headers of `request` (and nothing else).
+    private func authorize(_ request: inout LoadRequest, by authorizer: any RequestAuthorizing, attempt: AuthorizationAttempt) async throws {
+        var copy = request
+        try await authorizer.authorize(&copy, attempt: attempt)
+        request.headers = copy.headers
+    }
+
+    /// One load by the loader, counted, timed and logged.
+    private func loadOnce(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
+        let address = request.url.absoluteString
+        counters.withLock { $0.downloads += 1 }
+        metrics.downloads.increment()
+        logger.debug("download started", metadata: ["url": "\(address)", "conditional": "\(request.isConditional)"])
+        let start = ContinuousClock.now
+        do {
+            let response = try await loader.load(request, progress: progress)
+            metrics.downloadTime.recordSince(start)
+            metrics.downloadBytes.increment(by: response.data.count)
+            logger.debug("download finished", metadata: [
+                "url": "\(address)", "status": "\(response.statusCode)", "bytes": "\(response.data.count)",
+            ])
+            return response
+        } catch {
+            if !(error is CancellationError) {
+                metrics.downloadFailures.increment()
+                logger.info("download failed", metadata: ["url": "\(address)", "error": "\(error)"])
+            }
+            throw error
+        }
+    }
+
+    /// The `key` variant of `url` for a request with credentials of its own
+    /// (``ImageManager``, "Credentials and caching"): loaded outside the lanes and the job of its URL,
+    /// never read from a cache, stored on disk only when the response is `Cache-Control: public`,
+    /// never put in the memory cache.
+    func privateImage(url: URL, key: ImageKey, headers: [String: String],
+                      progress: (@Sendable (LoadProgress) -> Void)?) async throws -> Bitmap {
+        if settings.offline { throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString))) }
+        let request = loadRequest(url: url, headers: headers)
+        let response = try await privateLoads.runAsync { try await load(request, progress: { progress?($0) }) }
+        if let disk, CacheControl(parsing: response.headers["cache-control"]).isPublic, HTTPCacheInfo.isStorable(response),
+           (try? decoder.probe(response.data)) != nil {
+            let info = HTTPCacheInfo(response: response, requestedURL: url, now: now(), defaultMaxAge: settings.defaultMaxAge)
+            try? await disk.store(response.data, info: info, for: url)
+        }
+        return try await decodes.run { try decode(response.data, for: key) }
+    }
+
     /// The `key` variant of `url` from memory or any disk copy, fresh or stale, without the network
     /// (``ImageRequest/CachePolicy/cacheOnly``).
     func cachedCopy(url: URL, key: ImageKey) async throws -> Bitmap {
         guard let disk, let entry = await disk.entry(for: url) else {
+            if disk != nil { metrics.diskMisses.increment() }
             throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString)))
         }
         counters.withLock { $0.diskHits += 1 }
+        metrics.diskHits.increment()
         let image = try await decodes.run { try decode(entry.data, for: key) }
         memory?.insert(image, for: key)
         return image
@@ -133,6 +229,8 @@ final class FetchPipeline: Sendable {
     /// Decodes `data` into the variant `key` asks for (see ``ImageKey/mode``).
     func decode(_ data: Data, for key: ImageKey) throws -> Bitmap {
         counters.withLock { $0.decodes += 1 }
+        let start = ContinuousClock.now
+        defer { metrics.decodeTime.recordSince(start) }
         guard let size = key.size else { return try decoder.decode(data) }
         switch key.mode {
         case .aspectFit:

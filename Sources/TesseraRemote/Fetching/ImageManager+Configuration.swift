@@ -27,15 +27,23 @@ extension ImageManager {
         /// Answer from the disk cache only, fresh or stale; a URL not cached fails with
         /// ``FetchFailure/offlineMiss(url:)``.
         public var offline: Bool
+        /// HTTP headers sent with every load of this manager (for example an API key or `Authorization`);
+        /// a request's own ``ImageRequest/headers`` override them, name by name (case-insensitively).
+        /// They are the manager's identity: see ``ImageManager``, "Credentials and caching".
+        public var headers: [String: String]
+        /// Where the manager's logs and metrics go (docs/OBSERVABILITY.md); nothing by default. Not part
+        /// of equality (see ``Observability``).
+        public var observability: Observability
 
         /// Creates a configuration. The defaults: 256 MiB / 1000 images in memory, no disk cache, a sweep
         /// every 5 minutes, 4 urgent downloads on the urgent lane, one decode per core, 30 s per load,
-        /// 64 MiB per body, one day of default freshness, online.
+        /// 64 MiB per body, one day of default freshness, online, no extra headers, no logs or metrics.
         public init(memory: MemoryCache.Configuration = MemoryCache.Configuration(), disk: DiskCache.Configuration? = nil,
                     diskSweepInterval: Duration? = .seconds(300), maximumConcurrentDownloads: Int = 4,
                     maximumConcurrentDecodes: Int = ProcessInfo.processInfo.activeProcessorCount,
                     requestTimeout: Duration = .seconds(30),
-                    maximumResponseBytes: Int = 64 << 20, defaultMaxAge: Duration = .seconds(24 * 3600), offline: Bool = false) {
+                    maximumResponseBytes: Int = 64 << 20, defaultMaxAge: Duration = .seconds(24 * 3600), offline: Bool = false,
+                    headers: [String: String] = [:], observability: Observability = .default) {
             self.memory = memory
             self.disk = disk
             self.diskSweepInterval = diskSweepInterval
@@ -45,6 +53,8 @@ extension ImageManager {
             self.maximumResponseBytes = maximumResponseBytes
             self.defaultMaxAge = defaultMaxAge
             self.offline = offline
+            self.headers = headers
+            self.observability = observability
         }
 
         /// The defaults with a disk cache in ``defaultDiskDirectory``.

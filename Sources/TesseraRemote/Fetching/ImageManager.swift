@@ -30,6 +30,22 @@ import Foundation
 /// The download goes on while another requester or a prefetch still needs the URL; when the last one
 /// goes, the job is removed from its queue, or its download task is cancelled (AsyncHTTPClient closes
 /// the request).
+///
+/// ## Headers and credentials
+/// Every load sends ``Configuration/headers`` with the request's own ``ImageRequest/headers`` over
+/// them, then lets the ``RequestAuthorizing`` hook given to the initializer add or refresh credentials;
+/// after a `401` the hook is asked once more and the load retried exactly once.
+///
+/// ## Credentials and caching
+/// The manager's headers and its hook are one identity: what they obtain is cached and shared among all
+/// the manager's requests, as in any private (single-user) HTTP cache (RFC 9111 §3.5 lets one store
+/// responses to authorized requests). A request whose **own** headers carry credentials
+/// (`Authorization`, `Cookie` or `Proxy-Authorization`) belongs to its caller alone: it is loaded by
+/// itself, outside the lanes and the URL's shared job, never answered from the memory or disk cache,
+/// and its response is never put in memory; it is stored on disk (and so shared) only when the server
+/// marks it `Cache-Control: public`. Two requests for one URL with different `Authorization` headers
+/// therefore never see each other's response. Other per-request headers keep the coalescing rule:
+/// the request that starts a URL's job decides the headers sent.
 public final class ImageManager: Sendable {
     /// The memory cache (a ``MemoryCache`` unless another was given).
     public let memoryCache: (any MemoryCaching)?
@@ -42,25 +58,31 @@ public final class ImageManager: Sendable {
 
     /// Creates a manager with a ``MemoryCache`` and, when `configuration.disk` is set, a ``DiskCache``
     /// (swept every ``Configuration/diskSweepInterval``). `now` is the clock of both caches and of HTTP
-    /// freshness (tests inject one).
+    /// freshness (tests inject one). `authorizer` adds or refreshes credentials before each load (see
+    /// ``RequestAuthorizing``).
     /// - Throws: ``TesseraError`` when the disk cache directory cannot be created.
     public convenience init(configuration: Configuration = Configuration(), loader: any DataLoading,
+                            authorizer: (any RequestAuthorizing)? = nil,
                             decoder: ImageDecoder = ImageDecoder(), now: @escaping @Sendable () -> Date = { Date() }) throws {
         let memory = MemoryCache(configuration: configuration.memory, now: now)
-        let disk = try configuration.disk.map { try DiskCache(configuration: $0, now: now) }
+        let disk = try configuration.disk.map {
+            try DiskCache(configuration: $0, logger: configuration.observability.logger, now: now)
+        }
         if let disk, let interval = configuration.diskSweepInterval { disk.startSweeping(every: interval) }
-        self.init(configuration: configuration, loader: loader, memoryCache: memory, diskCache: disk, decoder: decoder, now: now)
+        self.init(configuration: configuration, loader: loader, authorizer: authorizer, memoryCache: memory, diskCache: disk,
+                  decoder: decoder, now: now)
     }
 
     /// Creates a manager with caches of your own (either may be `nil`); `configuration.memory` and
     /// `configuration.disk` are then ignored.
-    public init(configuration: Configuration = Configuration(), loader: any DataLoading, memoryCache: (any MemoryCaching)?,
-                diskCache: (any DiskCaching)?, decoder: ImageDecoder = ImageDecoder(), now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(configuration: Configuration = Configuration(), loader: any DataLoading, authorizer: (any RequestAuthorizing)? = nil,
+                memoryCache: (any MemoryCaching)?, diskCache: (any DiskCaching)?, decoder: ImageDecoder = ImageDecoder(),
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.memoryCache = memoryCache
         self.diskCache = diskCache
         self.loader = loader
         pipeline = FetchPipeline(loader: loader, memory: memoryCache, disk: diskCache, decoder: decoder,
-                                 configuration: configuration, now: now)
+                                 configuration: configuration, authorizer: authorizer, now: now)
         coordinator = FetchCoordinator(pipeline: pipeline, urgentWidth: configuration.maximumConcurrentDownloads,
                                        scheduling: configuration.scheduling)
     }
@@ -80,11 +102,20 @@ public final class ImageManager: Sendable {
         let (url, key) = try Self.resolve(request)
         do {
             try Task.checkCancellation()
+            if LoadRequest.carriesCredentials(request.headers) {
+                // Private to this caller (see "Credentials and caching"): nothing cached is shared with it.
+                if request.cachePolicy == .cacheOnly { throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString))) }
+                return try await pipeline.privateImage(url: url, key: key, headers: request.headers, progress: progress)
+            }
             switch request.cachePolicy {
             case .useCache, .cacheOnly:
-                if let hit = memoryCache?.image(for: key) {
-                    pipeline.counters.withLock { $0.memoryHits += 1 }
-                    return hit
+                if let memoryCache {
+                    if let hit = memoryCache.image(for: key) {
+                        pipeline.counters.withLock { $0.memoryHits += 1 }
+                        pipeline.metrics.memoryHits.increment()
+                        return hit
+                    }
+                    pipeline.metrics.memoryMisses.increment()
                 }
                 if request.cachePolicy == .cacheOnly { return try await pipeline.cachedCopy(url: url, key: key) }
             case .reloadIgnoringCache:
@@ -148,9 +179,9 @@ public final class ImageManager: Sendable {
     }
 
     /// The image `request` asks for if the memory cache holds it (no I/O, no decoding); `nil` also when
-    /// the request has no URL.
+    /// the request has no URL, or credentials of its own ("Credentials and caching").
     public func cachedImage(for request: ImageRequest) -> Bitmap? {
-        guard let (_, key) = try? Self.resolve(request) else { return nil }
+        guard !LoadRequest.carriesCredentials(request.headers), let (_, key) = try? Self.resolve(request) else { return nil }
         return memoryCache?.image(for: key)
     }
 
@@ -194,12 +225,14 @@ public final class ImageManager: Sendable {
 
     /// Queues `requests` on the slow lane like ``prefetch(_:)-([URL])``; without a disk cache each is
     /// decoded into memory at its size and content mode. The headers of each request are sent.
+    /// Requests with credentials of their own are skipped: nothing they load is kept for later
+    /// ("Credentials and caching").
     public func prefetch(_ requests: [ImageRequest]) async {
         // The first request for each URL decides its variant and headers.
         var urls: [URL] = []
         var keys: [URL: ImageKey] = [:]
         var headers: [URL: [String: String]] = [:]
-        for request in requests {
+        for request in requests where !LoadRequest.carriesCredentials(request.headers) {
             guard let (url, key) = try? Self.resolve(request), keys[url] == nil else { continue }
             urls.append(url)
             keys[url] = key

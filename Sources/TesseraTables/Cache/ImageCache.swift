@@ -1,5 +1,7 @@
 @_spi(Internal) import TesseraImaging
+import CoreMetrics
 import Foundation
+import Logging
 import Synchronization
 
 /// The public face of the image tables: formats and families, entities, source images on demand,
@@ -37,10 +39,15 @@ public final class ImageCache: Sendable {
         /// Fills (decode + draw of one source image) that may run at once. The default is the number
         /// of active cores.
         public var maximumConcurrentFills: Int
+        /// Where the cache's and its tables' logs and metrics go (docs/OBSERVABILITY.md); nothing by
+        /// default. Not part of equality (see ``Observability``).
+        public var observability: Observability
 
         /// Creates a configuration.
-        public init(maximumConcurrentFills: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        public init(maximumConcurrentFills: Int = ProcessInfo.processInfo.activeProcessorCount,
+                    observability: Observability = .default) {
             self.maximumConcurrentFills = max(1, maximumConcurrentFills)
+            self.observability = observability
         }
     }
 
@@ -56,6 +63,12 @@ public final class ImageCache: Sendable {
     private let state = LockedValue(RequestState())
     /// Bounds the decoding and drawing of all fills together.
     private let fills: ParallelismLimit
+    /// `tessera_image_cache_decode_seconds`: decoding one source image for a fill.
+    private let decodeTime: CoreMetrics.Timer
+    /// `tessera_image_cache_draw_seconds`: an entity drawing into one format's slot.
+    private let drawTime: CoreMetrics.Timer
+    /// `tessera_image_cache_source_failures_total`: fills that failed (provider, decoding).
+    private let sourceFailures: Counter
 
     /// Opens (or creates) one image table per format in `directory`.
     /// - Throws: ``CacheFailure/duplicateFormat(_:)`` when two formats share a name, or what
@@ -67,7 +80,7 @@ public final class ImageCache: Sendable {
         for format in formats {
             guard byName[format.name] == nil else { throw TesseraError(.cache(.duplicateFormat(format.name))) }
             byName[format.name] = format
-            tables[format.name] = try ImageTable(format: format, directory: directory)
+            tables[format.name] = try ImageTable(format: format, directory: directory, observability: configuration.observability)
         }
         self.formats = byName
         self.tables = tables
@@ -75,6 +88,9 @@ public final class ImageCache: Sendable {
         self.decoder = decoder
         self.configuration = configuration
         fills = ParallelismLimit(width: configuration.maximumConcurrentFills)
+        decodeTime = configuration.observability.timer("tessera_image_cache_decode_seconds")
+        drawTime = configuration.observability.timer("tessera_image_cache_draw_seconds")
+        sourceFailures = configuration.observability.counter("tessera_image_cache_source_failures_total")
     }
 
     /// The table behind a format, for tools and statistics; `nil` for an unknown format.
@@ -232,7 +248,9 @@ public final class ImageCache: Sendable {
     private func store(_ source: Bitmap, entity: any ImageEntity, format: ImageFormat) throws -> TableImage {
         guard let table = tables[format.name] else { throw TesseraError(.cache(.unknownFormat(format.name))) }
         return try table.store(entityID: entity.entityID, sourceID: entity.sourceImageID) { view in
-            try DrawingContext.draw(into: view) { context in try entity.draw(source, in: context, for: format) }
+            try drawTime.time {
+                try DrawingContext.draw(into: view) { context in try entity.draw(source, in: context, for: format) }
+            }
         }
     }
 
@@ -264,6 +282,12 @@ public final class ImageCache: Sendable {
             source = try await fills.run { try decode(loaded) }
         } catch {
             let failure = Self.typed(error, url: url)
+            if failure.reason != .cancelled {
+                sourceFailures.increment()
+                configuration.observability.logger.warning("image cache could not load a source image", metadata: [
+                    "url": "\(url.absoluteString)", "error": "\(failure)",
+                ])
+            }
             let waiters = state.withLock { state -> [RequestState.Waiter] in
                 // A cancelled request was already removed (and its waiters resumed); a newer one is not ours.
                 guard let job = state.jobs.removeJob(url, jobID: jobID) else { return [] }
@@ -310,7 +334,7 @@ public final class ImageCache: Sendable {
         case .decoded(let bitmap):
             return bitmap
         case .encoded(let data):
-            return try decoder.decode(data, covering: formats.values.map(\.size))
+            return try decodeTime.time { try decoder.decode(data, covering: formats.values.map(\.size)) }
         }
     }
 

@@ -1,5 +1,6 @@
 @_spi(Internal) import TesseraImaging
 import Foundation
+import Logging
 import Synchronization
 
 /// A persistent, memory-mapped table of same-sized images: one file per ``ImageFormat``, modelled on
@@ -64,6 +65,9 @@ public final class ImageTable: Sendable {
     let state: LockedValue<TableState>
     /// `format.layout`, computed once.
     private let layout: BitmapLayout
+    /// Where events and metrics go.
+    let observability: Observability
+    private let metrics: TableMetrics
 
     /// Opens (or creates) the table for `format` in `directory`, creating the directory with mode
     /// `0o700` if needed.
@@ -73,20 +77,37 @@ public final class ImageTable: Sendable {
     ///
     /// `fileCheckInterval` bounds how long lookups trust the last `fstat` of the file (see
     /// "Truncation and unlinking"); `.zero` checks on every lookup (about 0.35 µs more per hit here).
-    public init(format: ImageFormat, directory: URL, fileCheckInterval: Duration = .milliseconds(50)) throws(TesseraError) {
+    ///
+    /// `observability` receives the table's metrics (hits, misses, stores, evictions, store time,
+    /// labelled with the format's name) and its events: damaged entries found on opening or on a first
+    /// read (error), repaired truncations and replaced files (warning), evictions (debug). A hit logs
+    /// nothing.
+    public init(format: ImageFormat, directory: URL, fileCheckInterval: Duration = .milliseconds(50),
+                observability: Observability = .default) throws(TesseraError) {
         try format.validate()
         self.format = format
         self.directory = directory
+        self.observability = observability
+        metrics = TableMetrics(format: format.name, observability: observability)
         layout = format.layout
         let mapping = try TableMapping.open(format: format, directory: directory)
         var state = TableState(format: format, mapping: mapping)
         let (seconds, attoseconds) = fileCheckInterval.components
         state.fileCheckInterval = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+        if !state.damage.isEmpty {
+            observability.logger.error("image table opened with damaged entries; they read as misses", metadata: [
+                "table": "\(mapping.path)", "damaged": "\(state.damage.count)", "first": "\(state.damage[0].reason)",
+            ])
+        }
         self.state = LockedValue(state)
     }
 
     deinit {
-        state.withLock { $0.persistRecency() }
+        let hits = state.withLock { s in
+            s.persistRecency()
+            return s.takeUnpublishedHits()
+        }
+        if hits > 0 { metrics.hits.increment(by: hits) }
     }
 
     /// The table file's path.
@@ -118,15 +139,23 @@ public final class ImageTable: Sendable {
     /// mismatch is a miss and frees the slot.
     public func image(for entityID: UUID, sourceID: UUID? = nil) -> TableImage? {
         // The reference is taken under the lock (+1) and handed out as a trivial value, so the lock's
-        // generic result is copied without reference counting.
-        let found: (lease: Unmanaged<TableLease>, source: UUID, verified: Bool)? = state.withLock { s in
-            guard let slot = s.lookup(entityID, sourceID: sourceID) else { return nil }
+        // generic result is copied without reference counting. Hits are counted under the lock and
+        // handed to the metrics backend in batches (``TableMetrics``).
+        let found = state.withLock { s -> Lookup in
+            guard let slot = s.lookup(entityID, sourceID: sourceID) else { return Lookup(publishHits: s.takeUnpublishedHits()) }
             s.recency.pushFront(slot)
             s.records[slot].lastAccess = s.tick()
-            return (Unmanaged.passRetained(s.reference(slot)), s.records[slot].sourceID, s.records[slot].verified)
+            let verified = s.records[slot].verified
+            if verified { s.unpublishedHits += 1 }
+            return Lookup(lease: Unmanaged.passRetained(s.reference(slot)), source: s.records[slot].sourceID, verified: verified,
+                          publishHits: s.unpublishedHits >= TableMetrics.hitBatch ? s.takeUnpublishedHits() : 0)
         }
-        guard let found else { return nil }
-        let lease = found.lease.takeRetainedValue()
+        if found.publishHits > 0 { metrics.hits.increment(by: found.publishHits) }
+        guard let unmanaged = found.lease else {
+            metrics.misses.increment()
+            return nil
+        }
+        let lease = unmanaged.takeRetainedValue()
         if !found.verified {
             let sum = PixelChecksum.hash(lease.pointer, count: layout.byteCount)
             let ok = state.withLock { s -> Bool in
@@ -139,9 +168,26 @@ public final class ImageTable: Sendable {
                 s.discard(lease.slot)
                 return false
             }
-            if !ok { return nil }   // the slot is freed once this lease reference is dropped
+            if !ok {   // the slot is freed once this lease reference is dropped
+                observability.logger.error("image table entry failed its pixel checksum; dropped", metadata: [
+                    "format": "\(format.name)", "entity": "\(entityID)", "slot": "\(lease.slot)",
+                ])
+                metrics.misses.increment()
+                return nil
+            }
+            metrics.hits.increment()   // a first read, verified: counted at once (see the lookup above)
         }
         return TableImage(layout: layout, entityID: entityID, sourceID: found.source, lease: lease)
+    }
+
+    /// What a lookup found under the lock, as trivial values.
+    private struct Lookup {
+        /// The slot's lease, referenced once for the caller; `nil` on a miss.
+        var lease: Unmanaged<TableLease>?
+        var source = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        var verified = false
+        /// Hits to hand to the metrics backend now.
+        var publishHits = 0
     }
 
     /// Whether an entry for `entityID` (and `sourceID`, if given) exists. Does not change recency
@@ -161,16 +207,29 @@ public final class ImageTable: Sendable {
     ///   `.io` if the file cannot grow, or whatever `draw` throws.
     @discardableResult
     public func store(entityID: UUID, sourceID: UUID, draw: (MutableBitmapView) throws -> Void) throws -> TableImage {
-        let lease = try state.withLock { s throws(TesseraError) -> TableLease in
-            if s.mapping.faulted { try s.recreate() }
+        let start = ContinuousClock.now
+        let (lease, events) = try state.withLock { s throws(TesseraError) -> (TableLease, StoreEvents) in
+            var events = StoreEvents()
+            if s.mapping.faulted {
+                try s.recreate()
+                events.replacedFile = "its mapping faulted (the file was truncated under it)"
+            }
             var st = s.mapping.fileState()
             if let known = st, known.links == 0 {
                 try s.recreate()
                 st = s.mapping.fileState()
+                events.replacedFile = "the file was unlinked"
             }
             if let old = s.index[entityID] { s.discard(Int(old), fileState: st) }
-            return s.reference(try s.reserveSlot(fileState: st))
+            events.publishHits = s.takeUnpublishedHits()
+            let (evictions, repairs) = (s.evictions, s.truncationRepairs)
+            let lease = s.reference(try s.reserveSlot(fileState: st))
+            events.evictions = s.evictions - evictions
+            events.repairedTruncation = s.truncationRepairs > repairs
+            return (lease, events)
         }
+        report(events)
+        defer { metrics.storeTime.recordSince(start) }
         let slot = lease.slot, mapping = lease.mapping
         // Outside the lock: disk blocks for the slot and its commit word cleared (on a throw the
         // reference ends and the slot returns to the free slots).
@@ -194,7 +253,33 @@ public final class ImageTable: Sendable {
             s.unindexed.remove(slot)
             s.recency.pushFront(slot)
         }
+        metrics.stores.increment()
         return TableImage(layout: layout, entityID: entityID, sourceID: sourceID, lease: lease)
+    }
+
+    /// What a store's reservation did besides reserving a slot, reported outside the lock.
+    private struct StoreEvents {
+        var publishHits = 0
+        var replacedFile: String?
+        var evictions = 0
+        var repairedTruncation = false
+    }
+
+    /// Logs and counts a store's `events`.
+    private func report(_ events: StoreEvents) {
+        if events.publishHits > 0 { metrics.hits.increment(by: events.publishHits) }
+        let logger = observability.logger
+        if let why = events.replacedFile {
+            logger.warning("image table file replaced by a fresh one", metadata: ["format": "\(format.name)", "reason": "\(why)"])
+        }
+        if events.repairedTruncation {
+            logger.warning("image table file was truncated by another program; re-extended, lost entries read as misses",
+                           metadata: ["format": "\(format.name)"])
+        }
+        if events.evictions > 0 {
+            metrics.evictions.increment(by: events.evictions)
+            logger.debug("image table evicted its least recently used entry", metadata: ["format": "\(format.name)"])
+        }
     }
 
     /// If the table file was unlinked, creates a fresh one at the path now (a store would do it
@@ -257,7 +342,9 @@ extension TableState {
             let directory = URL(fileURLWithPath: (mapping.path as NSString).deletingLastPathComponent, isDirectory: true)
             fresh = try TableMapping.open(format: format, directory: directory)
         }
+        let hits = unpublishedHits
         self = TableState(format: format, mapping: fresh)
         fileCheckInterval = interval
+        unpublishedHits = hits
     }
 }

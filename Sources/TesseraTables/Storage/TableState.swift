@@ -49,6 +49,12 @@ struct TableState {
     var unindexed = Set<Int>()
     var clock: UInt64 = 1
     var damage: [TableVerification.Damage] = []
+    /// Entries evicted (least recently used, to make room for a store) and external truncations
+    /// repaired since the file was mapped; ``ImageTable`` reports their growth after each store.
+    var evictions = 0
+    var truncationRepairs = 0
+    /// Hits not yet added to the hits counter (``TableMetrics``).
+    var unpublishedHits = 0
     /// How long a lookup trusts the last `fstat` (nanoseconds); see ``ImageTable/init(format:directory:fileCheckInterval:)``.
     var fileCheckInterval: UInt64 = 50_000_000
     /// The last `fstat` result used by lookups and when it was taken (monotonic nanoseconds).
@@ -246,6 +252,7 @@ struct TableState {
                 guard let lru = recency.leastRecent else { break }
                 if isReferenced(lru) { recency.pushFront(lru); continue }
                 discard(lru, fileState: fileState)   // `free` was empty, so it now holds exactly `lru`
+                evictions += 1
                 slot = free.popLowest()
                 break
             }
@@ -295,6 +302,7 @@ struct TableState {
         guard let st = fileState ?? mapping.fileState() else { throw TesseraError(.io(operation: "fstat", path: mapping.path, errno: errno)) }
         let needed = format.headerBytes + records.count * format.bytesPerEntry
         guard st.size < needed else { return }
+        truncationRepairs += 1
         forgetSlots(notCoveredBy: st.size)
         try mapping.setSize(needed)
         fileSizeChanged()

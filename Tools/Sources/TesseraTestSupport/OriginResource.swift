@@ -28,11 +28,15 @@ extension Origin {
         public var stallAfter: Int
         /// The `Content-Type` header, if any.
         public var contentType: String?
+        /// When set, only requests whose `Authorization` header is the credential's accepted value get
+        /// the resource; any other gets `401 Unauthorized` with `WWW-Authenticate: Bearer` (still counted).
+        public var credential: OriginCredential?
 
         /// A resource; by default `200 OK` with an empty body and no extra headers.
         public init(status: Int = 200, body: [UInt8] = [], cacheControl: String? = nil, etag: String? = nil,
                     lastModified: String? = nil, gate: OriginGate? = nil, chunkSize: Int? = nil, redirect: String? = nil,
-                    stall: OriginGate? = nil, stallAfter: Int = 0, contentType: String? = nil) {
+                    stall: OriginGate? = nil, stallAfter: Int = 0, contentType: String? = nil,
+                    credential: OriginCredential? = nil) {
             self.status = status
             self.body = body
             self.cacheControl = cacheControl
@@ -44,10 +48,11 @@ extension Origin {
             self.stall = stall
             self.stallAfter = stallAfter
             self.contentType = contentType
+            self.credential = credential
         }
     }
 
-    /// One request as it reached the origin: its path and the validators it carried.
+    /// One request as it reached the origin: its path, the validators, credentials and host it carried.
     public struct Arrival: Sendable, Equatable {
         /// The request path, without the query.
         public var path: String
@@ -55,12 +60,19 @@ extension Origin {
         public var ifNoneMatch: String?
         /// The `If-Modified-Since` header, if any.
         public var ifModifiedSince: String?
+        /// The `Authorization` header, if any.
+        public var authorization: String?
+        /// The `Host` header (`name:port`), if any.
+        public var host: String?
 
-        /// An arrival for `path` with the given validators.
-        public init(path: String, ifNoneMatch: String? = nil, ifModifiedSince: String? = nil) {
+        /// An arrival for `path` with the given validators, credentials and host.
+        public init(path: String, ifNoneMatch: String? = nil, ifModifiedSince: String? = nil, authorization: String? = nil,
+                    host: String? = nil) {
             self.path = path
             self.ifNoneMatch = ifNoneMatch
             self.ifModifiedSince = ifModifiedSince
+            self.authorization = authorization
+            self.host = host
         }
     }
 

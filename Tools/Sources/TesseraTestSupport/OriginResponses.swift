@@ -6,10 +6,14 @@ extension OriginLedger {
     /// builds the response (a redirect, `304`, a stalling or chunked body, or the whole body).
     func respond(to request: Request) async throws -> Response {
         let arrival = Origin.Arrival(path: request.uri.path, ifNoneMatch: request.headers[.ifNoneMatch],
-                                     ifModifiedSince: request.headers[.ifModifiedSince])
+                                     ifModifiedSince: request.headers[.ifModifiedSince],
+                                     authorization: request.headers[.authorization], host: request.head.authority)
         let found = await arrive(arrival)
         if latency > .zero { try await Task.sleep(for: latency) }
         guard let resource = found else { return Response(status: .notFound) }
+        if let credential = resource.credential, !credential.admits(arrival.authorization) {
+            return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer"])
+        }
         await resource.gate?.wait()
         var headers = HTTPFields()
         if let value = resource.contentType { headers[.contentType] = value }

@@ -56,7 +56,14 @@ struct ImageRequestTests {
             let image = try await manager.image(for: request)
             #expect(image.width == icon.size.width && image.height == icon.size.height)
             #expect(loader.loads.map(\.headers) == [["Authorization": "Bearer t0ken"]])
-            #expect(manager.cachedImage(for: request) != nil)
+            // Credentials of its own make the request private: nothing it loads is kept in memory.
+            #expect(manager.cachedImage(for: request) == nil)
+            #expect(manager.cachedImage(for: ImageRequest(entity: user, format: icon)) == nil)
+            let shared = try await manager.image(for: ImageRequest(entity: user, format: icon, headers: ["X-Client": "t"]))
+            #expect(shared.width == icon.size.width)
+            #expect(loader.loads.map(\.headers).last == ["X-Client": "t"])
+            #expect(manager.cachedImage(for: ImageRequest(entity: user, format: icon)) != nil)
+            #expect(manager.cachedImage(for: request) == nil, "a cached image is not shared with a request that has credentials")
         }
     }
 

@@ -25,6 +25,9 @@ struct ServeTests {
             #expect(metrics.text.contains("tessera_table_misses_total 1"))
             #expect(metrics.text.contains("tessera_decode_seconds_bucket"))
             #expect(metrics.text.contains("tessera_bytes_served_total \(image.body.count)"))
+            // The library's own metrics share the server's registry (docs/OBSERVABILITY.md).
+            #expect(metrics.text.contains("tessera_image_table_stores_total{format=\"serve-thumb-"))
+            #expect(metrics.text.contains("tessera_image_cache_draw_seconds_count 1"))
         }
     }
 
