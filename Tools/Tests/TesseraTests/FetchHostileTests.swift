@@ -21,7 +21,9 @@ struct FetchHostileTests {
             let url = origin.url("/stall.png")
             let progress = ProgressLog()
             await #expect(throws: TesseraError(.fetching(.timeout(url: url.absoluteString)))) {
-                _ = try await HTTPDataLoader.shared.load(LoadRequest(url: url, timeout: .milliseconds(300)), progress: { progress.add($0) })
+                // 3 s, not 300 ms: the head must arrive before the timeout even on a loaded machine
+                // (the body never completes, so the timeout always fires; only its length varies).
+                _ = try await HTTPDataLoader.shared.load(LoadRequest(url: url, timeout: .seconds(3)), progress: { progress.add($0) })
             }
             // The head arrived (with its Content-Length) before the body stalled.
             #expect(progress.all.first?.expectedBytes == png.count)
