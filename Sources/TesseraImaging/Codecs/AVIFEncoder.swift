@@ -20,12 +20,17 @@ public struct AVIFEncoder: ImageEncoding {
     /// Threads libaom may use for one image (1…16, clamped). Default 1: the encode runs on the
     /// caller's thread only, so a bound on parallel encodes is a bound on cores.
     public var threads: Int
+    /// How a viewer must turn the stored pixels (EXIF semantics), written as the file's `irot` and
+    /// `imir` boxes instead of turning the pixels. Default ``ImageOrientation/up`` (no boxes).
+    public var orientation: ImageOrientation
 
-    /// Creates an encoder with `quality` (default 60), `speed` (default 8) and `threads` (default 1).
-    public init(quality: Int = 60, speed: Int = 8, threads: Int = 1) {
+    /// Creates an encoder with `quality` (default 60), `speed` (default 8), `threads` (default 1)
+    /// and `orientation` (default ``ImageOrientation/up``).
+    public init(quality: Int = 60, speed: Int = 8, threads: Int = 1, orientation: ImageOrientation = .up) {
         self.quality = quality
         self.speed = speed
         self.threads = threads
+        self.orientation = orientation
     }
 
     /// ``ImageFileFormat/avif``.
@@ -52,7 +57,11 @@ public struct AVIFEncoder: ImageEncoding {
         try check(heif_encoder_set_parameter_integer(encoder, "threads", Int32(min(max(threads, 1), 16))))
         let pixels = try makeImage(rgba, width: image.width, height: image.height, hasAlpha: hasAlpha)
         defer { heif_image_release(pixels) }
-        try check(heif_context_encode_image(context, pixels, encoder, nil, nil))
+        guard let options = heif_encoding_options_alloc() else { throw failure("cannot allocate libheif encoding options") }
+        defer { heif_encoding_options_free(options) }
+        // libheif's orientation values are EXIF's (1…8), as ImageOrientation's raw values are.
+        options.pointee.image_orientation = heif_orientation(rawValue: UInt32(orientation.rawValue))
+        try check(heif_context_encode_image(context, pixels, encoder, options, nil))
         let sink = ByteSink()
         var writer = heif_writer(writer_api_version: 1) { _, data, size, userdata in
             let sink = Unmanaged<ByteSink>.fromOpaque(userdata!).takeUnretainedValue()

@@ -114,3 +114,26 @@ struct HEIFDecoderTests {
 extension HEIFTestSupport {
     static func be32Bytes(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
 }
+
+/// `irot`/`imir` written by libheif (``AVIFEncoder/orientation``) and applied by it when decoding:
+/// the decoder reports ``ImageOrientation/up`` and every displayed block comes from the stored block
+/// the orientation names. Such files skip the libavif path (it leaves transformations to its caller).
+@Suite("HEIF irot/imir")
+struct HEIFTransformTests {
+    @Test("irot/imir are applied once, by libheif", arguments: ImageOrientation.allCases)
+    func transformApplied(_ orientation: ImageOrientation) throws {
+        let stored = try ImageDecoderTests.bands()
+        let file = try AVIFEncoder(quality: 90, speed: 9, orientation: orientation).encode(stored)
+        let info = try ImageDecoder().probe(Data(file))
+        #expect(info.orientation == .up)
+        #expect(info.storedSize == orientation.displaySize(of: stored.layout.size))
+        let decoded = try ImageDecoder().decode(Data(file))
+        #expect(decoded.layout.size == orientation.displaySize(of: stored.layout.size))
+        for y in stride(from: 8, to: decoded.height, by: 16) {
+            for x in stride(from: 8, to: decoded.width, by: 16) {
+                let s = orientation.storedPoint(x: x, y: y, stored: stored.layout.size)
+                #expect(ImageDecoderTests.near(decoded.pixel(x: x, y: y), stored.pixel(x: s.x, y: s.y)), "\(orientation) (\(x),\(y)) ← \(s)")
+            }
+        }
+    }
+}
