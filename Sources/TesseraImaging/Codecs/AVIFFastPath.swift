@@ -1,8 +1,9 @@
 import CAVIF
 
 /// AVIF's primary image through libavif (dav1d and its own YUV→RGB conversion), which decodes
-/// 4–5× faster than libheif 1.15 on this machine (`scripts/bench-avif-decoders`: a 2560×1600
-/// photo 94 ms against 353 ms, an 800×500 one 6.4 ms against 35.4 ms, medians of interleaved runs).
+/// about 4× faster than libheif 1.15 on this machine (`scripts/bench-avif-decoders`, medians of 11
+/// interleaved runs on a loaded 2-core machine: a 2560×1600 photo 94–98 ms against 353–380 ms; an
+/// 800×500 one 6.4–26 ms against 35–37 ms).
 ///
 /// libavif leaves `irot`, `imir` and `clap` to its caller, so an image carrying any of them, or
 /// one libavif rejects (its parser is stricter), or whose size differs from the one libheif

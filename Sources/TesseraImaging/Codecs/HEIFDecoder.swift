@@ -3,7 +3,7 @@ import CHeif
 /// Decodes HEIC and AVIF (HEIF containers of HEVC or AV1 images) with libheif, which decodes HEVC
 /// through libde265 and AV1 through dav1d (or libaom). One type serves both formats; ``format``
 /// says which one an instance is registered for. An AVIF's primary image without `irot`/`imir`/`clap`
-/// is decoded by libavif instead (4–5× faster, same dav1d; `AVIFFastPath`), after libheif's probe
+/// is decoded by libavif instead (about 4× faster at 2560×1600, same dav1d; `AVIFFastPath`), after libheif's probe
 /// and the limits; anything libavif declines goes to libheif.
 ///
 /// - Probe: libheif parses the boxes (no pixel is decoded); ``ImageInfo`` gets the primary
