@@ -30,8 +30,10 @@ public final class ImageService: Sendable {
 
     /// Opens (or creates) one image table per preset and, when remote hosts are allowed, an `ImageManager`
     /// whose loader checks every URL with the SSRF guard.
-    /// - Parameter metricsFactory: where metrics go (the server passes its Prometheus factory); `nil`: the
-    ///   global `MetricsSystem` factory.
+    /// - Parameters:
+    ///   - configuration: the root, presets, limits and the rest; checked first (`validate()`).
+    ///   - metricsFactory: where metrics go (the server passes its Prometheus factory); `nil`: the
+    ///     global `MetricsSystem` factory.
     public init(configuration: ServerConfiguration, metricsFactory: (any MetricsFactory)? = nil) throws {
         try configuration.validate()
         self.configuration = configuration

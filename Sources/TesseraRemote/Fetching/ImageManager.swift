@@ -70,8 +70,12 @@ public final class ImageManager: Sendable {
     /// The image `request` asks for, decoded (downscaled to its size by its content mode when it has a
     /// size; see ``ImageKey/mode``). Runs off the caller's actor and resumes it when done, even on a
     /// memory hit.
-    /// - Parameter progress: called with bytes received of expected while the URL downloads, from the
-    ///   loader's task.
+    /// - Parameters:
+    ///   - request: the URL (for an entity request, the entity's source URL for its format, or
+    ///     ``/TesseraImaging/CacheFailure/noSourceURL(entityID:format:)`` when it has none), size, content
+    ///     mode, priority, cache policy and headers.
+    ///   - progress: called with bytes received of expected while the URL downloads, from the
+    ///     loader's task.
     /// - Throws: ``/TesseraImaging/TesseraError``: ``/TesseraImaging/TesseraError/Reason/cancelled`` when the calling task is cancelled,
     ///   ``/TesseraImaging/FetchFailure`` for network and offline failures, ``/TesseraImaging/DecodingFailure`` for undecodable bytes.
     @concurrent

@@ -8,7 +8,7 @@ import Foundation
 /// does: a changed id makes the cached entry a miss), where that source is for each format, and how
 /// to draw the source into a format's slot (rounded corners, overlays…).
 ///
-/// Derive both ids from your own identifiers with ``Foundation/UUID/init(hashing:)`` once, when the
+/// Derive both ids from your own identifiers with `UUID(hashing:)` once, when the
 /// identifier is set (a `let` property), not in every call: hashing costs time on the hot path.
 public protocol ImageEntity: Sendable {
     /// The stable identity of this entity in the image tables.
