@@ -6,7 +6,7 @@ DEMO_ARGS ?=
 # The library is the package at the top; the command, the stress tools and the tests are the package in Tools/.
 TOOLS = --package-path Tools
 
-.PHONY: setup setup-build build release demo test bench sanitize fuzz crash-test clean
+.PHONY: setup setup-build build release demo test bench sanitize fuzz crash-test docs check-docs clean
 
 # Build dependencies, the photographs and nginx (the tests and the demo use both).
 setup:
@@ -24,8 +24,11 @@ release: setup-build
 demo: setup release
 	scripts/demo $(DEMO_ARGS)
 
-# The unit and integration tests (debug), then the end-to-end suites on the release binary that users run.
+# Every public symbol documented (scripts/check-docs, on the debug build the tests use), the unit and
+# integration tests (debug) with the compiled documentation snippets, then the end-to-end suites on the
+# release binary that users run.
 test: setup-build
+	scripts/check-docs
 	$(SWIFT) build $(TOOLS) -c release --product tessera
 	TESSERA_RELEASE_BINARY="$$($(SWIFT) build $(TOOLS) -c release --show-bin-path)/tessera" $(SWIFT) test $(TOOLS)
 
@@ -47,5 +50,17 @@ CRASH_ROUNDS ?= 200
 crash-test: setup-build
 	scripts/crash-test $(CRASH_ROUNDS)
 
+# Fails on a public symbol without a `///` doc comment (FILE:LINE and the symbol's name).
+check-docs: setup-build
+	scripts/check-docs
+
+# The DocC documentation of every library module, with the articles of Sources/Tessera/Tessera.docc and
+# Sources/TesseraServer/TesseraServer.docc, as one combined archive in docs-build/ (static HTML: serve it
+# with `python3 -m http.server -d docs-build` and open /documentation/tessera). swift-docc-plugin is in the
+# manifest only when TESSERA_DOCS=1, so dependents never resolve it. Any DocC warning fails the build.
+DOCS_TARGETS = TesseraImaging TesseraTables TesseraRemote Tessera TesseraHTTP TesseraServer
+docs: setup-build
+	TESSERA_DOCS=1 scripts/build-docs $(DOCS_TARGETS)
+
 clean:
-	rm -rf .build .build-tsan .build-asan .build-fuzz Tools/.build
+	rm -rf .build .build-tsan .build-asan .build-fuzz Tools/.build docs-build

@@ -130,3 +130,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `make docs` sets TESSERA_DOCS=1 to add swift-docc-plugin (the `generate-documentation` command).
+// Only then: a dependent's graph, and every other build here, stays without it (README, "Documentation").
+if Context.environment["TESSERA_DOCS"] == "1" {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

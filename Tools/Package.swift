@@ -79,6 +79,28 @@ let package = Package(
                 "TesseraCLI", "TesseraMeasurement", "TesseraTestSupport",
             ]
         ),
+        // The documentation's ```swift blocks (README.md, docs/*.md, the DocC articles), compiled: the
+        // DocumentationSnippets plugin runs TesseraSnippetExtractor on every build, so the generated sources are
+        // never committed and never stale (README, "Documentation").
+        .executableTarget(name: "TesseraSnippetExtractor"),
+        .plugin(
+            name: "DocumentationSnippets",
+            capability: .buildTool(),
+            dependencies: ["TesseraSnippetExtractor"]
+        ),
+        .testTarget(
+            name: "TesseraSnippetTests",
+            dependencies: [
+                .product(name: "Tessera", package: "Tessera"),
+                .product(name: "TesseraHTTP", package: "Tessera"),
+                .product(name: "TesseraServer", package: "Tessera"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                "TesseraTestSupport",
+            ],
+            // A snippet shows a value it makes without using it (`let png = …`): not worth a warning here.
+            swiftSettings: [.unsafeFlags(["-suppress-warnings"])],
+            plugins: ["DocumentationSnippets"]
+        ),
         // End to end: the release `tessera` binary (TESSERA_RELEASE_BINARY, set by `make test`) against real
         // photographs and a real nginx; checks what each command produces.
         .testTarget(

@@ -6,25 +6,25 @@ import NIOHTTP1
 import NIOPosix
 import Tessera
 
-/// The default ``DataLoading`` loader: HTTP and HTTPS GET on AsyncHTTPClient.
+/// The default `DataLoading` loader: HTTP and HTTPS GET on AsyncHTTPClient.
 ///
-/// - **Timeout**: ``LoadRequest/timeout`` is the deadline of the whole load (connection, redirects, head
-///   and body, also a body that stops trickling); past it the load fails with ``FetchFailure/timeout(url:)``.
-/// - **Size**: a `Content-Length` above ``LoadRequest/maximumBytes`` fails before the body is read; a
+/// - **Timeout**: `LoadRequest/timeout` is the deadline of the whole load (connection, redirects, head
+///   and body, also a body that stops trickling); past it the load fails with `FetchFailure/timeout(url:)`.
+/// - **Size**: a `Content-Length` above `LoadRequest/maximumBytes` fails before the body is read; a
 ///   body without one is counted while it streams and cut off as soon as it passes the limit
-///   (``FetchFailure/tooLarge(bytes:limit:url:)``).
+///   (`FetchFailure/tooLarge(bytes:limit:url:)`).
 /// - **Redirects**: followed up to ``Configuration/maximumRedirects``, cycles refused
-///   (``FetchFailure/redirectLimit(url:)``).
-/// - **Refused connections** fail at once with ``FetchFailure/connectionRefused(url:recently:)``
+///   (`FetchFailure/redirectLimit(url:)`).
+/// - **Refused connections** fail at once with `FetchFailure/connectionRefused(url:recently:)`
 ///   (connection establishment is not retried by default), and the host is then refused locally for
 ///   ``Configuration/refusedHostCooldown`` (a per-host circuit breaker): a batch of URLs on a closed port
 ///   costs one connection attempt per download lane, not one connect timeout per URL.
 /// - **Status**: 2xx is a success, 304 is returned as is for a conditional request, anything else is
-///   ``FetchFailure/httpStatus(code:url:)``.
+///   `FetchFailure/httpStatus(code:url:)`.
 /// - **Progress** is reported after every chunk; **cancellation** of the calling task cancels the
 ///   request (AsyncHTTPClient closes the connection) and throws `CancellationError`.
 public final class HTTPDataLoader: DataLoading {
-    /// Client-wide settings (per-load limits come with each ``LoadRequest``).
+    /// Client-wide settings (per-load limits come with each `LoadRequest`).
     public struct Configuration: Sendable, Hashable {
         /// Redirects followed before failing.
         public var maximumRedirects: Int
@@ -111,8 +111,8 @@ public final class HTTPDataLoader: DataLoading {
     ///
     /// AsyncHTTPClient's deadline only bounds the wait for the response head: a body that stalls after
     /// its first bytes (slow-loris) would hang the load forever (`FetchHostileTests.stalledBody`).
-    /// So the load races a timer for the whole ``LoadRequest/timeout``; when the timer wins, the load's
-    /// task is cancelled (AsyncHTTPClient closes the connection) and ``FetchFailure/timeout(url:)`` is thrown.
+    /// So the load races a timer for the whole `LoadRequest/timeout`; when the timer wins, the load's
+    /// task is cancelled (AsyncHTTPClient closes the connection) and `FetchFailure/timeout(url:)` is thrown.
     public func load(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
         let address = request.url.absoluteString
         let deadline = ContinuousClock.now + request.timeout

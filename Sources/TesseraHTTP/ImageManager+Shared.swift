@@ -3,8 +3,8 @@ import Foundation
 import Tessera
 
 extension ImageManager {
-    /// The shared default manager: ``ImageManager/Configuration/standard`` (memory cache, disk cache in
-    /// ``ImageManager/Configuration/defaultDiskDirectory``) over ``HTTPDataLoader/shared``. It lives in
+    /// The shared default manager: `ImageManager/Configuration/standard` (memory cache, disk cache in
+    /// `ImageManager/Configuration/defaultDiskDirectory`) over ``HTTPDataLoader/shared``. It lives in
     /// `TesseraHTTP` because the core library has no network loader. When the cache directory cannot be
     /// created the manager works without a disk cache.
     public static let shared: ImageManager = {

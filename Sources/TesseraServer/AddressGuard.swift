@@ -26,6 +26,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
+    /// Whether this is an IPv4 address (4 bytes; IPv6 has 16).
     public var isIPv4: Bool { bytes.count == 4 }
 
     /// The IPv4 address inside an IPv4-mapped (`::ffff:a.b.c.d`) or IPv4-compatible (`::a.b.c.d`) IPv6 address.
@@ -38,6 +39,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// Dotted decimal for IPv4, the standard text form (`inet_ntop`) for IPv6.
     public var description: String {
         if isIPv4 { return bytes.map(String.init).joined(separator: ".") }
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
@@ -48,10 +50,23 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Why the SSRF guard refuses an address; `nil` from ``classify(_:)`` means a public address.
+/// Why the SSRF guard refuses an address; `nil` from ``AddressClassifier/classify(_:)`` means a public address.
 public enum AddressClass: String, Sendable, Hashable {
-    case loopback, privateNetwork = "private", linkLocal = "link-local", multicast, unspecified,
-         uniqueLocal = "unique-local", reserved
+    /// 127.0.0.0/8 and ::1.
+    case loopback
+    /// 10/8, 172.16/12, 192.168/16 and the shared address space 100.64/10.
+    case privateNetwork = "private"
+    /// 169.254/16 (cloud metadata at 169.254.169.254 among them) and fe80::/10.
+    case linkLocal = "link-local"
+    /// 224/4 and ff00::/8.
+    case multicast
+    /// 0/8 and ::.
+    case unspecified
+    /// fc00::/7 and the deprecated site-local fec0::/10.
+    case uniqueLocal = "unique-local"
+    /// Other special-purpose ranges: 192.0.0/24, documentation (192.0.2/24, 198.51.100/24, 203.0.113/24,
+    /// 2001:db8::/32), benchmarking (198.18/15) and 240/4 with the broadcast address.
+    case reserved
 }
 
 /// Classifies addresses for the SSRF guard (docs/SERVING.md): everything that is not a public unicast
@@ -97,6 +112,8 @@ public struct AddressRange: Sendable, Hashable {
     let base: IPAddress
     let prefix: Int
 
+    /// Parses `ADDRESS/PREFIX` (`10.0.0.0/8`, `fd00::/8`), or a single address as a range of one (prefix 32
+    /// or 128); `nil` for anything else or a prefix longer than the address.
     public init?(_ text: String) {
         let parts = text.split(separator: "/", maxSplits: 1).map(String.init)
         guard let base = IPAddress(parts[0]) else { return nil }
@@ -129,6 +146,7 @@ public struct RemoteSourceGuard: Sendable {
     /// Ranges let through although not public.
     public let allowedRanges: [AddressRange]
 
+    /// A guard allowing `allowedHosts` (matched case-insensitively) and the addresses in `allowedRanges`.
     public init(allowedHosts: [String], allowedRanges: [AddressRange]) {
         self.allowedHosts = allowedHosts.map { $0.lowercased() }
         self.allowedRanges = allowedRanges
@@ -217,7 +235,9 @@ public struct RemoteSourceGuard: Sendable {
 
 /// A remote source the guard refused (answered with 403).
 public struct RemoteRefusal: Error, CustomStringConvertible, Sendable {
+    /// Why the source was refused (the host, or the address that is not public).
     public let message: String
+    /// The ``message``.
     public var description: String { message }
 }
 #endif

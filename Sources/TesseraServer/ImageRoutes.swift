@@ -13,14 +13,17 @@ import Prometheus
 /// ImageRoutes(service: service).add(to: router)
 /// ```
 ///
-/// Every response of the service goes through ``respond(_:_:)``: request time limit, in-flight gauge,
+/// Every response of the service goes through `respond(_:_:)`: request time limit, in-flight gauge,
 /// requests counter by status and preset, and one log line per request with its latency and cache outcome.
 public struct ImageRoutes: Sendable {
+    /// The service that answers every image route.
     public let service: ImageService
     /// Exported at `/metrics`; `nil`: no `/metrics` route.
     public let registry: PrometheusCollectorRegistry?
+    /// Where the one line per request goes.
     public let logger: Logger
 
+    /// Routes for `service`, exporting `registry` at `/metrics` when one is given and logging to `logger`.
     public init(service: ImageService, registry: PrometheusCollectorRegistry? = nil,
                 logger: Logger = Logger(label: "tessera.serve")) {
         self.service = service

@@ -9,8 +9,11 @@ import ServiceLifecycle
 /// swift-service-lifecycle `ServiceGroup`. SIGTERM or SIGINT starts a graceful shutdown: the listener
 /// closes, in-flight requests finish, then the tables are flushed and ``run(onListening:)`` returns.
 public struct ImageServer: Sendable {
+    /// The image service the routes call.
     public let service: ImageService
+    /// The server's own Prometheus registry, exported at `/metrics`.
     public let registry: PrometheusCollectorRegistry
+    /// The request and lifecycle log.
     public let logger: Logger
 
     /// Opens the service with its own Prometheus registry (no global metrics bootstrap, so several servers

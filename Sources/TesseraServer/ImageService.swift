@@ -8,7 +8,7 @@ import Tessera
 import TesseraHTTP
 
 /// The image service behind `tessera serve`, independent of HTTP plumbing: presets on image tables, ad-hoc
-/// resizes, remote sources, format negotiation, limits and the encoded-response cache. ``TesseraRouter``
+/// resizes, remote sources, format negotiation, limits and the encoded-response cache. `TesseraRouter`
 /// puts it behind Hummingbird routes; docs/SERVING.md describes the behaviour.
 public final class ImageService: Sendable {
     /// What the service was made with.
@@ -31,6 +31,7 @@ public final class ImageService: Sendable {
     /// Opens (or creates) one image table per preset and, when remote hosts are allowed, an `ImageManager`
     /// whose loader checks every URL with the SSRF guard.
     /// - Parameters:
+    ///   - configuration: the root, presets, limits and the rest; checked first (`validate()`).
     ///   - metricsFactory: where metrics go (the server passes its Prometheus factory); `nil`: the
     ///     global `MetricsSystem` factory. The library's own metrics (image tables, remote fetching:
     ///     docs/OBSERVABILITY.md) go there too.
@@ -102,8 +103,11 @@ public final class ImageService: Sendable {
         public var status: Int
         /// Empty for 304.
         public var body: [UInt8]
+        /// The `Content-Type` (`image/jpeg`, `image/png`, `image/webp`).
         public var contentType: String
+        /// The strong `ETag`, quoted: 128 bits of SHA-256 of the response's cache key, in hex.
         public var etag: String
+        /// The `Cache-Control` value (`public, max-age=N`).
         public var cacheControl: String
         /// `memory`, `table`, `miss`, `not-modified` or `remote` (the log line's and `X-Tessera-Cache`'s value).
         public var outcome: String
@@ -111,12 +115,18 @@ public final class ImageService: Sendable {
 
     /// What a request asks besides the image: the raw query, `Accept` and `If-None-Match`.
     public struct RequestInfo: Sendable {
+        /// The request path as sent (percent-encoded), which a signature covers.
         public var path: String
+        /// The query parameters, percent-decoded; of a repeated name, the last value.
         public var query: [String: String]
+        /// The query as sent, without the `?`, which a signature covers.
         public var rawQuery: String?
+        /// The `Accept` header, for the output format negotiation.
         public var accept: String?
+        /// The `If-None-Match` header: a matching tag (or `*`) gets `304`.
         public var ifNoneMatch: String?
 
+        /// A request for `path` with the raw query (parsed into ``query``) and the two headers that matter.
         public init(path: String, rawQuery: String?, accept: String?, ifNoneMatch: String?) {
             self.path = path
             self.rawQuery = rawQuery

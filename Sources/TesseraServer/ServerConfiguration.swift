@@ -11,10 +11,12 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         public var name: String
         /// Output width and height (the table's slot size).
         public var width: Int
+        /// See ``width``.
         public var height: Int
         /// `fill` (cover and crop) or `fit` (inside, aspect kept).
         public var mode: Mode
 
+        /// A preset `name` of `width`×`height` pixels, sized by `mode`.
         public init(name: String, width: Int, height: Int, mode: Mode) {
             self.name = name
             self.width = width
@@ -36,7 +38,10 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
 
     /// How an image is sized into its box.
     public enum Mode: String, Sendable, Codable, Hashable {
-        case fill, fit
+        /// Cover the box and crop: the output is exactly the box.
+        case fill
+        /// Fit inside the box with the aspect ratio kept: the output is at most the box.
+        case fit
 
         var contentMode: ContentMode { self == .fill ? .aspectFill : .aspectFit }
     }
@@ -48,6 +53,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         /// The secret, as given (its UTF-8 bytes are the key).
         public var secret: String
 
+        /// A key named `id` (for logs) with the shared `secret`.
         public init(id: String, secret: String) {
             self.id = id
             self.secret = secret
@@ -73,6 +79,8 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         /// Heights `/v1/resize` accepts; empty: any height up to the output-pixel limit.
         public var allowedHeights: [Int] = []
 
+        /// The defaults: 32 MB and 50 megapixels per source, 4 megapixels per output, 30 s per request, 4
+        /// decodes at once with 64 waiting, any width and height.
         public init() {}
 
         private enum CodingKeys: String, CodingKey {
@@ -106,6 +114,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         /// Where downloaded originals are kept (the `ImageManager` disk cache); `nil`: `<tables>/remote`.
         public var diskCacheDirectory: String? = nil
 
+        /// Remote sources off: no allowed host, no allowed range, the disk cache in `<tables>/remote`.
         public init() {}
 
         private enum CodingKeys: String, CodingKey { case allowedHosts, allowedAddressRanges, diskCacheDirectory }
@@ -138,9 +147,12 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     public var maxAgeSeconds: Int = 86_400
     /// When not empty, every `/v1/…` request must carry a valid `s=` signature by one of these keys.
     public var signingKeys: [SigningKey] = []
+    /// What a request may cost (``Limits``).
     public var limits = Limits()
+    /// Remote sources (``Remote``): off by default.
     public var remote = Remote()
 
+    /// A configuration serving the directory `root`, with every other field at its default.
     public init(root: String) {
         self.root = root
     }
@@ -204,7 +216,9 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
 
 /// A configuration that cannot work, with the reason.
 public struct ServerConfigurationError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong, naming the field or flag and the value given.
     public let description: String
+    /// An error saying `description`.
     public init(_ description: String) { self.description = description }
 }
 #endif

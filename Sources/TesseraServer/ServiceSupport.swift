@@ -12,12 +12,14 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
     /// A sentence for people.
     public let message: String
 
+    /// Creates an error answered with HTTP `status`, the JSON body's `code` and a `message` for people.
     public init(_ status: Int, _ code: String, _ message: String) {
         self.status = status
         self.code = code
         self.message = message
     }
 
+    /// `STATUS CODE: MESSAGE`, as logged.
     public var description: String { "\(status) \(code): \(message)" }
 
     /// `{"error":"code","message":"…"}`.

@@ -9,6 +9,8 @@ import Foundation
 public struct URLSigner: Sendable {
     private let keys: [(id: String, key: SymmetricKey)]
 
+    /// A signer that accepts a signature made with any of `keys` (each key's secret, as UTF-8 bytes, is the
+    /// HMAC-SHA256 key).
     public init(keys: [ServerConfiguration.SigningKey]) {
         self.keys = keys.map { ($0.id, SymmetricKey(data: Data($0.secret.utf8))) }
     }

@@ -17,5 +17,5 @@ public struct RequestTicket: Sendable {
     public func wait() async { await task.value }
 }
 
-/// The ticket ``ImageManager``'s callback API returns (the same type as every other request ticket).
+/// The ticket `ImageManager`'s callback API returns (the same type as every other request ticket).
 public typealias FetchTicket = RequestTicket

@@ -1,10 +1,10 @@
-/// Why an ``ImageCache`` request failed.
+/// Why an `ImageCache` request failed.
 public enum CacheFailure: Sendable, Equatable, CustomStringConvertible {
     /// No format with this name was configured.
     case unknownFormat(String)
     /// Two configured formats have the same name.
     case duplicateFormat(String)
-    /// An ``ImageCache`` was given a request for a URL; it serves entity requests (`ImageManager`
+    /// An `ImageCache` was given a request for a URL; it serves entity requests (`ImageManager`
     /// serves URLs).
     case notAnEntityRequest(url: String)
     /// The entity gave no source URL for the format.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Why an ``ImageManager`` request or a ``DataLoading`` load failed.
+/// Why an `ImageManager` request or a `DataLoading` load failed.
 ///
 /// Cancellation is not a failure: cancelled requests throw `CancellationError`.
 public enum FetchFailure: Sendable, Equatable, CustomStringConvertible {
@@ -17,7 +17,7 @@ public enum FetchFailure: Sendable, Equatable, CustomStringConvertible {
     case offlineMiss(url: String)
     /// The URL cannot be loaded (no host, an unsupported scheme, …).
     case invalidURL(String)
-    /// The host refused the connection or could not be reached. With ``recently`` set, no connection was
+    /// The host refused the connection or could not be reached. With `recently` set, no connection was
     /// attempted: the host refused one a moment ago and is not tried again until a short cooldown passes
     /// (`HTTPDataLoader.Configuration.refusedHostCooldown`).
     case connectionRefused(url: String, recently: Bool)

@@ -12,9 +12,9 @@ public struct TesseraError: Error, Sendable, Equatable, CustomStringConvertible 
         case drawing(message: String)
         /// An image table or its directory failed.
         case storage(StorageFailure)
-        /// An ``ImageCache`` request failed.
+        /// An `ImageCache` request failed.
         case cache(CacheFailure)
-        /// A remote image could not be fetched (see ``ImageManager``).
+        /// A remote image could not be fetched (see `ImageManager`).
         case fetching(FetchFailure)
         /// A file-system call failed.
         case io(operation: String, path: String, errno: Int32)

@@ -3,7 +3,7 @@ import TesseraTables
 import Foundation
 import Logging
 
-/// The default ``DiskCaching``: one file per URL (see ``DiskCacheFile`` for the format), an in-memory
+/// The default ``DiskCaching``: one file per URL (see `DiskCacheFile` for the format), an in-memory
 /// index, size and age limits, statistics.
 ///
 /// - **Index.** Built once by `init` from `stat` of each file (no file is read); afterwards
@@ -15,7 +15,7 @@ import Logging
 /// - **Atomicity.** Writes go to a temporary file renamed into place; leftovers of a crash are deleted by
 ///   `init`. An unreadable or foreign file is removed on read and reported as a miss. Files are read
 ///   without following symbolic links or blocking on FIFOs, and only regular files are indexed.
-/// - **Errors.** A failed write (disk full, `RLIMIT_FSIZE`, permissions) throws ``TesseraError`` `.io`
+/// - **Errors.** A failed write (disk full, `RLIMIT_FSIZE`, permissions) throws ``/TesseraImaging/TesseraError`` `.io`
 ///   with its errno and leaves the previous entry and every other one as they were.
 /// - **Clock.** `now` is injected so that tests can age entries without waiting.
 public final class DiskCache: DiskCaching {
@@ -116,7 +116,7 @@ public final class DiskCache: DiskCaching {
 
     /// Opens (creating when missing) the cache directory and builds the index from the files' metadata.
     /// `logger` receives evictions (debug); ``ImageManager`` passes its configuration's.
-    /// - Throws: ``TesseraError`` when the directory cannot be created.
+    /// - Throws: ``/TesseraImaging/TesseraError`` when the directory cannot be created.
     public init(configuration: Configuration, logger: Logger = Observability.silentLogger,
                 now: @escaping @Sendable () -> Date = { Date() }) throws {
         path = configuration.directory.standardizedFileURL.path

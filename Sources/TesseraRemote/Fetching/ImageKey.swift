@@ -12,12 +12,12 @@ public struct ImageKey: Sendable, Hashable, CustomStringConvertible {
     /// The requested size, or `nil` for the full image.
     public var size: PixelSize?
     /// How the image is fitted to ``size`` (meaningless when `size` is `nil`, and then normalised to
-    /// ``ContentMode/aspectFit``). The default is ``ContentMode/aspectFill``, as everywhere in Tessera
-    /// (``ImageDecoder/thumbnail(_:size:mode:style:)``, ``ImageEntity``'s drawing, image tables):
-    /// - ``ContentMode/aspectFit``: the largest size inside `size` with the image's aspect ratio, never
+    /// ``/TesseraImaging/ContentMode/aspectFit``). The default is ``/TesseraImaging/ContentMode/aspectFill``, as everywhere in Tessera
+    /// (``/TesseraImaging/ImageDecoder/thumbnail(_:size:mode:style:)``, ``/TesseraTables/ImageEntity``'s drawing, image tables):
+    /// - ``/TesseraImaging/ContentMode/aspectFit``: the largest size inside `size` with the image's aspect ratio, never
     ///   larger than the image itself;
-    /// - ``ContentMode/aspectFill``: exactly `size`, centred and cropped;
-    /// - ``ContentMode/fill``: exactly `size`, stretched.
+    /// - ``/TesseraImaging/ContentMode/aspectFill``: exactly `size`, centred and cropped;
+    /// - ``/TesseraImaging/ContentMode/fill``: exactly `size`, stretched.
     public var mode: ContentMode
 
     /// Creates a key.

@@ -25,7 +25,7 @@ extension ImageManager {
         /// How long a response that gives no `Cache-Control: max-age` nor `Expires` stays fresh.
         public var defaultMaxAge: Duration
         /// Answer from the disk cache only, fresh or stale; a URL not cached fails with
-        /// ``FetchFailure/offlineMiss(url:)``.
+        /// ``/TesseraImaging/FetchFailure/offlineMiss(url:)``.
         public var offline: Bool
         /// HTTP headers sent with every load of this manager (for example an API key or `Authorization`);
         /// a request's own ``ImageRequest/headers`` override them, name by name (case-insensitively).

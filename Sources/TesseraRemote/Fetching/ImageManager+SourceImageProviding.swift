@@ -7,7 +7,7 @@ import Foundation
 /// image cache decodes once for all its formats. The manager neither decodes them nor keeps them in
 /// its memory cache: the tables are the memory.
 extension ImageManager: SourceImageProviding {
-    /// The bytes at `url` as ``SourceImage/encoded(_:)``, from ``data(for:priority:progress:)``.
+    /// The bytes at `url` as ``/TesseraTables/SourceImage/encoded(_:)``, from ``data(for:priority:progress:)``.
     public func sourceImage(at url: URL, for entity: any ImageEntity, format: ImageFormat) async throws -> SourceImage {
         .encoded(try await data(for: url))
     }

@@ -20,13 +20,13 @@ import Foundation
 /// 2. Otherwise the request joins the **job** of its URL or starts one: one job per URL, shared by
 ///    every requester whatever their sizes (coalescing). The job reads the disk cache; a fresh copy is
 ///    used as is, a stale one with validators is revalidated (`304` keeps it), anything else is
-///    downloaded on a lane slot (see ``FetchCoordinator`` for the lane rules, and ``FetchScheduling``).
+///    downloaded on a lane slot (see `FetchCoordinator` for the lane rules, and `FetchScheduling`).
 /// 3. The bytes are written to disk (when the response allows it and they look like an image), then
 ///    decoded once per requested variant in the job's task — never on the caller's thread — inserted
 ///    into the memory cache and handed to every requester of that variant.
 ///
 /// ## Cancellation
-/// Cancelling the awaiting task (or a ``FetchTicket``) resumes that requester with `TesseraError(.cancelled)`.
+/// Cancelling the awaiting task (or a ``/TesseraImaging/FetchTicket``) resumes that requester with `TesseraError(.cancelled)`.
 /// The download goes on while another requester or a prefetch still needs the URL; when the last one
 /// goes, the job is removed from its queue, or its download task is cancelled (AsyncHTTPClient closes
 /// the request).
@@ -60,7 +60,7 @@ public final class ImageManager: Sendable {
     /// (swept every ``Configuration/diskSweepInterval``). `now` is the clock of both caches and of HTTP
     /// freshness (tests inject one). `authorizer` adds or refreshes credentials before each load (see
     /// ``RequestAuthorizing``).
-    /// - Throws: ``TesseraError`` when the disk cache directory cannot be created.
+    /// - Throws: ``/TesseraImaging/TesseraError`` when the disk cache directory cannot be created.
     public convenience init(configuration: Configuration = Configuration(), loader: any DataLoading,
                             authorizer: (any RequestAuthorizing)? = nil,
                             decoder: ImageDecoder = ImageDecoder(), now: @escaping @Sendable () -> Date = { Date() }) throws {
@@ -92,10 +92,14 @@ public final class ImageManager: Sendable {
     /// The image `request` asks for, decoded (downscaled to its size by its content mode when it has a
     /// size; see ``ImageKey/mode``). Runs off the caller's actor and resumes it when done, even on a
     /// memory hit.
-    /// - Parameter progress: called with bytes received of expected while the URL downloads, from the
-    ///   loader's task.
-    /// - Throws: ``TesseraError``: ``TesseraError/Reason/cancelled`` when the calling task is cancelled,
-    ///   ``FetchFailure`` for network and offline failures, ``DecodingFailure`` for undecodable bytes.
+    /// - Parameters:
+    ///   - request: the URL (for an entity request, the entity's source URL for its format, or
+    ///     ``/TesseraImaging/CacheFailure/noSourceURL(entityID:format:)`` when it has none), size, content
+    ///     mode, priority, cache policy and headers.
+    ///   - progress: called with bytes received of expected while the URL downloads, from the
+    ///     loader's task.
+    /// - Throws: ``/TesseraImaging/TesseraError``: ``/TesseraImaging/TesseraError/Reason/cancelled`` when the calling task is cancelled,
+    ///   ``/TesseraImaging/FetchFailure`` for network and offline failures, ``/TesseraImaging/DecodingFailure`` for undecodable bytes.
     @concurrent
     public func image(for request: ImageRequest,
                       progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(TesseraError) -> Bitmap {
@@ -140,7 +144,7 @@ public final class ImageManager: Sendable {
     }
 
     /// The encoded bytes at `url` from the disk cache or the network, through the lanes; nothing is decoded
-    /// (the header is checked). Used by the ``SourceImageProviding`` conformance.
+    /// (the header is checked). Used by the ``/TesseraTables/SourceImageProviding`` conformance.
     /// - Throws: as ``image(for:progress:)``.
     @concurrent
     public func data(for url: URL, priority: FetchPriority = .urgent,

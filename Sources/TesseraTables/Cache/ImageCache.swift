@@ -16,7 +16,7 @@ import Synchronization
 /// Formats are addressed by the ``ImageFormat`` values the cache was made with: a typed handle, so a
 /// misspelt name cannot silently miss. A format this cache was not made with (or one with the same
 /// name but another definition) is unknown: lookups answer `nil`, loads and stores throw
-/// ``CacheFailure/unknownFormat(_:)``. ``format(named:)`` resolves a name (from a command line or a
+/// ``/TesseraImaging/CacheFailure/unknownFormat(_:)``. ``format(named:)`` resolves a name (from a command line or a
 /// configuration file) once.
 ///
 /// ## Threading model
@@ -71,7 +71,7 @@ public final class ImageCache: Sendable {
     private let sourceFailures: Counter
 
     /// Opens (or creates) one image table per format in `directory`.
-    /// - Throws: ``CacheFailure/duplicateFormat(_:)`` when two formats share a name, or what
+    /// - Throws: ``/TesseraImaging/CacheFailure/duplicateFormat(_:)`` when two formats share a name, or what
     ///   ``ImageTable/init(format:directory:fileCheckInterval:)`` throws.
     public init(formats: [ImageFormat], directory: URL, provider: any SourceImageProviding,
                 decoder: ImageDecoder = ImageDecoder(), configuration: Configuration = Configuration()) throws {
@@ -120,8 +120,8 @@ public final class ImageCache: Sendable {
     }
 
     /// The image an entity request asks for: ``image(for:format:)`` with the request's entity and format.
-    /// - Throws: ``CacheFailure/notAnEntityRequest(url:)`` for a URL request,
-    ///   ``CacheFailure/unknownFormat(_:)`` for a format this cache does not have, and whatever
+    /// - Throws: ``/TesseraImaging/CacheFailure/notAnEntityRequest(url:)`` for a URL request,
+    ///   ``/TesseraImaging/CacheFailure/unknownFormat(_:)`` for a format this cache does not have, and whatever
     ///   ``image(for:format:)`` throws.
     public func image(for request: ImageRequest) async throws(TesseraError) -> TableImage {
         guard case .entity(let entity, let format) = request.source else {
@@ -137,7 +137,7 @@ public final class ImageCache: Sendable {
     }
 
     /// The image, loading the source through the provider on a miss (see the type's threading model).
-    /// - Throws: ``TesseraError``: ``TesseraError/Reason/cancelled`` when cancelled; `.cache` when the
+    /// - Throws: ``/TesseraImaging/TesseraError``: ``/TesseraImaging/TesseraError/Reason/cancelled`` when cancelled; `.cache` when the
     ///   format is unknown, the entity has no URL, or the source cannot be loaded; `.decoding` or
     ///   `.storage` when it cannot be decoded or stored.
     public func image(for entity: some ImageEntity, format: ImageFormat) async throws(TesseraError) -> TableImage {
@@ -178,7 +178,7 @@ public final class ImageCache: Sendable {
     /// Callback form of ``image(for:format:)``: the request is registered before this method returns, so
     /// ``cancelRequest(for:format:)`` or the ticket's `cancel()` right after it always takes effect.
     /// `completion` is called exactly once, later, from another task (`TesseraError(.cancelled)` when
-    /// cancelled, ``CacheFailure/unknownFormat(_:)`` for an unknown format).
+    /// cancelled, ``/TesseraImaging/CacheFailure/unknownFormat(_:)`` for an unknown format).
     @discardableResult
     public func loadImage(for entity: some ImageEntity, format: ImageFormat,
                           completion: @escaping @Sendable (Result<TableImage, TesseraError>) -> Void) -> RequestTicket {
@@ -215,7 +215,7 @@ public final class ImageCache: Sendable {
     // MARK: Storing and deleting
 
     /// Stores an image obtained elsewhere, drawn by the entity into `format`'s slot.
-    /// - Throws: ``CacheFailure/unknownFormat(_:)``, or what drawing and storing throw.
+    /// - Throws: ``/TesseraImaging/CacheFailure/unknownFormat(_:)``, or what drawing and storing throw.
     @discardableResult
     public func setImage(_ image: Bitmap, for entity: some ImageEntity, format: ImageFormat) throws -> TableImage {
         try checkConfigured(format)
@@ -235,7 +235,7 @@ public final class ImageCache: Sendable {
     // MARK: Internals
 
     /// The configured format named `name`: resolve names once, then pass the ``ImageFormat`` itself.
-    /// - Throws: ``CacheFailure/unknownFormat(_:)``.
+    /// - Throws: ``/TesseraImaging/CacheFailure/unknownFormat(_:)``.
     public func format(named name: String) throws(TesseraError) -> ImageFormat {
         guard let format = formats[name] else { throw TesseraError(.cache(.unknownFormat(name))) }
         return format

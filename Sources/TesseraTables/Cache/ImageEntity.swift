@@ -8,7 +8,7 @@ import Foundation
 /// does: a changed id makes the cached entry a miss), where that source is for each format, and how
 /// to draw the source into a format's slot (rounded corners, overlays…).
 ///
-/// Derive both ids from your own identifiers with ``Foundation/UUID/init(hashing:)`` once, when the
+/// Derive both ids from your own identifiers with `UUID(hashing:)` once, when the
 /// identifier is set (a `let` property), not in every call: hashing costs time on the hot path.
 public protocol ImageEntity: Sendable {
     /// The stable identity of this entity in the image tables.
@@ -18,7 +18,7 @@ public protocol ImageEntity: Sendable {
     /// Where the source image for `format` is. Requests for the same URL are coalesced.
     func sourceImageURL(for format: ImageFormat) -> URL?
     /// Draws the upright, decoded `source` into `context`, which covers one slot of `format`'s table.
-    /// The default clears the slot and draws the source with ``ContentMode/aspectFill``.
+    /// The default clears the slot and draws the source with ``/TesseraImaging/ContentMode/aspectFill``.
     func draw(_ source: Bitmap, in context: DrawingContext, for format: ImageFormat) throws
 }
 

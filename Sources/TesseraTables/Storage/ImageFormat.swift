@@ -4,7 +4,7 @@ import TesseraImaging
 /// Like Fast Image Cache's `FICImageFormat`, every entry of a format has exactly the same size, so
 /// an entry is found by arithmetic (`slot × bytesPerEntry`) and handed out without copying.
 ///
-/// Sizes, worked through for a 100×100 ``PixelStyle/bgra32`` format with `maximumCount` 500:
+/// Sizes, worked through for a 100×100 ``/TesseraImaging/PixelStyle/bgra32`` format with `maximumCount` 500:
 /// - ``bytesPerRow``: 100 × 4 = 400 bytes, rounded up to a multiple of 64 → **448**.
 /// - pixels: 448 × 100 = 44,800 bytes; ``bytesPerEntry`` rounds that up to a 4096-byte page →
 ///   **45,056** (11 pages).
@@ -46,7 +46,7 @@ public struct ImageFormat: Sendable, Hashable, Codable, CustomStringConvertible 
         self.protection = protection
     }
 
-    /// The layout of one entry's pixels (aligned rows, see ``PixelStyle/bytesPerRow(forWidth:)``).
+    /// The layout of one entry's pixels (aligned rows, see ``/TesseraImaging/PixelStyle/bytesPerRow(forWidth:)``).
     public var layout: BitmapLayout { BitmapLayout(width: size.width, height: size.height, style: style) }
 
     /// Bytes per row of an entry: `⌈width × bytesPerPixel / 64⌉ × 64`.

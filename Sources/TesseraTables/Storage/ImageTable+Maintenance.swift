@@ -41,7 +41,7 @@ extension ImageTable {
 
     /// Shrinks the file after deletions: moves committed entries without live images from the
     /// highest slots into the lowest free ones (same commit protocol as a store, see
-    /// ``TableState/move(_:to:)``), then truncates after the last used slot. Entries with live
+    /// `TableState/move(_:to:)`), then truncates after the last used slot. Entries with live
     /// images stay where they are and bound the truncation. Holds the table's mutex throughout.
     public func compact() throws(TesseraError) {
         try state.withLock { s throws(TesseraError) in

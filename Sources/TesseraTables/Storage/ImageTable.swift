@@ -7,11 +7,11 @@ import Synchronization
 /// Fast Image Cache's `FICImageTable`. Hits hand out ``TableImage`` views straight into the mapping.
 ///
 /// ## File layout (`<directory>/<name>.tesseratable`)
-/// - **Page 0**: the file header (``TableFileHeader``: magic `TSRTABL1`, version, style, width,
+/// - **Page 0**: the file header (`TableFileHeader`: magic `TSRTABL1`, version, style, width,
 ///   height, bytes per row, bytes per entry, maximum count, name, checksum). If it does not describe
 ///   exactly the format being opened, the file is truncated to zero and started afresh — a changed
 ///   format never serves old pixels.
-/// - **Slot headers** from offset 4096: `maximumCount × 64` bytes (``SlotHeader``: commit word,
+/// - **Slot headers** from offset 4096: `maximumCount × 64` bytes (`SlotHeader`: commit word,
 ///   entity id, source id, generation, pixel checksum, last access). This region *is* the persisted
 ///   index; opening reads it in one pass (no separate index file).
 /// - **Pixels** from ``ImageFormat/headerBytes``: slot *i* at `headerBytes + i × bytesPerEntry`,
@@ -40,12 +40,12 @@ import Synchronization
 /// An entry referenced by a live ``TableImage`` is never overwritten, moved or truncated away
 /// (Fast Image Cache #29), and the table never holds more than `maximumCount` entries (#54, #121).
 /// If every slot holds a live image, ``store(entityID:sourceID:draw:)`` throws
-/// ``StorageFailure/allEntriesInUse(format:)`` rather than growing past the limit or waiting.
+/// ``/TesseraImaging/StorageFailure/allEntriesInUse(format:)`` rather than growing past the limit or waiting.
 ///
 /// ## Locking
 /// The file is locked with `flock(LOCK_EX | LOCK_NB)` while the table (or any image from it) is
 /// alive. A second opener — another process, or a second instance in this process — fails at once
-/// with ``StorageFailure/locked(path:)``; there is no waiting.
+/// with ``/TesseraImaging/StorageFailure/locked(path:)``; there is no waiting.
 ///
 /// ## Truncation and unlinking
 /// Lookups hand out a slot only if the last `fstat` (at most `fileCheckInterval` old, 50 ms by
@@ -71,7 +71,7 @@ public final class ImageTable: Sendable {
 
     /// Opens (or creates) the table for `format` in `directory`, creating the directory with mode
     /// `0o700` if needed.
-    /// - Throws: ``TesseraError`` with `.storage(.locked)` if another process has the file open,
+    /// - Throws: ``/TesseraImaging/TesseraError`` with `.storage(.locked)` if another process has the file open,
     ///   `.storage(.alreadyOpenInThisProcess)` if this process has (share that instance),
     ///   `.storage(.invalidFormat)` for an unusable format, or `.io`.
     ///
@@ -203,7 +203,7 @@ public final class ImageTable: Sendable {
     /// `draw` receives the slot's pixels, zeroed; it runs outside the table's mutex, so other
     /// lookups and stores proceed meanwhile. The entry becomes visible only after `draw` returns;
     /// if it throws, the slot stays invalid and free and the error is rethrown.
-    /// - Throws: ``StorageFailure/allEntriesInUse(format:)`` when every slot has a live image,
+    /// - Throws: ``/TesseraImaging/StorageFailure/allEntriesInUse(format:)`` when every slot has a live image,
     ///   `.io` if the file cannot grow, or whatever `draw` throws.
     @discardableResult
     public func store(entityID: UUID, sourceID: UUID, draw: (MutableBitmapView) throws -> Void) throws -> TableImage {
@@ -284,7 +284,7 @@ public final class ImageTable: Sendable {
 
     /// If the table file was unlinked, creates a fresh one at the path now (a store would do it
     /// too); otherwise does nothing. Images of the old file stay valid.
-    /// - Throws: what ``init(format:directory:)`` throws.
+    /// - Throws: what ``init(format:directory:fileCheckInterval:)`` throws.
     public func reopen() throws(TesseraError) {
         try state.withLock { s throws(TesseraError) in
             if let st = s.mapping.fileState(), st.links > 0 { return }
