@@ -27,14 +27,12 @@ public struct ImageServer: Sendable {
                                    logger: logger)
     }
 
-    /// The router with every route.
+    /// The router with every route: the image routes and the gallery.
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
         ImageRoutes(service: service, registry: registry, logger: logger).add(to: router)
-        router.get("**") { _, _ -> Response in
-            Response(status: .notFound, headers: [.contentType: "application/json"],
-                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: ServiceError(404, "not_found", "no such route").jsonBody)))
-        }
+        GalleryRoutes(service: service, logger: logger).add(to: router)
+        router.get("**") { _, _ -> Response in ServiceError(404, "not_found", "no such route").response }
         return router
     }
 

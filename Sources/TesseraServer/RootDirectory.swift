@@ -36,6 +36,21 @@ struct RootDirectory: Sendable {
 
     /// The file at `relative` (already percent-decoded once).
     func file(_ relative: String) throws(ServiceError) -> File {
+        let real = try resolve(relative)
+        var info = stat()
+        guard stat(real, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw ServiceError(404, "not_found", "no such image") }
+        #if os(Linux)
+        let modified = info.st_mtim
+        #else
+        let modified = info.st_mtimespec
+        #endif
+        let nanoseconds = Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec)
+        return File(relativePath: relative, realPath: real, version: "\(info.st_size)-\(nanoseconds)-\(info.st_ino)", size: Int(info.st_size))
+    }
+
+    /// The real path of `relative` (already percent-decoded once) after the checks of the type: every
+    /// route that names something under the root (`/v1/…`, the gallery's `dir`) goes through here.
+    func resolve(_ relative: String) throws(ServiceError) -> String {
         guard !relative.isEmpty else { throw ServiceError(400, "bad_path", "no path") }
         guard !relative.utf8.contains(0) else { throw ServiceError(400, "path_escape", "the path contains a NUL byte") }
         guard !relative.hasPrefix("/"), !relative.hasPrefix("~") else { throw ServiceError(400, "path_escape", "absolute paths are refused") }
@@ -48,19 +63,15 @@ struct RootDirectory: Sendable {
         }
         let joined = realPath + "/" + relative
         guard let real = Self.realPath(joined) else { throw ServiceError(404, "not_found", "no such image") }
-        guard real.hasPrefix(realPath + "/") else { throw ServiceError(403, "path_escape", "the path leads outside the root") }
-        var info = stat()
-        guard stat(real, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw ServiceError(404, "not_found", "no such image") }
-        #if os(Linux)
-        let modified = info.st_mtim
-        #else
-        let modified = info.st_mtimespec
-        #endif
-        let nanoseconds = Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec)
-        return File(relativePath: relative, realPath: real, version: "\(info.st_size)-\(nanoseconds)-\(info.st_ino)", size: Int(info.st_size))
+        guard isInside(real) else { throw ServiceError(403, "path_escape", "the path leads outside the root") }
+        return real
     }
 
-    private static func realPath(_ path: String) -> String? {
+    /// Whether a real path lies strictly below the root.
+    func isInside(_ real: String) -> Bool { real.hasPrefix(realPath + "/") }
+
+    /// `realpath(3)` of `path` (symlinks resolved), or `nil` when it does not exist.
+    static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)

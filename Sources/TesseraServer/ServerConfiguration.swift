@@ -132,8 +132,9 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     public var root: String
     /// `HOST:PORT` to listen on.
     public var listen: String = "127.0.0.1:8080"
-    /// The presets.
-    public var presets: [Preset] = [Preset(name: "thumb", width: 200, height: 200, mode: .fill)]
+    /// The presets. `lowres` is what the gallery shows while the grid scrolls fast (docs/SERVING.md, "Gallery").
+    public var presets: [Preset] = [Preset(name: "thumb", width: 200, height: 200, mode: .fill),
+                                    Preset(name: "lowres", width: 40, height: 40, mode: .fill)]
     /// Where the image tables live; `nil`: `<root>/.tessera-tables` is NOT used (it would be served):
     /// the default is a `tessera-serve-tables` directory in the system's temporary directory.
     public var tablesDirectory: String? = nil
@@ -151,6 +152,8 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     public var limits = Limits()
     /// Remote sources (``Remote``): off by default.
     public var remote = Remote()
+    /// The gallery page (`/gallery`).
+    public var gallery = Gallery()
 
     /// A configuration serving the directory `root`, with every other field at its default.
     public init(root: String) {
@@ -159,7 +162,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
 
     private enum CodingKeys: String, CodingKey {
         case root, listen, presets, tablesDirectory, tableCapacity, responseCacheBytes, defaultQuality, maxAgeSeconds,
-             signingKeys, limits, remote
+             signingKeys, limits, remote, gallery
     }
 
     /// Decodes a config file; absent fields keep their defaults.
@@ -177,6 +180,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         signingKeys = try c.decodeIfPresent([SigningKey].self, forKey: .signingKeys) ?? []
         limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits()
         remote = try c.decodeIfPresent(Remote.self, forKey: .remote) ?? Remote()
+        gallery = try c.decodeIfPresent(Gallery.self, forKey: .gallery) ?? Gallery()
     }
 
     /// Checks the values that would make the service misbehave.
@@ -197,6 +201,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
             throw ServerConfigurationError("limits must be positive")
         }
         _ = try listenAddress()
+        guard gallery.maximumImages > 0 else { throw ServerConfigurationError("gallery.maximumImages must be positive") }
         for range in remote.allowedAddressRanges where AddressRange(range) == nil {
             throw ServerConfigurationError("address range '\(range)' is not CIDR (such as 127.0.0.0/8)")
         }

@@ -28,15 +28,18 @@ public struct ChildProcess: Sendable {
     }
 
     /// Starts `path` with `arguments`, `environment` (the whole environment), standard input from
-    /// /dev/null and standard output and error into the given descriptors.
+    /// /dev/null and standard output and error into the given descriptors. `descriptors` maps more of the
+    /// child's descriptor numbers to this process's descriptors (such as Chromium's DevTools pipe on 3
+    /// and 4); this process's numbers must not be among the child's numbers (duplicate them higher first).
     public static func spawn(_ path: String, _ arguments: [String], environment: [String: String],
-                      standardOutput: Int32, standardError: Int32) throws -> ChildProcess {
+                      standardOutput: Int32, standardError: Int32, descriptors: [Int32: Int32] = [:]) throws -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, standardOutput, 1)
         posix_spawn_file_actions_adddup2(&actions, standardError, 2)
+        for (child, parent) in descriptors.sorted(by: { $0.key < $1.key }) { posix_spawn_file_actions_adddup2(&actions, parent, child) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

@@ -23,16 +23,29 @@ public enum RawHTTP {
 
     /// `GET target` on 127.0.0.1:`port` with extra `headers`.
     public static func get(port: Int, _ target: String, headers: [String: String] = [:]) async throws -> Response {
+        try await onThread { try getBlocking(port: port, target, headers: headers) }
+    }
+
+    /// `POST target` on 127.0.0.1:`port` with `body` and extra `headers` (`Content-Length` is added).
+    public static func post(port: Int, _ target: String, body: [UInt8], headers: [String: String] = [:]) async throws -> Response {
+        try await onThread { try requestBlocking(port: port, method: "POST", target, headers: headers, body: body) }
+    }
+
+    /// Runs a blocking request on a thread of its own (see the type).
+    private static func onThread(_ work: @escaping @Sendable () throws -> Response) async throws -> Response {
         try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(with: Result { try getBlocking(port: port, target, headers: headers) })
-            }
+            let thread = Thread { continuation.resume(with: Result { try work() }) }
             thread.start()
         }
     }
 
     /// The blocking form of ``get(port:_:headers:)``.
     public static func getBlocking(port: Int, _ target: String, headers: [String: String] = [:]) throws -> Response {
+        try requestBlocking(port: port, method: "GET", target, headers: headers, body: nil)
+    }
+
+    /// One request with `method`; with a `body`, a `Content-Length` header is sent too.
+    static func requestBlocking(port: Int, method: String, _ target: String, headers: [String: String], body: [UInt8]?) throws -> Response {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
         defer { close(fd) }
@@ -44,9 +57,10 @@ public enum RawHTTP {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw Failure(description: "connect to 127.0.0.1:\(port): errno \(errno)") }
-        var head = "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
-        let request = Array((head + "\r\n").utf8)
+        if let body { head += "Content-Length: \(body.count)\r\n" }
+        let request = Array((head + "\r\n").utf8) + (body ?? [])
         var sent = 0
         while sent < request.count {
             let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

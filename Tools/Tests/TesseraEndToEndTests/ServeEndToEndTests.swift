@@ -6,22 +6,22 @@ import TesseraTestSupport
 /// `tessera serve` as users run it: the release binary as a child process on 127.0.0.1, real photographs.
 @Suite("tessera serve, release binary", .enabled(if: ReleaseCLI.isAvailable, "TESSERA_RELEASE_BINARY names the release tessera binary"))
 struct ServeEndToEndTests {
-    /// A running `tessera serve`: its port, its log file, and SIGTERM.
+    /// A running `tessera serve`: its port, its output (in a log file, and lines to wait for), and SIGTERM.
     final class Server: Sendable {
         let port: Int
         let process: ChildProcess
-        let errorLog: String
+        let output: OutputWatcher
+        var errorLog: String { output.path }
 
         init(_ arguments: [String], scratch: ScratchDirectory, environment: [String: String] = [:]) async throws {
             let binary = try #require(ReleaseCLI.binary)
             port = try Origin.unusedPort()
-            errorLog = scratch.path("serve-\(port).log")
-            let output = open(errorLog, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            defer { close(output) }
+            output = try OutputWatcher(path: scratch.path("serve-\(port).log"))
             var env = ProcessInfo.processInfo.environment
             env.merge(environment) { $1 }
             process = try ChildProcess.spawn(binary.path, ["serve", "--listen", "127.0.0.1:\(port)"] + arguments,
-                                             environment: env, standardOutput: output, standardError: output)
+                                             environment: env, standardOutput: output.writeEnd, standardError: output.writeEnd)
+            output.childStarted()
             try await waitUntilHealthy()
         }
 
@@ -45,7 +45,9 @@ struct ServeEndToEndTests {
         /// Sends SIGTERM and waits for the exit.
         func terminate() -> ChildProcess.Exit {
             kill(process.pid, SIGTERM)
-            return process.wait()
+            let exit = process.wait()
+            output.waitUntilEnded()
+            return exit
         }
 
         var log: String { (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? "" }

@@ -32,6 +32,11 @@ struct ServeCommand: AsyncParsableCommand {
     var maximumQueuedDecodes: Int?
     @Option(name: .customLong("response-cache-bytes"), help: "Memory for encoded responses (TESSERA_RESPONSE_CACHE_BYTES).")
     var responseCacheBytes: Int?
+    @Flag(name: .customLong("no-gallery"), help: "No /gallery page (TESSERA_GALLERY=off).") var noGallery = false
+    @Option(name: .customLong("gallery-max-images"), help: "Most images one gallery listing returns (TESSERA_GALLERY_MAX_IMAGES; default 20000).")
+    var galleryMaximumImages: Int?
+    @Option(name: .customLong("gallery-report"), help: "Accept POST /gallery/report (the page's test mode) and write it to FILE (TESSERA_GALLERY_REPORT).")
+    var galleryReport: String?
 
     func run() async throws {
         let configuration = try makeConfiguration(environment: ProcessInfo.processInfo.environment)
@@ -87,6 +92,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let value = try number(maximumDecodes, "TESSERA_MAX_DECODES") { configuration.limits.maximumConcurrentDecodes = value }
         if let value = try number(maximumQueuedDecodes, "TESSERA_MAX_QUEUED_DECODES") { configuration.limits.maximumQueuedDecodes = value }
         if let value = try number(responseCacheBytes, "TESSERA_RESPONSE_CACHE_BYTES") { configuration.responseCacheBytes = value }
+        if noGallery || environment["TESSERA_GALLERY"] == "off" { configuration.gallery.enabled = false }
+        if let value = try number(galleryMaximumImages, "TESSERA_GALLERY_MAX_IMAGES") { configuration.gallery.maximumImages = value }
+        if let value = galleryReport ?? environment["TESSERA_GALLERY_REPORT"] { configuration.gallery.reportFile = value }
         do throws(ServerConfigurationError) { try configuration.validate() } catch { throw ValidationError(error.description) }
         return configuration
     }
