@@ -5,6 +5,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks. Each reports medians and a ratio against the obvious alternative measured in the same run.",
-        subcommands: [DecodeBenchmark.self, IngestBenchmark.self, RetrievalBenchmark.self, FormatsBenchmark.self, FetchBenchmark.self]
+        subcommands: [DecodeBenchmark.self, IngestBenchmark.self, RetrievalBenchmark.self, FormatsBenchmark.self, FetchBenchmark.self,
+                      ServeBenchmark.self]
     )
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import TesseraServer
 
 /// `tessera serve --root DIR [--listen 127.0.0.1:8080] [--preset NAME:WxH:MODE …] [--config FILE]`: the image
@@ -32,10 +33,19 @@ struct ServeCommand: AsyncParsableCommand {
     var maximumQueuedDecodes: Int?
     @Option(name: .customLong("response-cache-bytes"), help: "Memory for encoded responses (TESSERA_RESPONSE_CACHE_BYTES).")
     var responseCacheBytes: Int?
+    @Option(name: .customLong("log-level"),
+            help: "Least level logged: trace, debug, info (one line per request), notice, warning, error, critical (TESSERA_LOG_LEVEL; default info).")
+    var logLevel: String?
 
     func run() async throws {
-        let configuration = try makeConfiguration(environment: ProcessInfo.processInfo.environment)
-        let server = try ImageServer(configuration: configuration)
+        let environment = ProcessInfo.processInfo.environment
+        let configuration = try makeConfiguration(environment: environment)
+        var logger = Logger(label: "tessera.serve")
+        if let name = logLevel ?? environment["TESSERA_LOG_LEVEL"] {
+            guard let level = Logger.Level(rawValue: name.lowercased()) else { throw ValidationError("log level '\(name)' is not one of trace, debug, info, notice, warning, error, critical") }
+            logger.logLevel = level
+        }
+        let server = try ImageServer(configuration: configuration, logger: logger)
         try await server.run { port in
             let line = "tessera serve: listening on \(configuration.listen.split(separator: ":").dropLast().joined(separator: ":")):\(port)\n"
             FileHandle.standardOutput.write(Data(line.utf8))
