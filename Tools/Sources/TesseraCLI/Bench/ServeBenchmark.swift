@@ -22,7 +22,7 @@ struct ServeBenchmark: AsyncParsableCommand {
           nginx     /usr/sbin/nginx serving the thumbnails tessera made, as files (the limit for a hot hit), \
         one worker per core, sendfile, open_file_cache
         Every thumbnail used is first fetched from each server and must decode as a SIZExSIZE image.
-          hot    --hot thumbnail paths (sources repeated through symlinks when there are fewer), requested over and \
+          hot    --hot thumbnail paths (sources repeated through hard links when there are fewer), requested over and \
         over by wrk (-t --threads -c --connections -d --duration, a Lua script cycling through the paths) after \
         one warm-up request each; rounds interleaved, order rotated
           cold   tessera and thumbor restarted with empty tables / result storage, then every source requested \
@@ -220,8 +220,9 @@ struct ServeBenchmark: AsyncParsableCommand {
     }
 
     /// Copies the sources into `scratch/root/src/NNN-name` and returns the root, the cold paths (one per source)
-    /// and the `hot` hot paths: the sources themselves, or symlinks `hot/KKK-name` → `../src/…` cycling through
-    /// them when there are fewer sources than hot thumbnails. Paths are relative and percent-encoded.
+    /// and the `hot` hot paths: the sources themselves, or hard links `hot/KKK-name` to them, cycling through
+    /// them when there are fewer sources than hot thumbnails (plain files, so no server resolves a symlink).
+    /// Paths are relative and need no percent-encoding (names are reduced to letters, digits, `._-`).
     static func prepareRoot(_ files: [String], hot: Int, in scratch: URL) throws -> (URL, [String], [String]) {
         let root = scratch.appendingPathComponent("root")
         let source = root.appendingPathComponent("src")
@@ -240,7 +241,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         let hotPaths = try (0..<hot).map { k -> String in
             let name = names[k % names.count]
             let link = String(format: "%03d-", k) + name
-            try FileManager.default.createSymbolicLink(atPath: links.appendingPathComponent(link).path, withDestinationPath: "../src/\(name)")
+            try FileManager.default.linkItem(at: source.appendingPathComponent(name), to: links.appendingPathComponent(link))
             return "hot/\(link)"
         }
         return (root, cold, hotPaths)
