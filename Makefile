@@ -6,7 +6,7 @@ DEMO_ARGS ?=
 # The library is the package at the top; the command, the stress tools and the tests are the package in Tools/.
 TOOLS = --package-path Tools
 
-.PHONY: setup setup-build build release demo test bench sanitize fuzz crash-test docs check-docs clean
+.PHONY: setup setup-build build release demo test bench bench-serve soak-serve sanitize fuzz crash-test docs check-docs clean
 
 # Build dependencies, the photographs and nginx (the tests and the demo use both).
 setup:
@@ -34,6 +34,16 @@ test: setup-build
 
 bench: setup release
 	scripts/bench
+
+# tessera serve against thumbor (PyPI, in .build/thumbor-venv) and nginx with wrk; BENCH_SERVE_ARGS e.g. --json or a DIR.
+BENCH_SERVE_ARGS ?=
+bench-serve: setup release
+	"$$($(SWIFT) build $(TOOLS) -c release --show-bin-path)/tessera" bench serve $(BENCH_SERVE_ARGS)
+
+# SOAK_SECONDS of mixed and hostile load on tessera serve (scripts/soak-serve; 600 by default, as in docs/RELIABILITY.md).
+SOAK_SECONDS ?= 600
+soak-serve: setup release
+	TESSERA_BINARY="$$($(SWIFT) build $(TOOLS) -c release --show-bin-path)/tessera" scripts/soak-serve $(SOAK_SECONDS)
 
 # Thread and address sanitizers over the whole test suite, in their own build directories.
 sanitize: setup-build

@@ -53,6 +53,7 @@ let package = Package(
                 .product(name: "TesseraServer", package: "Tessera"),
                 "TesseraMeasurement", "TesseraTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Writer process for the image table crash test (killed with SIGKILL at random points).

@@ -43,15 +43,32 @@ public struct ImageRoutes: Sendable {
             }
         }
         router.get("/v1/**") { request, _ -> Response in
-            await self.respond(request) { info in
-                let path = request.uri.path
-                guard path.hasPrefix("/v1/") else { throw ServiceError(404, "not_found", "no such route") }
-                let rest = path.dropFirst(4)
-                if rest == "resize" { return ("resize", try await service.resizedImage(request: info)) }
-                guard let slash = rest.firstIndex(of: "/") else { throw ServiceError(404, "not_found", "no such route") }
-                let preset = String(rest[..<slash]).removingPercentEncoding ?? ""
-                return (preset, try await service.presetImage(preset: preset, rawPath: String(rest[rest.index(after: slash)...]), request: info))
-            }
+            await self.respondToImageRequest(request)
+        }
+    }
+
+    /// `/v1/resize` and `/v1/{preset}/{path…}`. A preset request answered from the encoded-response memory
+    /// cache (or with a `304`) is answered at once, without the timed task group, whose two child tasks and
+    /// timer would cost more than the hit itself; everything else runs under the request time limit.
+    func respondToImageRequest(_ request: Request) async -> Response {
+        let path = request.uri.path
+        guard path.hasPrefix("/v1/") else { return await respond(request) { _ in throw ServiceError(404, "not_found", "no such route") } }
+        let rest = path.dropFirst(4)
+        if rest == "resize" { return await respond(request) { info in ("resize", try await service.resizedImage(request: info)) } }
+        guard let slash = rest.firstIndex(of: "/") else {
+            return await respond(request) { _ in throw ServiceError(404, "not_found", "no such route") }
+        }
+        let preset = String(rest[..<slash]).removingPercentEncoding ?? ""
+        let start = ContinuousClock.now
+        service.metrics.inFlight.increment()
+        defer { service.metrics.inFlight.decrement() }
+        let info = Self.requestInfo(request)
+        do {
+            let (resolved, cached) = try service.cachedPresetImage(preset: preset, rawPath: String(rest[rest.index(after: slash)...]), request: info)
+            if let cached { return finish(request, start: start, .success((preset, cached))) }
+            return finish(request, start: start, await timed(info) { _ in (preset, try await service.producePresetImage(resolved)) })
+        } catch {
+            return finish(request, start: start, .failure(error))
         }
     }
 
@@ -61,11 +78,20 @@ public struct ImageRoutes: Sendable {
         let start = ContinuousClock.now
         service.metrics.inFlight.increment()
         defer { service.metrics.inFlight.decrement() }
-        let info = ImageService.RequestInfo(path: request.uri.path, rawQuery: request.uri.query,
-                                            accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch])
+        return finish(request, start: start, await timed(Self.requestInfo(request), body))
+    }
+
+    private static func requestInfo(_ request: Request) -> ImageService.RequestInfo {
+        ImageService.RequestInfo(path: request.uri.path, rawQuery: request.uri.query,
+                                 accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch])
+    }
+
+    /// `body` raced against the request time limit (`503 timeout` when the limit comes first).
+    private func timed(_ info: ImageService.RequestInfo,
+                       _ body: @escaping @Sendable (ImageService.RequestInfo) async throws -> (String, ImageService.ImageResponse)) async
+        -> Result<(String, ImageService.ImageResponse), ServiceError> {
         let limit = Duration.seconds(service.configuration.limits.requestTimeoutSeconds)
-        let result: Result<(String, ImageService.ImageResponse), ServiceError> = await withTaskGroup(
-            of: Result<(String, ImageService.ImageResponse), ServiceError>?.self) { group in
+        return await withTaskGroup(of: Result<(String, ImageService.ImageResponse), ServiceError>?.self) { group in
             group.addTask {
                 do { return .success(try await body(info)) } catch { return .failure(ServiceError.from(error)) }
             }
@@ -78,6 +104,11 @@ public struct ImageRoutes: Sendable {
             group.cancelAll()
             return first ?? .failure(ServiceError(503, "cancelled", "the request was cancelled"))
         }
+    }
+
+    /// The response for a result: headers, the requests counter by status and preset, one log line.
+    private func finish(_ request: Request, start: ContinuousClock.Instant,
+                        _ result: Result<(String, ImageService.ImageResponse), ServiceError>) -> Response {
         let response: Response
         let preset: String
         let outcome: String
@@ -86,7 +117,7 @@ public struct ImageRoutes: Sendable {
             preset = name
             outcome = image.outcome
             var headers: HTTPFields = [.vary: "Accept", .eTag: image.etag, .cacheControl: image.cacheControl]
-            headers.append(.init(name: .init("X-Tessera-Cache")!, value: image.outcome))
+            headers.append(.init(name: Self.cacheOutcomeField, value: image.outcome))
             if image.status == 304 {
                 response = Response(status: .notModified, headers: headers)
             } else {
@@ -103,13 +134,20 @@ public struct ImageRoutes: Sendable {
         }
         let status = Int(response.status.code)
         service.metrics.request(status: status, preset: service.presets[preset] == nil && preset != "resize" ? "unknown" : preset)
-        let milliseconds = (ContinuousClock.now - start).components
-        let latency = Double(milliseconds.seconds) * 1000 + Double(milliseconds.attoseconds) / 1e15
         logger.info("request", metadata: [
             "method": "GET", "path": "\(request.uri.path)", "status": "\(status)", "preset": "\(preset)",
-            "cache": "\(outcome)", "latency_ms": "\(String(format: "%.2f", latency))",
+            "cache": "\(outcome)", "latency_ms": "\(Self.milliseconds(since: start))",
         ])
         return response
+    }
+
+    /// `X-Tessera-Cache`.
+    private static let cacheOutcomeField = HTTPFields.Element.Name("X-Tessera-Cache")!
+
+    /// Milliseconds since `start`, with two decimals.
+    private static func milliseconds(since start: ContinuousClock.Instant) -> String {
+        let elapsed = (ContinuousClock.now - start).components
+        return String(format: "%.2f", Double(elapsed.seconds) * 1000 + Double(elapsed.attoseconds) / 1e15)
     }
 
     /// The preset a path names, for errors' labels (unknown names are counted as `unknown`).

@@ -149,6 +149,27 @@ public final class ImageService: Sendable {
 
     /// `GET /v1/{preset}/{path…}`: `rawPath` is the part after the preset, still percent-encoded.
     public func presetImage(preset name: String, rawPath: String, request: RequestInfo) async throws(ServiceError) -> ImageResponse {
+        let (resolved, cached) = try cachedPresetImage(preset: name, rawPath: rawPath, request: request)
+        if let cached { return cached }
+        return try await producePresetImage(resolved)
+    }
+
+    /// A preset request checked and resolved to its file and response cache key.
+    struct PresetRequest: Sendable {
+        let name: String
+        let preset: ServerConfiguration.Preset
+        let format: ImageFormat
+        let file: RootDirectory.File
+        let output: OutputChoice
+        let quality: Int
+        let key: String
+    }
+
+    /// The part of a preset request that needs no waiting: signature, preset, path checks and `stat`, the
+    /// cache key; then the answer when it is a `304` or an encoded-response memory hit (`nil` otherwise).
+    /// A hit's `If-None-Match` is compared with the entry's stored ETag, so a hit computes no hash.
+    func cachedPresetImage(preset name: String, rawPath: String,
+                           request: RequestInfo) throws(ServiceError) -> (PresetRequest, ImageResponse?) {
         try verifySignature(request)
         guard let (preset, format) = presets[name] else { throw ServiceError(404, "unknown_preset", "no preset named '\(name)'") }
         let file = try root.file(try RootDirectory.decode(rawPath))
@@ -158,10 +179,23 @@ public final class ImageService: Sendable {
         let output = try OutputChoice(fmt: request.query["fmt"], accept: request.accept)
         let quality = try Self.quality(request.query["q"], default: configuration.defaultQuality)
         let key = "p|\(name)|\(file.relativePath)|\(file.version)|\(output.key)|\(quality)"
+        let resolved = PresetRequest(name: name, preset: preset, format: format, file: file, output: output, quality: quality, key: key)
+        if let hit = responses.get(key) {
+            return (resolved, Self.matches(request.ifNoneMatch, hit.etag) ? notModified(hit.etag) : ok(hit, outcome: "memory", preset: name))
+        }
+        if request.ifNoneMatch != nil {
+            let etag = Self.etag(key)
+            if Self.matches(request.ifNoneMatch, etag) { return (resolved, notModified(etag)) }
+        }
+        return (resolved, nil)
+    }
+
+    /// The rest of a preset request that missed the memory cache: coalesced per key, a table hit or a
+    /// decode into the table, then one encode stored in the memory cache.
+    func producePresetImage(_ request: PresetRequest) async throws(ServiceError) -> ImageResponse {
+        let key = request.key, preset = request.preset, format = request.format
         let etag = Self.etag(key)
-        if Self.matches(request.ifNoneMatch, etag) { return notModified(etag) }
-        if let hit = responses.get(key) { return ok(hit, outcome: "memory", preset: name) }
-        let entity = FileEntity(file: file, preset: preset, fittedSizes: fittedSizes)
+        let entity = FileEntity(file: request.file, preset: preset, fittedSizes: fittedSizes)
         let outcome = LockedValue("table")
         do {
             let entry = try await produced.value(for: key) { [self] in
@@ -179,11 +213,11 @@ public final class ImageService: Sendable {
                     image = try await cache.image(for: entity, format: format)
                 }
                 let visible = try self.visiblePart(of: image, entity: entity, preset: preset)
-                let entry = try await self.encode(visible, output: output, quality: quality, etag: etag)
+                let entry = try await self.encode(visible, output: request.output, quality: request.quality, etag: etag)
                 responses.set(key, entry)   // before the waiters resume, so that a later request hits it
                 return entry
             }
-            return ok(entry, outcome: outcome.withLock { $0 }, preset: name)
+            return ok(entry, outcome: outcome.withLock { $0 }, preset: request.name)
         } catch {
             throw ServiceError.from(error)
         }
@@ -355,9 +389,17 @@ public final class ImageService: Sendable {
         return q
     }
 
-    /// A strong ETag: 128 bits of SHA-256 of the response's cache key.
+    /// A strong ETag: 128 bits of SHA-256 of the response's cache key, as 32 hex digits in quotes.
     static func etag(_ key: String) -> String {
-        "\"" + SHA256.hash(data: Data(key.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = [0x22]
+        text.reserveCapacity(34)
+        for byte in SHA256.hash(data: Data(key.utf8)).prefix(16) {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        text.append(0x22)
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Whether `If-None-Match` (a list, or `*`) names `etag` (weak comparison, as RFC 9110 asks for it).

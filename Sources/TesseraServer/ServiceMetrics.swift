@@ -2,6 +2,7 @@
 import CoreMetrics
 import Foundation
 import Metrics
+@_spi(Internal) import TesseraImaging
 
 /// The service's metrics, made on one factory (the server's Prometheus registry, or the global one).
 struct ServiceMetrics: Sendable {
@@ -13,6 +14,9 @@ struct ServiceMetrics: Sendable {
     let decodeTime: CoreMetrics.Timer
     let encodeTime: CoreMetrics.Timer
     let inFlight: Meter
+    /// `tessera_requests_total` by "status|preset", made once each: statuses are few and presets are the
+    /// configured names plus `resize` and `unknown`, so this stays small.
+    private let requestCounters = LockedValue([String: Counter]())
 
     init(factory: any MetricsFactory) {
         self.factory = factory
@@ -27,7 +31,14 @@ struct ServiceMetrics: Sendable {
 
     /// Counts one finished request by status and preset.
     func request(status: Int, preset: String) {
-        Counter(label: "tessera_requests_total", dimensions: [("status", String(status)), ("preset", preset)], factory: factory).increment()
+        let key = "\(status)|\(preset)"
+        let counter = requestCounters.withLock { counters in
+            if let known = counters[key] { return known }
+            let made = Counter(label: "tessera_requests_total", dimensions: [("status", String(status)), ("preset", preset)], factory: factory)
+            counters[key] = made
+            return made
+        }
+        counter.increment()
     }
 }
 #endif

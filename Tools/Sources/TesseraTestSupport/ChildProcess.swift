@@ -31,8 +31,11 @@ public struct ChildProcess: Sendable {
     /// /dev/null and standard output and error into the given descriptors. `descriptors` maps more of the
     /// child's descriptor numbers to this process's descriptors (such as Chromium's DevTools pipe on 3
     /// and 4); this process's numbers must not be among the child's numbers (duplicate them higher first).
+    /// With `newProcessGroup` the child leads a process group of its own (its id is the child's pid), so
+    /// that ``signalGroup(_:)`` reaches the processes it forks too (thumbor's workers, nginx's).
     public static func spawn(_ path: String, _ arguments: [String], environment: [String: String],
-                      standardOutput: Int32, standardError: Int32, descriptors: [Int32: Int32] = [:]) throws -> ChildProcess {
+                      standardOutput: Int32, standardError: Int32, descriptors: [Int32: Int32] = [:],
+                      newProcessGroup: Bool = false) throws -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -58,11 +61,30 @@ public struct ChildProcess: Sendable {
         sigemptyset(&defaults)
         for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | (newProcessGroup ? POSIX_SPAWN_SETPGROUP : 0)))
         var pid: pid_t = 0
         let code = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         guard code == 0 else { throw SpawnError(path: path, code: code) }
         return ChildProcess(pid: pid)
+    }
+
+    /// Sends `signal` to every process of the child's process group (see `newProcessGroup`).
+    public func signalGroup(_ signal: Int32) {
+        kill(-pid, signal)
+    }
+
+    /// The pids of the child's process group that are alive now (the child and what it forked).
+    public func groupMembers() -> [pid_t] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        return names.compactMap { name -> pid_t? in
+            guard let member = pid_t(name),
+                  let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            // After "(comm)": state, ppid, pgrp.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 2 && pid_t(fields[2]) == pid ? member : nil
+        }
     }
 
     /// Blocks until the child has exited and reaps it.

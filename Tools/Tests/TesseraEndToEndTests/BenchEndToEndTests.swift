@@ -121,6 +121,69 @@ struct BenchEndToEndTests {
         }
     }
 
+    // MARK: serve
+
+    struct ServeReport: Decodable {
+        struct Round: Decodable { var requests: Int; var seconds: Double; var requestsPerSecond: Double; var errors: Int }
+        struct Measurement: Decodable {
+            var server: String; var workload: String; var requestsPerSecond: Double; var p50Milliseconds: Double
+            var p99Milliseconds: Double; var peakRSSBytes: Int; var errors: Int; var rounds: [Round]
+        }
+        struct Server: Decodable { var name: String; var version: String; var verifiedImages: Int }
+        struct Target: Decodable { var name: String; var goal: String; var value: Double; var met: Bool }
+        var directory: String; var sources: Int; var hotThumbnails: Int; var thumbnail: Int; var connections: Int
+        var threads: Int; var durationSeconds: Int; var rounds: Int; var coldConcurrency: Int
+        var skipped: [String]; var servers: [Server]; var measurements: [Measurement]
+        var ratios: [String: Double]; var targets: [Target]
+    }
+
+    /// `bench serve` in a tiny mode (5 sources, 12 hot thumbnails of 64 px, 1 s wrk rounds, 4 connections)
+    /// against the real servers: tessera serve, thumbor from PyPI (left out only when
+    /// TESSERA_E2E_SKIP_THUMBOR is set, for machines without PyPI) and nginx. Every server verified all 12
+    /// hot thumbnails as 64×64 images before measuring; every measurement has one round per --rounds with
+    /// requests and no errors; the cold pass made exactly one request per source; ratios are the quotients
+    /// of the medians; targets agree with their values. No number is asserted beyond that.
+    @Test("bench serve --json against tessera serve, thumbor and nginx")
+    func serve() throws {
+        let skipThumbor = ProcessInfo.processInfo.environment["TESSERA_E2E_SKIP_THUMBOR"] != nil
+        let run = try Self.bench(["serve", RealPhotos.directory.path, "--sources", "5", "--hot", "12", "--size", "64",
+                                  "--duration", "1s", "--rounds", "2", "--connections", "4", "--threads", "1",
+                                  "--cold-concurrency", "2", "--thumbor-processes", "1", "--json"] + (skipThumbor ? ["--skip-thumbor"] : []))
+        let report = try run.json(ServeReport.self)
+        #expect(report.sources == 5 && report.hotThumbnails == 12 && report.thumbnail == 64 && report.durationSeconds == 1)
+        let names = skipThumbor ? ["tessera", "nginx"] : ["tessera", "thumbor", "nginx"]
+        #expect(report.servers.map(\.name) == names)
+        #expect(report.skipped.isEmpty == !skipThumbor, "\(report.skipped)")
+        for server in report.servers { #expect(server.verifiedImages == 12, "\(server.name) answered every hot thumbnail with a 64x64 image") }
+        let coldServers = names.filter { $0 != "nginx" }
+        #expect(Set(report.measurements.map { "\($0.server) \($0.workload)" })
+                == Set(names.map { "\($0) hot" } + coldServers.map { "\($0) cold" }))
+        for m in report.measurements {
+            #expect(m.rounds.count == 2 && m.errors == 0 && m.peakRSSBytes > 0, "\(m.server) \(m.workload)")
+            #expect(m.rounds.allSatisfy { $0.requests > 0 && $0.errors == 0 && $0.seconds > 0 })
+            let rates = m.rounds.map(\.requestsPerSecond)
+            #expect(Self.close(m.requestsPerSecond, (rates[0] + rates[1]) / 2), "median of two rounds")
+            #expect(m.p50Milliseconds > 0 && m.p99Milliseconds >= m.p50Milliseconds)
+            if m.workload == "cold" { #expect(m.rounds.allSatisfy { $0.requests == 5 }, "one request per source") }
+        }
+        func rate(_ server: String, _ workload: String) throws -> Double {
+            try #require(report.measurements.first { $0.server == server && $0.workload == workload }).requestsPerSecond
+        }
+        var expectedRatios = ["hot tessera/nginx"]
+        if !skipThumbor { expectedRatios += ["hot tessera/thumbor", "cold tessera/thumbor"] }
+        #expect(Set(report.ratios.keys) == Set(expectedRatios))
+        for (name, ratio) in report.ratios {
+            let parts = name.split(separator: " ")
+            let servers = parts[1].split(separator: "/").map(String.init)
+            #expect(Self.close(ratio, try rate(servers[0], String(parts[0])) / rate(servers[1], String(parts[0]))), "\(name)")
+        }
+        #expect(report.targets.count == expectedRatios.count + 1)
+        for target in report.targets {
+            let limit = Double(target.goal.split(separator: " ").last ?? "") ?? .nan
+            #expect(target.met == (target.goal.hasPrefix("<") ? target.value < limit : target.value >= limit), "\(target.name)")
+        }
+    }
+
     // MARK: retrieval
 
     struct RetrievalReport: Decodable {

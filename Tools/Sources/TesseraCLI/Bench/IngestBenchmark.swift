@@ -98,7 +98,8 @@ struct IngestBenchmark: AsyncParsableCommand {
 
         let pillow: (python: String, version: String)?
         do {
-            pillow = try Self.pillowEnvironment(venv: venv.map { URL(fileURLWithPath: $0) } ?? Self.defaultVenv, python: python)
+            pillow = try PythonVirtualenv.ensure(venv.map { URL(fileURLWithPath: $0) } ?? PythonVirtualenv.defaultLocation("pillow-venv"),
+                                                  python: python, package: "pillow", module: "PIL", by: "bench ingest")
         } catch {
             pillow = nil
             skipped.append("pillow-1, pillow-N: \(error)")
@@ -298,35 +299,6 @@ struct IngestBenchmark: AsyncParsableCommand {
         }
         for child in children { try child.finish() }
         return Double(files.count) / (Double(Stopwatch.now() - start) / 1e9)
-    }
-
-    // MARK: Pillow's virtualenv
-
-    /// `.build/pillow-venv` of the package this binary was built in (found from the binary's real path),
-    /// else `.build/pillow-venv` in the current directory.
-    static var defaultVenv: URL {
-        var url = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            if url.lastPathComponent == ".build" { return url.appendingPathComponent("pillow-venv") }
-        }
-        return URL(fileURLWithPath: ".build/pillow-venv")
-    }
-
-    /// The virtualenv's interpreter and its Pillow version; creates the virtualenv and installs Pillow
-    /// from PyPI when it has none.
-    static func pillowEnvironment(venv: URL, python: String) throws -> (python: String, version: String) {
-        let interpreter = venv.appendingPathComponent("bin/python").path
-        let probe = ["-c", "import PIL; print(PIL.__version__)"]
-        if FileManager.default.isExecutableFile(atPath: interpreter), let version = try? Worker.output(interpreter, probe) {
-            return (interpreter, version)
-        }
-        guard FileManager.default.isExecutableFile(atPath: python) else { throw ValidationError("\(python) not found to create \(venv.path)") }
-        Terminal.error("bench ingest: creating \(venv.path) with PyPI Pillow (\(python) -m venv; pip install pillow)")
-        _ = try Worker.output(python, ["-m", "venv", venv.path])
-        _ = try Worker.output(venv.appendingPathComponent("bin/pip").path,
-                              ["install", "--quiet", "--disable-pip-version-check", "--upgrade", "pillow"])
-        return (interpreter, try Worker.output(interpreter, probe))
     }
 }
 

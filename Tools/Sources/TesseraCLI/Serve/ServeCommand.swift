@@ -1,5 +1,10 @@
 import ArgumentParser
 import Foundation
+#if canImport(Glibc)
+/// glibc's `int mallopt(int, int)` from <malloc.h>, which the Glibc module does not import.
+@_silgen_name("mallopt") private func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32
+#endif
+import Logging
 import TesseraServer
 
 /// `tessera serve --root DIR [--listen 127.0.0.1:8080] [--preset NAME:WxH:MODE …] [--config FILE]`: the image
@@ -37,14 +42,36 @@ struct ServeCommand: AsyncParsableCommand {
     var galleryMaximumImages: Int?
     @Option(name: .customLong("gallery-report"), help: "Accept POST /gallery/report (the page's test mode) and write it to FILE (TESSERA_GALLERY_REPORT).")
     var galleryReport: String?
+    @Option(name: .customLong("log-level"),
+            help: "Least level logged: trace, debug, info (one line per request), notice, warning, error, critical (TESSERA_LOG_LEVEL; default info).")
+    var logLevel: String?
 
     func run() async throws {
-        let configuration = try makeConfiguration(environment: ProcessInfo.processInfo.environment)
-        let server = try ImageServer(configuration: configuration)
+        let environment = ProcessInfo.processInfo.environment
+        let configuration = try makeConfiguration(environment: environment)
+        var logger = Logger(label: "tessera.serve")
+        if let name = logLevel ?? environment["TESSERA_LOG_LEVEL"] {
+            guard let level = Logger.Level(rawValue: name.lowercased()) else { throw ValidationError("log level '\(name)' is not one of trace, debug, info, notice, warning, error, critical") }
+            logger.logLevel = level
+        }
+        Self.keepLargeAllocationsMapped()
+        let server = try ImageServer(configuration: configuration, logger: logger)
         try await server.run { port in
             let line = "tessera serve: listening on \(configuration.listen.split(separator: ":").dropLast().joined(separator: ":")):\(port)\n"
             FileHandle.standardOutput.write(Data(line.utf8))
         }
+    }
+
+    /// glibc serves blocks of 128 kB and more with their own `mmap`, returned to the system on `free`, but
+    /// after freeing such a block it raises that threshold to the block's size (up to 32 MB). From then on
+    /// a server's decoded sources and resize buffers (1–33 MB each) come from the heap arenas, which
+    /// fragment under mixed sizes and rarely shrink: RSS climbs for hours (docs/RELIABILITY.md, soak). A
+    /// fixed threshold of 1 MB keeps every bitmap-sized block in a mapping of its own. Linux/glibc only.
+    static func keepLargeAllocationsMapped() {
+        #if canImport(Glibc)
+        let mmapThreshold: Int32 = -3   // M_MMAP_THRESHOLD in <malloc.h>
+        _ = glibcMallopt(mmapThreshold, 1 << 20)
+        #endif
     }
 
     /// The configuration from the file, the environment and the flags, in that order of precedence (lowest first).

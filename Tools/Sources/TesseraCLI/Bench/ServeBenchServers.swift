@@ -1,0 +1,142 @@
+import ArgumentParser
+import Foundation
+import TesseraTestSupport
+
+/// One server of `bench serve`, a child process leading its own process group on 127.0.0.1:`port`:
+/// `tessera serve` (this very binary), thumbor (several processes) or nginx (master and workers).
+final class BenchServer {
+    /// `tessera`, `thumbor` or `nginx`.
+    let name: String
+    let port: Int
+    /// The request path of the thumbnail of a source at `relative` (a path under the root, percent-encoded).
+    let target: (String) -> String
+    private let launch: () throws -> TesseraTestSupport.ChildProcess
+    private var child: TesseraTestSupport.ChildProcess?
+
+    init(name: String, port: Int, target: @escaping (String) -> String, launch: @escaping () throws -> TesseraTestSupport.ChildProcess) {
+        self.name = name
+        self.port = port
+        self.target = target
+        self.launch = launch
+    }
+
+    deinit { stop() }
+
+    /// Starts the server and waits until it answers HTTP (any status) on its port, for at most 60 s.
+    func start() throws {
+        stop()
+        let child = try launch()
+        self.child = child
+        let deadline = Date().addingTimeInterval(60)
+        while (try? RawHTTP.getBlocking(port: port, "/healthz")) == nil {
+            var status: Int32 = 0
+            if waitpid(child.pid, &status, WNOHANG) == child.pid {
+                self.child = nil
+                throw ValidationError("\(name) exited before it listened on 127.0.0.1:\(port) (status \(status))")
+            }
+            guard Date() < deadline else { throw ValidationError("\(name) did not listen on 127.0.0.1:\(port) within 60 s") }
+            usleep(50_000)
+        }
+    }
+
+    /// Kills the server's whole process group and reaps the leader.
+    func stop() {
+        guard let child else { return }
+        self.child = nil
+        child.signalGroup(SIGKILL)
+        _ = child.wait()
+    }
+
+    /// The sum of the peak resident set sizes (`VmHWM` in /proc/PID/status) of the server's processes now alive.
+    func peakResidentBytes() -> Int {
+        guard let child else { return 0 }
+        return child.groupMembers().reduce(0) { sum, pid in
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                  let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return sum }
+            return sum + kilobytes * 1024
+        }
+    }
+
+    /// Spawns `path` in a process group of its own, standard output and error into `log`.
+    static func spawn(_ path: String, _ arguments: [String], log: URL) throws -> TesseraTestSupport.ChildProcess {
+        guard FileManager.default.isExecutableFile(atPath: path) else { throw ValidationError("\(path) is not installed") }
+        let fd = open(log.path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        guard fd >= 0 else { throw ValidationError("cannot write \(log.path)") }
+        defer { close(fd) }
+        return try TesseraTestSupport.ChildProcess.spawn(path, arguments, environment: ProcessInfo.processInfo.environment,
+                                      standardOutput: fd, standardError: fd, newProcessGroup: true)
+    }
+
+    // MARK: The three servers
+
+    /// `tessera serve` with one preset `thumb:SIZExSIZE:fill`, tables in `tables()` (a fresh directory on every
+    /// start when the closure says so), per-request log lines off (`--log-level warning`).
+    static func tessera(binary: String, root: URL, size: Int, port: Int, tables: @escaping () -> URL, log: URL) -> BenchServer {
+        BenchServer(name: "tessera", port: port, target: { "/v1/thumb/\($0)" }) {
+            try spawn(binary, ["serve", "--root", root.path, "--listen", "127.0.0.1:\(port)", "--preset", "thumb:\(size)x\(size):fill",
+                               "--tables", tables().path, "--log-level", "warning"], log: log)
+        }
+    }
+
+    /// thumbor with its file loader on `root`, unsafe URLs (loopback only), file result storage in
+    /// `resultStorage()`, no original storage, JPEG quality 82 (tessera's default), `processes` processes.
+    /// Requests `/unsafe/SIZExSIZE/filters:format(jpeg)/PATH`: a centred crop to exactly SIZE×SIZE, JPEG.
+    static func thumbor(venv: URL, root: URL, size: Int, port: Int, processes: Int, scratch: URL,
+                        resultStorage: @escaping () -> URL, log: URL) -> BenchServer {
+        BenchServer(name: "thumbor", port: port, target: { "/unsafe/\(size)x\(size)/filters:format(jpeg)/\($0)" }) {
+            let configuration = scratch.appendingPathComponent("thumbor.conf")
+            try """
+            LOADER = 'thumbor.loaders.file_loader'
+            FILE_LOADER_ROOT_PATH = '\(root.path)'
+            ALLOW_UNSAFE_URL = True
+            STORAGE = 'thumbor.storages.no_storage'
+            RESULT_STORAGE = 'thumbor.result_storages.file_storage'
+            RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '\(resultStorage().path)'
+            RESULT_STORAGE_STORES_UNSAFE = True
+            QUALITY = 82
+            """.write(to: configuration, atomically: true, encoding: .utf8)
+            return try spawn(venv.appendingPathComponent("bin/thumbor").path,
+                             ["-i", "127.0.0.1", "-p", "\(port)", "-c", configuration.path, "-l", "warning",
+                              "--processes", "\(processes)"], log: log)
+        }
+    }
+
+    /// nginx serving the files under `prefix/www` (made from tessera's own responses), `workers` worker
+    /// processes, sendfile, an open-file cache, no access log, keep-alive connections never closed by count.
+    static func nginx(prefix: URL, port: Int, workers: Int, log: URL) -> BenchServer {
+        BenchServer(name: "nginx", port: port, target: { "/\($0)" }) {
+            let configuration = prefix.appendingPathComponent("nginx.conf")
+            let p = prefix.path
+            try """
+            daemon off;
+            master_process on;
+            worker_processes \(workers);
+            pid \(p)/nginx.pid;
+            error_log \(p)/error.log warn;
+            events { worker_connections 4096; }
+            http {
+                types { image/jpeg jpg; image/png png; image/webp webp; }
+                default_type application/octet-stream;
+                access_log off;
+                sendfile on;
+                tcp_nopush on;
+                open_file_cache max=10000 inactive=600s;
+                keepalive_requests 10000000;
+                client_body_temp_path \(p)/tmp/body;
+                proxy_temp_path \(p)/tmp/proxy;
+                fastcgi_temp_path \(p)/tmp/fastcgi;
+                uwsgi_temp_path \(p)/tmp/uwsgi;
+                scgi_temp_path \(p)/tmp/scgi;
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(p)/www;
+                    location = /healthz { return 200; }
+                }
+            }
+            """.write(to: configuration, atomically: true, encoding: .utf8)
+            try FileManager.default.createDirectory(at: prefix.appendingPathComponent("tmp"), withIntermediateDirectories: true)
+            return try spawn("/usr/sbin/nginx", ["-p", p, "-c", configuration.path], log: log)
+        }
+    }
+}

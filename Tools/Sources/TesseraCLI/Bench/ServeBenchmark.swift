@@ -1,0 +1,291 @@
+import ArgumentParser
+import Foundation
+import Tessera
+@_spi(Internal) import TesseraImaging
+import TesseraTestSupport
+
+/// `tessera bench serve [DIR] [--json]`: `tessera serve` against thumbor and nginx on this machine, the same
+/// images and thumbnail size, with wrk for the hot load and a fixed number of client threads for the cold one.
+struct ServeBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Thumbnail service throughput and latency (wrk): tessera serve against thumbor 7 and nginx serving pre-made files.",
+        discussion: """
+        DIR (default /usr/share/backgrounds/mate) is searched recursively for .jpg/.jpeg/.png sources (the first \
+        --sources of them by name), copied into a scratch root. Three servers run on 127.0.0.1, each in its own \
+        process group, per-request logging off in all three:
+          tessera   this binary's `serve`, one preset thumb:SIZExSIZE:fill, tables in a scratch directory
+          thumbor   PyPI thumbor in a virtualenv (--venv, default .build/thumbor-venv next to this binary, \
+        created when missing), file loader on the same root, unsafe URLs (loopback only), file result storage \
+        on, no original storage, quality 82, --thumbor-processes processes (default: the number of cores); \
+        URL /unsafe/SIZExSIZE/filters:format(jpeg)/PATH
+          nginx     /usr/sbin/nginx serving the thumbnails tessera made, as files (the limit for a hot hit), \
+        one worker per core, sendfile, open_file_cache
+        Every thumbnail used is first fetched from each server and must decode as a SIZExSIZE image.
+          hot    --hot thumbnail paths (sources repeated through hard links when there are fewer), requested over and \
+        over by wrk (-t --threads -c --connections -d --duration, a Lua script cycling through the paths) after \
+        one warm-up request each; rounds interleaved, order rotated
+          cold   tessera and thumbor restarted with empty tables / result storage, then every source requested \
+        once by --cold-concurrency client threads (one connection per request); nginx cannot make thumbnails
+        Each figure is the median of --rounds rounds. Peak RSS: the sum of VmHWM (/proc/PID/status) of the \
+        server's processes, after the hot rounds / after a cold pass (largest round).
+
+        JSON (--json): directory, sources, hotThumbnails, thumbnail (edge px), connections, threads, durationSeconds, \
+        rounds, coldConcurrency, cores, thumborProcesses, skipped, servers (name, version, verifiedImages: \
+        thumbnails fetched and decoded at the right size before measuring), measurements (server, workload hot|cold, \
+        requestsPerSecond, p50Milliseconds, p99Milliseconds: medians of rounds; peakRSSBytes; errors summed over \
+        rounds; rounds: requests, seconds, requestsPerSecond, p50Milliseconds, p99Milliseconds, errors), ratios \
+        ("hot tessera/thumbor", "hot tessera/nginx", "cold tessera/thumbor": requestsPerSecond ratios) and targets \
+        (name, goal, value, met).
+        """
+    )
+
+    @Argument(help: "Directory of source images (searched recursively).") var directory = "/usr/share/backgrounds/mate"
+    @Option(help: "Sources used (the first N by path; default all).") var sources: Int?
+    @Option(help: "Distinct thumbnails in the hot load.") var hot = 200
+    @Option(help: "Thumbnail edge in pixels (a fill crop to SIZE×SIZE).") var size = 200
+    @Option(help: "wrk connections.") var connections = 64
+    @Option(help: "wrk threads.") var threads = 2
+    @Option(help: "wrk duration of one hot round: N, Ns or Nm.") var duration = "10s"
+    @Option(help: "Measured rounds of each workload.") var rounds = 3
+    @Option(help: "Client threads of the cold pass.") var coldConcurrency = 8
+    @Option(help: "thumbor processes (default: the number of cores).") var thumborProcesses = ParallelismLimit.coreCount
+    @Option(help: "Python used to create the thumbor virtualenv.") var python = "/usr/bin/python3"
+    @Option(help: "The thumbor virtualenv (created when missing; default: .build/thumbor-venv next to this binary).") var venv: String?
+    @Flag(help: "Leave thumbor out (for quick tests where it cannot be installed); listed in `skipped`.") var skipThumbor = false
+    @Flag(help: "Print JSON.") var json = false
+
+    struct Measurement: Codable {
+        var server: String
+        var workload: String
+        var requestsPerSecond: Double
+        var p50Milliseconds: Double
+        var p99Milliseconds: Double
+        var peakRSSBytes: Int
+        var errors: Int
+        var rounds: [ServeBenchLoad.Round]
+    }
+
+    struct Server: Codable {
+        var name: String
+        var version: String
+        var verifiedImages: Int
+    }
+
+    struct Target: Codable {
+        var name: String
+        var goal: String
+        var value: Double
+        var met: Bool
+    }
+
+    struct Report: Codable {
+        var directory: String
+        var sources: Int
+        var hotThumbnails: Int
+        var thumbnail: Int
+        var connections: Int
+        var threads: Int
+        var durationSeconds: Int
+        var rounds: Int
+        var coldConcurrency: Int
+        var cores: Int
+        var thumborProcesses: Int
+        var skipped: [String]
+        var servers: [Server]
+        var measurements: [Measurement]
+        var ratios: [String: Double]
+        var targets: [Target]
+    }
+
+    var seconds: Int? {
+        var text = duration.lowercased()
+        var factor = 1
+        if text.hasSuffix("m") { factor = 60; text.removeLast() } else if text.hasSuffix("s") { text.removeLast() }
+        return Int(text).map { $0 * factor }
+    }
+
+    func validate() throws {
+        guard let seconds, seconds >= 1 else { throw ValidationError("--duration is N, Ns or Nm, at least 1 second") }
+        if rounds < 1 || hot < 1 || size < 1 || connections < 1 || threads < 1 || coldConcurrency < 1 || thumborProcesses < 1 {
+            throw ValidationError("--rounds, --hot, --size, --connections, --threads, --cold-concurrency and --thumbor-processes must be at least 1")
+        }
+        if threads > connections { throw ValidationError("--threads must not exceed --connections (wrk)") }
+        if let sources, sources < 1 { throw ValidationError("--sources must be at least 1") }
+    }
+
+    func run() async throws {
+        let wrkSeconds = seconds ?? 10
+        var files = try IngestBenchmark.listRecursively(directory).filter { ["jpg", "jpeg", "png"].contains(($0 as NSString).pathExtension.lowercased()) }
+        if let sources { files = Array(files.prefix(sources)) }
+        guard !files.isEmpty else { throw ValidationError("no JPEG or PNG files in \(directory)") }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-bench-serve-\(getpid())")
+        try? FileManager.default.removeItem(at: scratch)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let (root, cold, hotPaths) = try Self.prepareRoot(files, hot: hot, in: scratch)
+        let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        var skipped: [String] = []
+
+        var generation = 0
+        func fresh(_ name: String) -> URL {
+            generation += 1
+            let url = scratch.appendingPathComponent("\(name)-\(generation)")
+            try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            return url
+        }
+        let tessera = BenchServer.tessera(binary: binary, root: root, size: size, port: try Origin.unusedPort(),
+                                          tables: { fresh("tables") }, log: scratch.appendingPathComponent("tessera.log"))
+        var servers = [tessera]
+        var versions = ["tessera": "this binary"]
+        if skipThumbor {
+            skipped.append("thumbor: --skip-thumbor")
+        } else {
+            do {
+                let location = venv.map { URL(fileURLWithPath: $0) } ?? PythonVirtualenv.defaultLocation("thumbor-venv")
+                let environment = try PythonVirtualenv.ensure(location, python: python, package: "thumbor", module: "thumbor", by: "bench serve")
+                versions["thumbor"] = environment.version
+                servers.append(BenchServer.thumbor(venv: location, root: root, size: size, port: try Origin.unusedPort(),
+                                                   processes: thumborProcesses, scratch: scratch, resultStorage: { fresh("thumbor-results") },
+                                                   log: scratch.appendingPathComponent("thumbor.log")))
+            } catch {
+                skipped.append("thumbor: \(error)")
+            }
+        }
+        let nginxPrefix = scratch.appendingPathComponent("nginx")
+        let nginx = BenchServer.nginx(prefix: nginxPrefix, port: try Origin.unusedPort(), workers: ParallelismLimit.coreCount,
+                                      log: scratch.appendingPathComponent("nginx.log"))
+        versions["nginx"] = "/usr/sbin/nginx"
+
+        // Warm-up: every hot thumbnail once from each server, checked; tessera's bytes become nginx's files.
+        var verified: [String: Int] = [:]
+        var nginxPaths: [String] = []
+        for server in servers {
+            try server.start()
+            for (index, path) in hotPaths.enumerated() {
+                Terminal.progress("warm-up \(server.name) \(index + 1)/\(hotPaths.count)")
+                let (body, type) = try ServeBenchLoad.verifiedThumbnail(port: server.port, server.target(path), size: size, server: server.name)
+                verified[server.name, default: 0] += 1
+                if server === tessera {
+                    let name = path + "." + (type.split(separator: "/").last.map(String.init) ?? "jpg").replacingOccurrences(of: "jpeg", with: "jpg")
+                    let file = nginxPrefix.appendingPathComponent("www").appendingPathComponent(name.removingPercentEncoding ?? name)
+                    try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    try Data(body).write(to: file)
+                    nginxPaths.append(name)
+                }
+            }
+        }
+        try nginx.start()
+        for path in nginxPaths {
+            _ = try ServeBenchLoad.verifiedThumbnail(port: nginx.port, nginx.target(path), size: size, server: "nginx")
+            verified["nginx", default: 0] += 1
+        }
+        let hotTargets: [(BenchServer, [String])] = servers.map { ($0, hotPaths.map($0.target)) } + [(nginx, nginxPaths.map(nginx.target))]
+
+        // Hot: interleaved rounds, order rotated.
+        var hotRounds: [String: [ServeBenchLoad.Round]] = [:]
+        for round in 0..<rounds {
+            for k in 0..<hotTargets.count {
+                let (server, targets) = hotTargets[(k + round) % hotTargets.count]
+                Terminal.progress("hot round \(round + 1)/\(rounds): \(server.name)")
+                hotRounds[server.name, default: []].append(
+                    try ServeBenchLoad.wrk(port: server.port, paths: targets, threads: threads, connections: connections,
+                                           seconds: wrkSeconds, scratch: scratch))
+            }
+        }
+        var measurements = hotTargets.map { server, _ in
+            Self.measurement(server.name, "hot", hotRounds[server.name] ?? [], peak: server.peakResidentBytes())
+        }
+        nginx.stop()
+
+        // Cold: each round restarts tessera and thumbor on empty tables / result storage, then one pass over all sources.
+        var coldRounds: [String: [ServeBenchLoad.Round]] = [:]
+        var coldPeaks: [String: Int] = [:]
+        for round in 0..<rounds {
+            for k in 0..<servers.count {
+                let server = servers[(k + round) % servers.count]
+                Terminal.progress("cold round \(round + 1)/\(rounds): \(server.name)")
+                try server.start()
+                let result = ServeBenchLoad.pass(port: server.port, targets: cold.map(server.target), concurrency: coldConcurrency)
+                coldPeaks[server.name] = max(coldPeaks[server.name] ?? 0, server.peakResidentBytes())
+                server.stop()
+                coldRounds[server.name, default: []].append(result)
+            }
+        }
+        measurements += servers.map { Self.measurement($0.name, "cold", coldRounds[$0.name] ?? [], peak: coldPeaks[$0.name] ?? 0) }
+        Terminal.progress(nil)
+
+        let report = makeReport(files: files.count, seconds: wrkSeconds, skipped: skipped, measurements: measurements,
+                                servers: (servers + [nginx]).map { Server(name: $0.name, version: versions[$0.name] ?? "", verifiedImages: verified[$0.name] ?? 0) })
+        if json { try Terminal.json(report) } else { Self.print(report) }
+    }
+
+    /// Copies the sources into `scratch/root/src/NNN-name` and returns the root, the cold paths (one per source)
+    /// and the `hot` hot paths: the sources themselves, or hard links `hot/KKK-name` to them, cycling through
+    /// them when there are fewer sources than hot thumbnails (plain files, so no server resolves a symlink).
+    /// Paths are relative and need no percent-encoding (names are reduced to letters, digits, `._-`).
+    static func prepareRoot(_ files: [String], hot: Int, in scratch: URL) throws -> (URL, [String], [String]) {
+        let root = scratch.appendingPathComponent("root")
+        let source = root.appendingPathComponent("src")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+        let names = files.enumerated().map { index, file in
+            String(format: "%03d-", index) + String((file as NSString).lastPathComponent.map { allowed.contains($0) ? $0 : "_" })
+        }
+        for (file, name) in zip(files, names) {
+            try FileManager.default.copyItem(at: URL(fileURLWithPath: file), to: source.appendingPathComponent(name))
+        }
+        let cold = names.map { "src/\($0)" }
+        if names.count >= hot { return (root, cold, Array(cold.prefix(hot))) }
+        let links = root.appendingPathComponent("hot")
+        try FileManager.default.createDirectory(at: links, withIntermediateDirectories: true)
+        let hotPaths = try (0..<hot).map { k -> String in
+            let name = names[k % names.count]
+            let link = String(format: "%03d-", k) + name
+            try FileManager.default.linkItem(at: source.appendingPathComponent(name), to: links.appendingPathComponent(link))
+            return "hot/\(link)"
+        }
+        return (root, cold, hotPaths)
+    }
+
+    static func measurement(_ server: String, _ workload: String, _ rounds: [ServeBenchLoad.Round], peak: Int) -> Measurement {
+        Measurement(server: server, workload: workload, requestsPerSecond: Summary(rounds.map(\.requestsPerSecond)).median,
+                    p50Milliseconds: Summary(rounds.map(\.p50Milliseconds)).median, p99Milliseconds: Summary(rounds.map(\.p99Milliseconds)).median,
+                    peakRSSBytes: peak, errors: rounds.map(\.errors).reduce(0, +), rounds: rounds)
+    }
+
+    func makeReport(files: Int, seconds: Int, skipped: [String], measurements: [Measurement], servers: [Server]) -> Report {
+        func rate(_ server: String, _ workload: String) -> Double? {
+            measurements.first { $0.server == server && $0.workload == workload }.map(\.requestsPerSecond)
+        }
+        var ratios: [String: Double] = [:]
+        for (workload, other) in [("hot", "thumbor"), ("hot", "nginx"), ("cold", "thumbor")] {
+            if let a = rate("tessera", workload), let b = rate(other, workload), b > 0 { ratios["\(workload) tessera/\(other)"] = a / b }
+        }
+        var targets: [Target] = []
+        for (name, goal) in [("hot tessera/thumbor", 20.0), ("hot tessera/nginx", 0.5), ("cold tessera/thumbor", 2.0)] {
+            if let value = ratios[name] { targets.append(Target(name: name, goal: "≥ \(goal)", value: value, met: value >= goal)) }
+        }
+        if let hot = measurements.first(where: { $0.server == "tessera" && $0.workload == "hot" }) {
+            targets.append(Target(name: "hot tessera p99 ms at \(connections) connections", goal: "< 5", value: hot.p99Milliseconds,
+                                  met: hot.p99Milliseconds < 5))
+        }
+        return Report(directory: directory, sources: files, hotThumbnails: hot, thumbnail: size, connections: connections, threads: threads,
+                      durationSeconds: seconds, rounds: rounds, coldConcurrency: coldConcurrency, cores: ParallelismLimit.coreCount,
+                      thumborProcesses: thumborProcesses, skipped: skipped, servers: servers, measurements: measurements,
+                      ratios: ratios, targets: targets)
+    }
+
+    static func print(_ report: Report) {
+        Swift.print("Serve benchmark: \(report.directory), \(report.sources) sources, \(report.thumbnail)x\(report.thumbnail) fill; "
+            + "hot: \(report.hotThumbnails) thumbnails, wrk -t\(report.threads) -c\(report.connections) -d\(report.durationSeconds)s; "
+            + "cold: \(report.coldConcurrency) clients; median of \(report.rounds) interleaved rounds; \(report.cores) cores")
+        Terminal.table(["server", "workload", "req/s", "p50 ms", "p99 ms", "peak RSS MiB", "errors"], report.measurements.map { m in
+            [m.server, m.workload, String(format: m.requestsPerSecond < 100 ? "%.2f" : "%.0f", m.requestsPerSecond), String(format: "%.2f", m.p50Milliseconds),
+             String(format: "%.2f", m.p99Milliseconds), String(format: "%.1f", Double(m.peakRSSBytes) / 1_048_576), "\(m.errors)"]
+        })
+        Swift.print("")
+        Terminal.table(["target", "goal", "value", "met"], report.targets.map { [$0.name, $0.goal, String(format: "%.2f", $0.value), $0.met ? "yes" : "NO"] })
+        for server in report.servers { Swift.print("\(server.name) (\(server.version)): \(server.verifiedImages) thumbnails verified") }
+        for reason in report.skipped { Swift.print("skipped: \(reason)") }
+    }
+}
