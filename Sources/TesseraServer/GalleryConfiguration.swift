@@ -20,6 +20,7 @@ extension ServerConfiguration {
         /// Directory levels below the listed directory that the walk enters.
         public static let maximumDepth = 16
 
+        /// The defaults: on, at most 20,000 images per listing, no report route.
         public init() {}
 
         private enum CodingKeys: String, CodingKey { case enabled, maximumImages, reportFile }

@@ -14,7 +14,9 @@ import Logging
 /// GalleryRoutes(service: service).add(to: router)
 /// ```
 public struct GalleryRoutes: Sendable {
+    /// The service whose root the gallery lists and whose presets its thumbnails come from.
     public let service: ImageService
+    /// Receives one line per listing and per report written (or not).
     public let logger: Logger
     /// Listings walk the file system on a queue of their own, one at a time, off Swift's cooperative
     /// threads; at most ``maximumWaitingListings`` wait, later ones get `503 busy`.
@@ -25,6 +27,7 @@ public struct GalleryRoutes: Sendable {
     /// Largest report body `POST /gallery/report` takes.
     public static let maximumReportBytes = 1 << 20
 
+    /// Routes for `service`'s root and presets, logging to `logger`.
     public init(service: ImageService, logger: Logger = Logger(label: "tessera.serve")) {
         self.service = service
         self.logger = logger

@@ -27,6 +27,9 @@ import CHeif
 ///   another size than it declares (a lying `ispe`) is refused after decoding, before a byte is
 ///   copied. Grid tiles are decoded on the calling thread (no libheif worker threads), so the
 ///   callers' own parallelism bound holds.
+/// - Colour: an ICC profile in the item's `colr` box (`prof`/`rICC`, as phones write Display P3)
+///   converts the decoded pixels to sRGB (`ColourConversion`, docs/COLOUR.md); an `nclx` description
+///   is not converted (its primaries are taken as sRGB's).
 /// - Errors: data that ends inside a box, or libheif's "end of data", throw
 ///   ``DecodingFailure/truncated(_:)``; other libheif errors throw ``DecodingFailure/codec(_:message:)``
 ///   with libheif's message; too many items throw ``DecodingFailure/tooManyItems(count:limit:)``.
@@ -90,19 +93,28 @@ public struct HEIFDecoder: ImageDecoding {
             throw TesseraError(.invalidLayout(width: layout.width, height: layout.height, bytesPerRow: layout.bytesPerRow))
         }
         try file.decode(handle, into: target)
+        // An ICC profile converts the decoded pixels to sRGB (docs/COLOUR.md); a thumbnail item without
+        // a profile of its own takes the primary image's. bgr32 is opaque by now.
+        let profile = Self.iccProfile(of: handle) ?? (handle == file.primary ? nil : Self.iccProfile(of: file.primary))
+        let premultiplied = layout.style == .bgra32 && heif_image_handle_has_alpha_channel(handle) != 0
+        profile.flatMap { ColourConversion.use(of: $0, for: .rgb).transform }?.apply(to: target, premultiplied: premultiplied)
     }
 
     /// The primary image's embedded ICC profile (`colr` box of type `prof` or `rICC`), raw, or
-    /// `nil` when it has none (or an `nclx` description instead). For colour management.
+    /// `nil` when it has none (or an `nclx` description instead, which is not converted).
     @_spi(Internal) public func iccProfile(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> [UInt8]? {
-        let file = try HEIFFile(data, format: format, limits: limits)
-        let type = heif_image_handle_get_color_profile_type(file.primary)
+        Self.iccProfile(of: try HEIFFile(data, format: format, limits: limits).primary)
+    }
+
+    /// The ICC profile of one image item, raw; `nil` without one, when libheif cannot read it, or when
+    /// it declares more than `ColourConversion`'s largest profile (4 MiB), before anything is allocated.
+    static func iccProfile(of handle: OpaquePointer) -> [UInt8]? {
+        let type = heif_image_handle_get_color_profile_type(handle)
         guard type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC else { return nil }
-        let size = heif_image_handle_get_raw_color_profile_size(file.primary)
-        guard size > 0, size <= data.count else { return nil }
+        let size = heif_image_handle_get_raw_color_profile_size(handle)
+        guard size > 0, size <= ColourConversion.maximumProfileBytes else { return nil }
         var profile = [UInt8](repeating: 0, count: size)
-        let error = heif_image_handle_get_raw_color_profile(file.primary, &profile)
-        guard error.code == heif_error_Ok else { throw HEIFFile.failure(error, format: format, data: data) }
+        guard heif_image_handle_get_raw_color_profile(handle, &profile).code == heif_error_Ok else { return nil }
         return profile
     }
 }

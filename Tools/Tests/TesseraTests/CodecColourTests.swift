@@ -118,6 +118,25 @@ struct CodecColourTests {
         #expect(C.near(try S.decode(plain, with: WebPDecoder()).bitmap.pixel(x: 4, y: 4), rgb: Self.p3Colour, tolerance: 0))
     }
 
+    @Test("a Display P3 HEIC and AVIF (ICC profile in colr, as phones write) come out in sRGB, full size and as a thumbnail",
+          arguments: [ImageFileFormat.heic, .avif])
+    func displayP3HEIF(format: ImageFileFormat) throws {
+        let directory = try HEIFTestSupport.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // heif-enc copies a PNG's iCCP into the colr box.
+        let png = directory.appendingPathComponent("p3.png")
+        let plain = try PNGEncoder().encode(C.flat(width: 64, height: 64, bgra: Self.p3BGRA))
+        try Data(C.png(plain, inserting: C.iCCP(try C.displayP3Profile()))).write(to: png)
+        let flags = (format == .avif ? ["-A", "-p", "speed=9"] : []) + ["-q", "100"]
+        let file = try HEIFTestSupport.heifEnc(flags + [png.path], output: directory.appendingPathComponent("p3.\(format.fileExtension)"))
+        #expect(try file.withUnsafeBytes { bytes throws(TesseraError) in try HEIFDecoder(format: format).iccProfile(bytes) } != nil)
+        let expected = C.sRGB(fromDisplayP3: Self.p3Colour)
+        let full = try ImageDecoder().decode(Data(file))
+        #expect(C.near(full.pixel(x: 32, y: 32), rgb: expected, tolerance: 4), "\(full.pixel(x: 32, y: 32))")
+        let thumb = try ImageDecoder().thumbnail(Data(file), size: PixelSize(width: 16, height: 16))
+        #expect(C.near(thumb.pixel(x: 8, y: 8), rgb: expected, tolerance: 4), "\(thumb.pixel(x: 8, y: 8))")
+    }
+
     @Test("a CMYK JPEG with a CMYK profile converts through it (Adobe-inverted values); without one, the naive formula")
     func cmykJPEG() throws {
         // Quadrants: cyan, magenta + yellow, white paper, cyan + magenta.
