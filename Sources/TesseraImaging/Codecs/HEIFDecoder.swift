@@ -95,15 +95,20 @@ public struct HEIFDecoder: ImageDecoding {
         try file.decode(handle, into: target)
         // An ICC profile converts the decoded pixels to sRGB (docs/COLOUR.md); a thumbnail item without
         // a profile of its own takes the primary image's. bgr32 is opaque by now.
-        let profile = Self.iccProfile(of: handle) ?? (handle == file.primary ? nil : Self.iccProfile(of: file.primary))
-        let premultiplied = layout.style == .bgra32 && heif_image_handle_has_alpha_channel(handle) != 0
+        let (profile, hasAlpha) = withExtendedLifetime(file) {
+            (Self.iccProfile(of: handle) ?? (handle == file.primary ? nil : Self.iccProfile(of: file.primary)),
+             heif_image_handle_has_alpha_channel(handle) != 0)
+        }
+        let premultiplied = layout.style == .bgra32 && hasAlpha
         profile.flatMap { ColourConversion.use(of: $0, for: .rgb).transform }?.apply(to: target, premultiplied: premultiplied)
     }
 
     /// The primary image's embedded ICC profile (`colr` box of type `prof` or `rICC`), raw, or
     /// `nil` when it has none (or an `nclx` description instead, which is not converted).
     @_spi(Internal) public func iccProfile(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> [UInt8]? {
-        Self.iccProfile(of: try HEIFFile(data, format: format, limits: limits).primary)
+        let file = try HEIFFile(data, format: format, limits: limits)
+        // The handle belongs to the file: keep the file alive while the handle is read.
+        return withExtendedLifetime(file) { Self.iccProfile(of: file.primary) }
     }
 
     /// The ICC profile of one image item, raw; `nil` without one, when libheif cannot read it, or when
