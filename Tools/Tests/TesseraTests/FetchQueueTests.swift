@@ -9,6 +9,10 @@ import TesseraTestSupport
 
 @Suite("ImageManager: fast and slow lanes, prefetch, demote, promote")
 struct FetchQueueTests {
+    /// Requests held at a gate must not time out while the test looks at the queues, however loaded the
+    /// machine: the gates, not a clock, decide when they finish (30 s, the default, was reached once at load 20).
+    static func gated(_ configuration: inout ImageManager.Configuration) { configuration.requestTimeout = .seconds(600) }
+
     @Test("200 prefetches behind a slow origin: an urgent request completes before the backlog")
     func urgentBeatsBacklog() async throws {
         try await Origin.with { origin in
@@ -16,7 +20,7 @@ struct FetchQueueTests {
             let png = try pngBytes()
             for i in 0..<200 { origin.set("/slow/\(i).png", .init(body: png, gate: slow)) }
             origin.set("/now.png", .init(body: png))
-            let manager = try makeManager()
+            let manager = try makeManager(Self.gated)
             let backlog = (0..<200).map { origin.url("/slow/\($0).png") }
             await manager.prefetch(backlog)
             // The slow lane runs one prefetch at a time: the first is stuck at the origin, 199 wait.
@@ -46,7 +50,7 @@ struct FetchQueueTests {
             let png = try pngBytes()
             origin.set("/urgent.png", .init(body: png, gate: gate))
             for i in 0..<3 { origin.set("/pre/\(i).png", .init(body: png)) }
-            let manager = try makeManager()
+            let manager = try makeManager(Self.gated)
             let urgent = Task { try await manager.image(for: origin.url("/urgent.png")) }
             await origin.waitForArrivals("/urgent.png")
             let prefetched = (0..<3).map { origin.url("/pre/\($0).png") }
@@ -70,7 +74,7 @@ struct FetchQueueTests {
             origin.set("/a.png", .init(body: png, gate: gate))
             origin.set("/b.png", .init(body: png))
             origin.set("/c.png", .init(body: png))
-            let manager = try makeManager { $0.maximumConcurrentDownloads = 1 }
+            let manager = try makeManager { Self.gated(&$0); $0.maximumConcurrentDownloads = 1 }
             let (a, b, c) = (origin.url("/a.png"), origin.url("/b.png"), origin.url("/c.png"))
             let first = Task { try await manager.image(for: a) }
             await origin.waitForArrivals("/a.png")
@@ -99,7 +103,7 @@ struct FetchQueueTests {
             origin.set("/p0.png", .init(body: png, gate: gate))
             origin.set("/p1.png", .init(body: png))
             origin.set("/p2.png", .init(body: png))
-            let manager = try makeManager()
+            let manager = try makeManager(Self.gated)
             let urls = ["/p0.png", "/p1.png", "/p2.png"].map(origin.url)
             await manager.prefetch(urls)
             await origin.waitForArrivals("/p0.png")
@@ -131,7 +135,7 @@ struct FetchQueueTests {
             origin.set("/x.png", .init(body: png))
             origin.set("/y.png", .init(body: png, gate: gate))
             origin.set("/z.png", .init(body: png))
-            let manager = try makeManager()
+            let manager = try makeManager(Self.gated)
             let (x, y, z) = (origin.url("/x.png"), origin.url("/y.png"), origin.url("/z.png"))
             _ = try await manager.image(for: x)
             await manager.prefetch([x, y, z])
@@ -154,7 +158,7 @@ struct FetchQueueTests {
             let png = try pngBytes()
             for i in 0..<3 { origin.set("/f/\(i).png", .init(body: png, gate: gate)) }
             origin.set("/now.png", .init(body: png))
-            let manager = try makeManager { $0.scheduling = .fifo; $0.maximumConcurrentDownloads = 1 }
+            let manager = try makeManager { Self.gated(&$0); $0.scheduling = .fifo; $0.maximumConcurrentDownloads = 1 }
             await manager.prefetch((0..<3).map { origin.url("/f/\($0).png") })
             await origin.waitForArrivals("/f/0.png")
             let urgent = Task { try await manager.image(for: origin.url("/now.png")) }
