@@ -278,7 +278,7 @@ public final class ImageService: Sendable {
             try await remoteGuard.check(url)
             let start = ContinuousClock.now
             let data = try await remote.manager.data(for: url)
-            metrics.downloadTime.recordNanoseconds(Int64((ContinuousClock.now - start).timeInterval * 1e9))
+            metrics.downloadTime.recordSince(start)
             let digest = SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
             let key = "u|\(src)|\(digest)|\(box.width)x\(box.height)|\(mode.rawValue)|\(output.key)|\(quality)"
             let etag = Self.etag(key)
@@ -305,7 +305,7 @@ public final class ImageService: Sendable {
         let size = mode == .fill ? box : Self.fittedSize(of: info.displaySize, in: box)
         return try await decodeSlots.run { [self] in
             let start = ContinuousClock.now
-            defer { metrics.decodeTime.recordNanoseconds(Int64((ContinuousClock.now - start).timeInterval * 1e9)) }
+            defer { metrics.decodeTime.recordSince(start) }
             counters.withLock { $0.decodes += 1 }
             return try decoder.thumbnail(data, size: size, mode: .aspectFill)
         }
@@ -343,7 +343,7 @@ public final class ImageService: Sendable {
     private func encodeNow(_ image: some BitmapImage, output: OutputChoice, quality: Int, etag: String) throws -> ResponseCache.Entry {
         let format = output.format(hasAlpha: Self.hasTransparency(image))
         let start = ContinuousClock.now
-        defer { metrics.encodeTime.recordNanoseconds(Int64((ContinuousClock.now - start).timeInterval * 1e9)) }
+        defer { metrics.encodeTime.recordSince(start) }
         counters.withLock { $0.encodes += 1 }
         let bytes: [UInt8]
         switch format {

@@ -50,7 +50,7 @@ struct PresetSourceProvider: SourceImageProviding {
         _ = try decoder.probe(data)   // the pixel limit, before a decode slot is taken
         let bitmap = try await slots.run {
             let start = ContinuousClock.now
-            defer { metrics.decodeTime.recordNanoseconds(Int64((ContinuousClock.now - start).timeInterval * 1e9)) }
+            defer { metrics.decodeTime.recordSince(start) }
             counters.withLock { $0.decodes += 1 }
             return try decoder.decode(data, covering: sizes)
         }

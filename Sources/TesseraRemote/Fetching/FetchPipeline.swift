@@ -38,6 +38,12 @@ final class FetchPipeline: Sendable {
 
     private var logger: Logger { settings.observability.logger }
 
+    /// A disk copy answered: counted in ``ImageManager/statistics`` and in the metrics.
+    private func countDiskHit() {
+        counters.withLock { $0.diskHits += 1 }
+        metrics.diskHits.increment()
+    }
+
     /// Bytes with where they came from: a disk copy may be corrupt and is then fetched again.
     private struct Source {
         var data: Data
@@ -79,8 +85,7 @@ final class FetchPipeline: Sendable {
         var cached: DiskCacheEntry?
         if let disk, disk.contains(url) { cached = await disk.entry(for: url) }
         if let cached, offline || cached.info.isFresh(at: now()) {
-            counters.withLock { $0.diskHits += 1 }
-            metrics.diskHits.increment()
+            countDiskHit()
             return Source(data: cached.data, fromDisk: true)
         }
         if disk != nil { metrics.diskMisses.increment() }
@@ -208,8 +213,7 @@ final class FetchPipeline: Sendable {
             if disk != nil { metrics.diskMisses.increment() }
             throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString)))
         }
-        counters.withLock { $0.diskHits += 1 }
-        metrics.diskHits.increment()
+        countDiskHit()
         let image = try await decodes.run { try decode(entry.data, for: key) }
         memory?.insert(image, for: key)
         return image
