@@ -45,6 +45,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
         // The `Serving` trait's packages (TesseraServer only).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -120,6 +121,11 @@ let package = Package(
             dependencies: [
                 "Tessera", "TesseraHTTP",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Serving"])),
+                // The memory-hit handler sits in Hummingbird's NIO pipeline (HTTP parts as HTTPTypes).
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Serving"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Serving"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Serving"])),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Serving"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Serving"])),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Serving"])),

@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         // MetricsTestKit: the test metrics backend of the observability tests.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // NIO's HTTP/1 ↔ HTTPTypes codec, for the memory-hit handler's tests on an EmbeddedChannel.
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
     ],
     targets: [
         // Frame statistics, the scrolling-grid model and memory readings of the demo and the benchmarks.
@@ -77,6 +79,10 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 "TesseraCLI", "TesseraMeasurement", "TesseraTestSupport",
             ]
         ),

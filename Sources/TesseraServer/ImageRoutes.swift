@@ -52,24 +52,42 @@ public struct ImageRoutes: Sendable {
     /// timer would cost more than the hit itself; everything else runs under the request time limit.
     func respondToImageRequest(_ request: Request) async -> Response {
         let path = request.uri.path
-        guard path.hasPrefix("/v1/") else { return await respond(request) { _ in throw ServiceError(404, "not_found", "no such route") } }
-        let rest = path.dropFirst(4)
-        if rest == "resize" { return await respond(request) { info in ("resize", try await service.resizedImage(request: info)) } }
-        guard let slash = rest.firstIndex(of: "/") else {
+        if path == "/v1/resize" { return await respond(request) { info in ("resize", try await service.resizedImage(request: info)) } }
+        guard let (preset, rawPath) = Self.presetRoute(path) else {
             return await respond(request) { _ in throw ServiceError(404, "not_found", "no such route") }
         }
-        let preset = String(rest[..<slash]).removingPercentEncoding ?? ""
         let start = ContinuousClock.now
         service.metrics.inFlight.increment()
         defer { service.metrics.inFlight.decrement() }
         let info = Self.requestInfo(request)
         do {
-            let (resolved, cached) = try service.cachedPresetImage(preset: preset, rawPath: String(rest[rest.index(after: slash)...]), request: info)
+            let (resolved, cached) = try service.cachedPresetImage(preset: preset, rawPath: rawPath, request: info)
             if let cached { return finish(request, start: start, .success((preset, cached))) }
             return finish(request, start: start, await timed(info) { _ in (preset, try await service.producePresetImage(resolved)) })
         } catch {
             return finish(request, start: start, .failure(error))
         }
+    }
+
+    /// The answer to `GET /v1/{preset}/{path…}` when it needs no waiting: an encoded-response memory hit or
+    /// a `304`. `nil` for every other request, errors included: the route answers those. The
+    /// `MemoryHitHandler` calls this on the connection's event loop.
+    func memoryResponse(path: String, rawQuery: String?, accept: String?, ifNoneMatch: String?)
+        -> (preset: String, image: ImageService.ImageResponse)? {
+        guard let (preset, rawPath) = Self.presetRoute(path) else { return nil }
+        let info = ImageService.RequestInfo(path: path, rawQuery: rawQuery, accept: accept, ifNoneMatch: ifNoneMatch)
+        guard let (_, cached) = try? service.cachedPresetImage(preset: preset, rawPath: rawPath, request: info), let cached else { return nil }
+        return (preset, cached)
+    }
+
+    /// `/v1/{preset}/{rest}` split into the preset's name (percent-decoded) and the still-encoded rest.
+    private static func presetRoute(_ path: String) -> (preset: String, rawPath: String)? {
+        guard path.hasPrefix("/v1/") else { return nil }
+        let rest = path.dropFirst(4)
+        guard let slash = rest.firstIndex(of: "/") else { return nil }
+        let name = rest[..<slash]
+        let preset = name.utf8.contains(UInt8(ascii: "%")) ? String(name).removingPercentEncoding ?? "" : String(name)
+        return (preset, String(rest[rest.index(after: slash)...]))
     }
 
     /// Runs one image request with the request time limit, and turns its result or error into a response.
@@ -109,36 +127,35 @@ public struct ImageRoutes: Sendable {
     /// The response for a result: headers, the requests counter by status and preset, one log line.
     private func finish(_ request: Request, start: ContinuousClock.Instant,
                         _ result: Result<(String, ImageService.ImageResponse), ServiceError>) -> Response {
-        let response: Response
-        let preset: String
-        let outcome: String
         switch result {
-        case .success(let (name, image)):
-            preset = name
-            outcome = image.outcome
-            var headers: HTTPFields = [.vary: "Accept", .eTag: image.etag, .cacheControl: image.cacheControl]
-            headers.append(.init(name: Self.cacheOutcomeField, value: image.outcome))
-            if image.status == 304 {
-                response = Response(status: .notModified, headers: headers)
-            } else {
-                headers[.contentType] = image.contentType
-                response = Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: image.body)))
-            }
+        case .success(let (preset, image)):
+            record(path: request.uri.path, preset: preset, status: image.status, outcome: image.outcome, start: start)
+            if image.status == 304 { return Response(status: .notModified, headers: Self.fields(for: image)) }
+            return Response(status: .ok, headers: Self.fields(for: image), body: ResponseBody(byteBuffer: image.bodyBuffer))
         case .failure(let error):
-            preset = Self.presetLabel(request.uri.path)
-            outcome = "error"
-            response = Response(status: HTTPResponse.Status(code: error.status),
-                                headers: [.contentType: "application/json", .cacheControl: "no-store"],
-                                body: ResponseBody(byteBuffer: ByteBuffer(bytes: error.jsonBody)))
             if error.status >= 500 { logger.warning("request failed", metadata: ["error": "\(error)"]) }
+            record(path: request.uri.path, preset: Self.presetLabel(request.uri.path), status: error.status, outcome: "error", start: start)
+            return Response(status: HTTPResponse.Status(code: error.status),
+                            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: error.jsonBody)))
         }
-        let status = Int(response.status.code)
+    }
+
+    /// The headers of an image response or `304` (without `Content-Length`, `Date` and `Server`).
+    static func fields(for image: ImageService.ImageResponse) -> HTTPFields {
+        var headers: HTTPFields = [.vary: "Accept", .eTag: image.etag, .cacheControl: image.cacheControl]
+        headers.append(.init(name: cacheOutcomeField, value: image.outcome))
+        if image.status != 304 { headers[.contentType] = image.contentType }
+        return headers
+    }
+
+    /// Counts a finished request by status and preset and writes its log line.
+    func record(path: String, preset: String, status: Int, outcome: String, start: ContinuousClock.Instant) {
         service.metrics.request(status: status, preset: service.presets[preset] == nil && preset != "resize" ? "unknown" : preset)
         logger.info("request", metadata: [
-            "method": "GET", "path": "\(request.uri.path)", "status": "\(status)", "preset": "\(preset)",
+            "method": "GET", "path": "\(path)", "status": "\(status)", "preset": "\(preset)",
             "cache": "\(outcome)", "latency_ms": "\(Self.milliseconds(since: start))",
         ])
-        return response
     }
 
     /// `X-Tessera-Cache`.

@@ -27,22 +27,34 @@ public struct ImageServer: Sendable {
                                    logger: logger)
     }
 
+    /// The image routes, exporting the server's registry and logging to its logger.
+    var routes: ImageRoutes { ImageRoutes(service: service, registry: registry, logger: logger) }
+
     /// The router with every route: the image routes and the gallery.
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
-        ImageRoutes(service: service, registry: registry, logger: logger).add(to: router)
+        routes.add(to: router)
         GalleryRoutes(service: service, logger: logger).add(to: router)
         router.get("**") { _, _ -> Response in ServiceError(404, "not_found", "no such route").response }
         return router
     }
 
+    /// The Hummingbird application `run(onListening:)` serves: the router, behind the `MemoryHitHandler`
+    /// that answers hot thumbnails on the event loop. `onListening` gets the bound port.
+    public func application(host: String, port: Int, onListening: @escaping @Sendable (Int) -> Void = { _ in })
+        -> Application<RouterResponder<BasicRequestContext>> {
+        let routes = routes, serverName = "tessera"
+        return Application(router: router(),
+                           server: .http1(configuration: .init(additionalChannelHandlers: [MemoryHitHandler(routes: routes, serverName: serverName)])),
+                           configuration: .init(address: .hostname(host, port: port), serverName: serverName),
+                           onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) },
+                           logger: logger)
+    }
+
     /// Listens until SIGTERM or SIGINT, then shuts down gracefully. `onListening` gets the bound port.
     public func run(onListening: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
         let (host, port) = try service.configuration.listenAddress()
-        let app = Application(router: router(),
-                              configuration: .init(address: .hostname(host, port: port), serverName: "tessera"),
-                              onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) },
-                              logger: logger)
+        let app = application(host: host, port: port, onListening: onListening)
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         await service.shutdown()

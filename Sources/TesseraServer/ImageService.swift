@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Logging
 import Metrics
+import NIOCore
 @_spi(Internal) import TesseraImaging
 import Tessera
 import TesseraHTTP
@@ -102,7 +103,12 @@ public final class ImageService: Sendable {
         /// 200 or 304.
         public var status: Int
         /// Empty for 304.
-        public var body: [UInt8]
+        public var body: [UInt8] {
+            get { Array(bodyBuffer.readableBytesView) }
+            set { bodyBuffer = ByteBuffer(bytes: newValue) }
+        }
+        /// The body as held by the response cache: written to a socket without a copy.
+        var bodyBuffer: ByteBuffer
         /// The `Content-Type` (`image/jpeg`, `image/png`, `image/webp`).
         public var contentType: String
         /// The strong `ETag`, quoted: 128 bits of SHA-256 of the response's cache key, in hex.
@@ -117,7 +123,7 @@ public final class ImageService: Sendable {
     public struct RequestInfo: Sendable {
         /// The request path as sent (percent-encoded), which a signature covers.
         public var path: String
-        /// The query parameters, percent-decoded; of a repeated name, the last value.
+        /// The query parameters, percent-decoded; of a repeated name, the first value.
         public var query: [String: String]
         /// The query as sent, without the `?`, which a signature covers.
         public var rawQuery: String?
@@ -214,7 +220,7 @@ public final class ImageService: Sendable {
                 }
                 let visible = try self.visiblePart(of: image, entity: entity, preset: preset)
                 let entry = try await self.encode(visible, output: request.output, quality: request.quality, etag: etag)
-                responses.set(key, entry)   // before the waiters resume, so that a later request hits it
+                storeResponse(entry, for: key)   // before the waiters resume, so that a later request hits it
                 return entry
             }
             return ok(entry, outcome: outcome.withLock { $0 }, preset: request.name)
@@ -257,7 +263,7 @@ public final class ImageService: Sendable {
                 let data = try Data(contentsOf: URL(fileURLWithPath: file.realPath))
                 let image = try await self.decodeResized(data, box: box, mode: mode)
                 let entry = try await self.encode(image, output: output, quality: quality, etag: etag)
-                responses.set(key, entry)
+                storeResponse(entry, for: key)
                 return entry
             }
             return ok(entry, outcome: "miss", preset: "resize")
@@ -288,7 +294,7 @@ public final class ImageService: Sendable {
                 if let hit = responses.get(key) { return hit }
                 let image = try await self.decodeResized(data, box: box, mode: mode)
                 let entry = try await self.encode(image, output: output, quality: quality, etag: etag)
-                responses.set(key, entry)
+                storeResponse(entry, for: key)
                 return entry
             }
             return ok(entry, outcome: "remote", preset: "resize")
@@ -352,18 +358,24 @@ public final class ImageService: Sendable {
         case .webp: bytes = try WebPEncoder(quality: quality).encode(image)
         case .avif: bytes = try AVIFEncoder(quality: quality).encode(image)
         }
-        return ResponseCache.Entry(body: bytes, contentType: format.contentType, etag: etag)
+        return ResponseCache.Entry(body: ByteBuffer(bytes: bytes), contentType: format.contentType, etag: etag)
+    }
+
+    /// Keeps an encoded response in the memory cache and exports the cache's size.
+    private func storeResponse(_ entry: ResponseCache.Entry, for key: String) {
+        responses.set(key, entry)
+        metrics.responseCacheBytes.set(responses.byteCount)
     }
 
     private func ok(_ entry: ResponseCache.Entry, outcome: String, preset: String) -> ImageResponse {
         if outcome == "memory" { counters.withLock { $0.memoryHits += 1 } }
-        metrics.bytesServed.increment(by: Int64(entry.body.count))
-        return ImageResponse(status: 200, body: entry.body, contentType: entry.contentType, etag: entry.etag,
+        metrics.bytesServed.increment(by: Int64(entry.body.readableBytes))
+        return ImageResponse(status: 200, bodyBuffer: entry.body, contentType: entry.contentType, etag: entry.etag,
                              cacheControl: cacheControl, outcome: outcome)
     }
 
     private func notModified(_ etag: String) -> ImageResponse {
-        ImageResponse(status: 304, body: [], contentType: "", etag: etag, cacheControl: cacheControl, outcome: "not-modified")
+        ImageResponse(status: 304, bodyBuffer: ByteBuffer(), contentType: "", etag: etag, cacheControl: cacheControl, outcome: "not-modified")
     }
 
     private var cacheControl: String { "public, max-age=\(configuration.maxAgeSeconds)" }

@@ -14,6 +14,8 @@ struct ServiceMetrics: Sendable {
     let decodeTime: CoreMetrics.Timer
     let encodeTime: CoreMetrics.Timer
     let inFlight: Meter
+    /// Bytes held by the encoded-response memory cache (grows to its capacity, then stays there).
+    let responseCacheBytes: Meter
     /// `tessera_requests_total` by "status|preset", made once each: statuses are few and presets are the
     /// configured names plus `resize` and `unknown`, so this stays small.
     private let requestCounters = LockedValue([String: Counter]())
@@ -27,6 +29,7 @@ struct ServiceMetrics: Sendable {
         decodeTime = CoreMetrics.Timer(label: "tessera_decode_seconds", factory: factory)
         encodeTime = CoreMetrics.Timer(label: "tessera_encode_seconds", factory: factory)
         inFlight = Meter(label: "tessera_requests_in_flight", factory: factory)
+        responseCacheBytes = Meter(label: "tessera_response_cache_bytes", factory: factory)
     }
 
     /// Counts one finished request by status and preset.

@@ -1,5 +1,6 @@
 #if Serving
 import Foundation
+import NIOCore
 @_spi(Internal) import TesseraImaging
 import Tessera
 
@@ -139,7 +140,11 @@ final class DecodeSlots: Sendable {
 /// A bounded in-memory LRU of encoded responses, by byte size (on the library's one LRU list).
 final class ResponseCache: Sendable {
     struct Entry: Sendable {
-        var body: [UInt8]
+        /// Encoded once; every hit shares this storage.
+        var body: ByteBuffer
+        /// What the entry holds in memory: a `ByteBuffer`'s storage is the body's size rounded up to a
+        /// power of two, and that is what the cache's capacity counts.
+        var bytes: Int { body.capacity }
         var contentType: String
         var etag: String
     }
@@ -167,12 +172,12 @@ final class ResponseCache: Sendable {
     }
 
     func set(_ key: String, _ entry: Entry) {
-        guard entry.body.count <= capacity / 4 else { return }   // one response never takes most of the cache
+        guard entry.bytes <= capacity / 4 else { return }   // one response never takes most of the cache
         state.withLock { state in
             if let slot = state.slots[key], let old = state.entries[slot] {
-                state.bytes -= old.entry.body.count
+                state.bytes -= old.entry.bytes
                 state.entries[slot] = (key, entry)
-                state.bytes += entry.body.count
+                state.bytes += entry.bytes
                 state.recency.remove(slot)
                 state.recency.pushFront(slot)
             } else {
@@ -184,13 +189,13 @@ final class ResponseCache: Sendable {
                 }
                 state.entries[slot] = (key, entry)
                 state.slots[key] = slot
-                state.bytes += entry.body.count
+                state.bytes += entry.bytes
                 state.recency.pushFront(slot)
             }
             while state.bytes > capacity, let victim = state.recency.leastRecent {
                 state.recency.remove(victim)
                 if let old = state.entries[victim] {
-                    state.bytes -= old.entry.body.count
+                    state.bytes -= old.entry.bytes
                     state.slots[old.key] = nil
                 }
                 state.entries[victim] = nil

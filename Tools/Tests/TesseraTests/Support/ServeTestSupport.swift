@@ -50,11 +50,11 @@ final class ServeFixture: Sendable {
         logger.logLevel = .critical
         let server = try ImageServer(configuration: configuration, logger: logger)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = Application(router: server.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { channel in
-                                  continuation.yield(channel.localAddress?.port ?? 0)
-                                  continuation.finish()
-                              }, logger: logger)
+        // The application `tessera serve` runs, memory-hit handler included.
+        let app = server.application(host: "127.0.0.1", port: 0) { port in
+            continuation.yield(port)
+            continuation.finish()
+        }
         let task = Task {
             defer { continuation.finish() }
             try await app.run()

@@ -1,0 +1,167 @@
+#if Serving
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+@_spi(Internal) import TesseraImaging
+
+/// Answers `GET /v1/{preset}/…` requests whose encoded response is in memory (or that get a `304`) on the
+/// connection's event loop, before Hummingbird's request task sees them. A hot thumbnail then costs the
+/// HTTP parse, one cache lookup and one socket write: no task, no hop between threads, no copy of the body
+/// (the cache's `ByteBuffer` is written as it is). Every other request goes on to the router unchanged.
+///
+/// The handler sits after HTTP part decoding (`HTTP1Channel.Configuration.additionalChannelHandlers`), so
+/// it sees whole `HTTPRequest` heads. Its rules keep HTTP/1.1 correct:
+/// - **Order.** It answers only while no request it passed on is still unanswered (it counts them, and a
+///   response's `.end` going out settles one), so pipelined responses leave in request order.
+/// - **Back-pressure.** It answers only while the channel is writable; otherwise the request goes on to
+///   Hummingbird, whose writer waits for the socket and stops reading, so a client that sends and never
+///   reads cannot make the server buffer without bound.
+/// - **Connection management** stays with Hummingbird: a request with a `Connection` header, with a body,
+///   or arriving after a graceful shutdown began goes on to the router.
+/// - **Same answer.** The status, headers, body, metrics and log line are those of the route
+///   (`ImageRoutes.fields(for:)`, `ImageRoutes.record`), plus `Content-Length`, `Date` and `Server` as
+///   Hummingbird adds them. The head's bytes are written below NIO's HTTP/1 encoder, as that encoder
+///   would write them (status line, each field as given, a blank line); that is safe because no other
+///   response is in progress on the connection when the handler answers.
+final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let routes: ImageRoutes
+    private let serverName: String
+    /// Requests passed on to the router whose response has not ended.
+    private var unanswered = 0
+    /// A request answered from memory whose `.end` has not arrived yet, with its answer.
+    private var held: (request: HTTPRequest, hit: Hit, start: ContinuousClock.Instant)?
+    private var quiescing = false
+    private var needsFlush = false
+    /// The HTTP/1 response encoder's context: a response written from there skips the conversion from
+    /// `HTTPResponse` and the header encoding, since the handler writes its bytes itself. `nil` in a
+    /// pipeline without NIO's encoder, where it writes typed parts.
+    private var encoderContext: ChannelHandlerContext?
+
+    init(routes: ImageRoutes, serverName: String) {
+        self.routes = routes
+        self.serverName = serverName
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        encoderContext = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        encoderContext = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            let start = ContinuousClock.now
+            if unanswered == 0, !quiescing, context.channel.isWritable, let hit = memoryHit(request) {
+                held = (request, hit, start)
+            } else {
+                unanswered += 1
+                context.fireChannelRead(data)
+            }
+        case .body:
+            if let held {   // a GET with a body: the router decides
+                self.held = nil
+                unanswered += 1
+                context.fireChannelRead(wrapInboundOut(.head(held.request)))
+            }
+            context.fireChannelRead(data)
+        case .end:
+            guard let held else { context.fireChannelRead(data); return }
+            self.held = nil
+            answer(held.hit.image, context: context)
+            routes.record(path: held.hit.path, preset: held.hit.preset, status: held.hit.image.status,
+                          outcome: held.hit.image.outcome, start: held.start)
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if needsFlush {
+            needsFlush = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { unanswered -= 1 }
+        context.write(data, promise: promise)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent { quiescing = true }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    private typealias Hit = (path: String, preset: String, image: ImageService.ImageResponse)
+
+    /// The route's memory answer to `request`, when it is a plain `GET` the handler may answer.
+    private func memoryHit(_ request: HTTPRequest) -> Hit? {
+        guard request.method == .get, request.headerFields[.connection] == nil, let target = request.path,
+              target.hasPrefix("/v1/") else { return nil }
+        let uri = URI(target)
+        let path = uri.path
+        return routes.memoryResponse(path: path, rawQuery: uri.query, accept: request.headerFields[.accept],
+                                     ifNoneMatch: request.headerFields[.ifNoneMatch]).map { (path, $0.preset, $0.image) }
+    }
+
+    /// Writes the response; the flush waits for the end of this read, so pipelined answers go out together.
+    private func answer(_ image: ImageService.ImageResponse, context: ChannelHandlerContext) {
+        var fields = ImageRoutes.fields(for: image)
+        if image.status != 304 { fields[.contentLength] = String(image.bodyBuffer.readableBytes) }
+        fields[.date] = HTTPDate.now()
+        fields[.server] = serverName
+        needsFlush = true
+        guard let encoderContext else {
+            let status: HTTPResponse.Status = image.status == 304 ? .notModified : .ok
+            context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
+            if image.status != 304 { context.write(wrapOutboundOut(.body(image.bodyBuffer)), promise: nil) }
+            context.write(wrapOutboundOut(.end(nil)), promise: nil)
+            return
+        }
+        // What NIO's encoder writes for this head: the status line, each field as given, a blank line.
+        var head = context.channel.allocator.buffer(capacity: 384)
+        head.writeStaticString(image.status == 304 ? "HTTP/1.1 304 Not Modified\r\n" : "HTTP/1.1 200 OK\r\n")
+        for field in fields {
+            head.writeString(field.name.rawName)
+            head.writeStaticString(": ")
+            head.writeString(field.value)
+            head.writeStaticString("\r\n")
+        }
+        head.writeStaticString("\r\n")
+        encoderContext.write(NIOAny(head), promise: nil)
+        if image.status != 304 { encoderContext.write(NIOAny(image.bodyBuffer), promise: nil) }
+    }
+}
+
+/// The `Date` header's value (RFC 9110 IMF-fixdate), formatted at most once a second.
+enum HTTPDate {
+    private static let cache = LockedValue((second: 0, text: ""))
+    private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    static func now() -> String {
+        let second = time(nil)
+        return cache.withLock { cached in
+            if cached.second != second {
+                var parts = tm()
+                var now = second
+                gmtime_r(&now, &parts)
+                func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+                cached = (second, "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+                    + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT")
+            }
+            return cached.text
+        }
+    }
+}
+#endif

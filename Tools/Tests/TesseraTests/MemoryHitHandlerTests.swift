@@ -1,0 +1,174 @@
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import Testing
+@testable import TesseraServer
+
+/// `MemoryHitHandler` in the pipeline `tessera serve` builds (NIO's HTTP/1 codec, the HTTPTypes codec, the
+/// handler), on an `EmbeddedChannel`: raw request bytes in, raw response bytes out, and a recorder at the
+/// tail standing for Hummingbird's router, which sees what the handler passes on.
+@Suite("Memory hits on the event loop")
+struct MemoryHitHandlerTests {
+    /// The requests the handler passed on, as the router would see them; answers them on demand.
+    final class Router: ChannelDuplexHandler {
+        typealias InboundIn = HTTPRequestPart
+        typealias OutboundIn = HTTPResponsePart
+        typealias OutboundOut = HTTPResponsePart
+        var parts: [HTTPRequestPart] = []
+        var heads: [String] { parts.compactMap { if case .head(let head) = $0 { head.path } else { nil } } }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) { parts.append(unwrapInboundIn(data)) }
+    }
+
+    struct Fixture {
+        let serveFixture: ServeFixture
+        let server: ImageServer
+        let channel: EmbeddedChannel
+        let router: Router
+        /// The body the service answers `/v1/thumb/photo.jpg` with (from the response cache once warm).
+        let photo: [UInt8]
+
+        init() async throws {
+            serveFixture = try ServeFixture()
+            server = try ImageServer(configuration: serveFixture.configuration(), logger: Logger(label: "test"))
+            let info = ImageService.RequestInfo(path: "/v1/thumb/photo.jpg", rawQuery: nil, accept: nil, ifNoneMatch: nil)
+            photo = try await server.service.presetImage(preset: "thumb", rawPath: "photo.jpg", request: info).body
+            channel = EmbeddedChannel()
+            router = Router()
+            let operations = channel.pipeline.syncOperations
+            try operations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
+            try operations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            try operations.addHandler(MemoryHitHandler(routes: server.routes, serverName: "tessera"))
+            try operations.addHandler(router)
+        }
+
+        func send(_ text: String) throws { try channel.writeInbound(ByteBuffer(string: text)) }
+
+        /// Everything written to the socket so far.
+        func written() throws -> [UInt8] {
+            var bytes: [UInt8] = []
+            while let buffer = try channel.readOutbound(as: ByteBuffer.self) { bytes += Array(buffer.readableBytesView) }
+            return bytes
+        }
+
+        /// The router answers its oldest unanswered request (as Hummingbird would, through the pipeline).
+        func routerAnswers(_ status: HTTPResponse.Status = .ok, body: String = "routed") throws {
+            try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: status, headerFields: [.contentLength: "\(body.utf8.count)"])))
+            try channel.writeOutbound(HTTPResponsePart.body(ByteBuffer(string: body)))
+            try channel.writeOutbound(HTTPResponsePart.end(nil))
+        }
+
+        static func get(_ path: String, _ headers: String = "") -> String { "GET \(path) HTTP/1.1\r\nHost: test\r\n\(headers)\r\n" }
+    }
+
+    /// HTTP/1.1 responses in `bytes`, split by their `Content-Length`.
+    static func responses(_ bytes: [UInt8]) throws -> [(status: Int, headers: [String: String], body: [UInt8])] {
+        var result: [(Int, [String: String], [UInt8])] = []
+        var rest = bytes[...]
+        let separator = Array("\r\n\r\n".utf8)
+        while !rest.isEmpty {
+            let end = try #require(rest.indices.first { rest[$0...].starts(with: separator) })
+            let lines = String(decoding: rest[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+            let status = try #require(Int(lines[0].split(separator: " ")[1]))
+            var headers: [String: String] = [:]
+            for line in lines.dropFirst() {
+                let parts = line.split(separator: ":", maxSplits: 1)
+                headers[parts[0].lowercased()] = parts[1].trimmingCharacters(in: .whitespaces)
+            }
+            let length = Int(headers["content-length"] ?? "0") ?? 0
+            let bodyStart = end + separator.count
+            result.append((status, headers, Array(rest[bodyStart..<(bodyStart + length)])))
+            rest = rest[(bodyStart + length)...]
+        }
+        return result
+    }
+
+    @Test func aHitIsAnsweredOnTheEventLoopWithTheRoutesHeaders() async throws {
+        let fixture = try await Fixture()
+        try fixture.send(Fixture.get("/v1/thumb/photo.jpg"))
+        let answers = try Self.responses(try fixture.written())
+        #expect(fixture.router.parts.isEmpty)
+        try #require(answers.count == 1)
+        let answer = answers[0]
+        #expect(answer.status == 200)
+        #expect(answer.body == fixture.photo)
+        #expect(answer.headers["content-type"] == "image/jpeg")
+        #expect(answer.headers["x-tessera-cache"] == "memory")
+        #expect(answer.headers["vary"] == "Accept")
+        #expect(answer.headers["cache-control"] == "public, max-age=86400")
+        #expect(answer.headers["server"] == "tessera")
+        #expect(answer.headers["date"]?.hasSuffix(" GMT") == true)
+        // The same tag the route gives.
+        let info = ImageService.RequestInfo(path: "/v1/thumb/photo.jpg", rawQuery: nil, accept: nil, ifNoneMatch: nil)
+        #expect(answer.headers["etag"] == (try await fixture.server.service.presetImage(preset: "thumb", rawPath: "photo.jpg", request: info).etag))
+        #expect(fixture.server.service.statistics.memoryHits >= 1)
+    }
+
+    @Test func aMatchingIfNoneMatchGets304WithoutABody() async throws {
+        let fixture = try await Fixture()
+        try fixture.send(Fixture.get("/v1/thumb/photo.jpg"))
+        let etag = try #require(try Self.responses(try fixture.written()).first?.headers["etag"])
+        try fixture.send(Fixture.get("/v1/thumb/photo.jpg", "If-None-Match: \(etag)\r\n"))
+        let bytes = try fixture.written()
+        #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.1 304 Not Modified\r\n"))
+        #expect(String(decoding: bytes, as: UTF8.self).hasSuffix("\r\n\r\n"))
+        #expect(!String(decoding: bytes, as: UTF8.self).lowercased().contains("content-length"))
+        #expect(fixture.router.parts.isEmpty)
+    }
+
+    @Test func missesErrorsAndOtherRoutesGoToTheRouter() async throws {
+        let fixture = try await Fixture()
+        for path in ["/v1/thumb/sub/tall.jpg", "/v1/thumb/../secret.jpg", "/v1/nosuch/photo.jpg", "/healthz", "/v1/resize?src=photo.jpg&w=10&h=10"] {
+            try fixture.send(Fixture.get(path))
+            try fixture.routerAnswers()
+        }
+        #expect(fixture.router.heads == ["/v1/thumb/sub/tall.jpg", "/v1/thumb/../secret.jpg", "/v1/nosuch/photo.jpg", "/healthz",
+                                         "/v1/resize?src=photo.jpg&w=10&h=10"])
+        #expect(try Self.responses(try fixture.written()).map(\.body) == Array(repeating: Array("routed".utf8), count: 5))
+    }
+
+    @Test func pipelinedAnswersKeepTheRequestOrder() async throws {
+        let fixture = try await Fixture()
+        // A miss, then a hit, in one packet: the hit must wait for the miss's answer, so it goes on too.
+        try fixture.send(Fixture.get("/v1/thumb/sub/tall.jpg") + Fixture.get("/v1/thumb/photo.jpg"))
+        #expect(fixture.router.heads == ["/v1/thumb/sub/tall.jpg", "/v1/thumb/photo.jpg"])
+        #expect(try fixture.written().isEmpty)
+        try fixture.routerAnswers(body: "first")
+        try fixture.routerAnswers(body: "second")
+        // Both answered: the next hit is the handler's again, after the router's two.
+        try fixture.send(Fixture.get("/v1/thumb/photo.jpg"))
+        #expect(fixture.router.heads.count == 2)
+        let answers = try Self.responses(try fixture.written())
+        #expect(answers.map(\.body) == [Array("first".utf8), Array("second".utf8), fixture.photo])
+    }
+
+    @Test func aConnectionHeaderABodyOrAFullSocketLeaveTheRequestToTheRouter() async throws {
+        let fixture = try await Fixture()
+        try fixture.send("GET /v1/thumb/photo.jpg HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\n\r\nabc")
+        try fixture.routerAnswers()
+        fixture.channel.isWritable = false
+        try fixture.send(Fixture.get("/v1/thumb/photo.jpg"))
+        try fixture.routerAnswers()
+        fixture.channel.isWritable = true
+        // Last: NIO's decoder takes nothing after a `Connection: close` request.
+        try fixture.send(Fixture.get("/v1/thumb/photo.jpg", "Connection: close\r\n"))
+        try fixture.routerAnswers()
+        #expect(fixture.router.heads == Array(repeating: "/v1/thumb/photo.jpg", count: 3))
+        // The body reached the router after its head, in order.
+        let bodies = fixture.router.parts.compactMap { if case .body(let buffer) = $0 { String(buffer: buffer) } else { nil } }
+        #expect(bodies == ["abc"])
+        #expect(try Self.responses(try fixture.written()).allSatisfy { $0.body == Array("routed".utf8) })
+    }
+
+    @Test func afterAGracefulShutdownBeganEveryRequestGoesToTheRouter() async throws {
+        let fixture = try await Fixture()
+        fixture.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        try fixture.send(Fixture.get("/v1/thumb/photo.jpg"))
+        #expect(fixture.router.heads == ["/v1/thumb/photo.jpg"])
+        #expect(try fixture.written().isEmpty)
+    }
+}
