@@ -260,8 +260,8 @@ public final class ImageService: Sendable {
         do {
             let entry = try await produced.value(for: key) { [self] in
                 if let hit = responses.get(key) { return hit }
-                let data = try Data(contentsOf: URL(fileURLWithPath: file.realPath))
-                let image = try await self.decodeResized(data, box: box, mode: mode)
+                let path = file.realPath
+                let image = try await self.decodeResized({ try Data(contentsOf: URL(fileURLWithPath: path)) }, box: box, mode: mode)
                 let entry = try await self.encode(image, output: output, quality: quality, etag: etag)
                 storeResponse(entry, for: key)
                 return entry
@@ -292,7 +292,7 @@ public final class ImageService: Sendable {
             if let hit = responses.get(key) { return ok(hit, outcome: "memory", preset: "resize") }
             let entry = try await produced.value(for: key) { [self] in
                 if let hit = responses.get(key) { return hit }
-                let image = try await self.decodeResized(data, box: box, mode: mode)
+                let image = try await self.decodeResized({ data }, box: box, mode: mode)
                 let entry = try await self.encode(image, output: output, quality: quality, etag: etag)
                 storeResponse(entry, for: key)
                 return entry
@@ -305,11 +305,15 @@ public final class ImageService: Sendable {
 
     // MARK: Pieces
 
-    /// Decodes `data` into `box` (fill: exactly the box, cropped; fit: inside the box, aspect kept) in a decode slot.
-    private func decodeResized(_ data: Data, box: PixelSize, mode: ServerConfiguration.Mode) async throws -> Bitmap {
-        let info = try decoder.probe(data)
-        let size = mode == .fill ? box : Self.fittedSize(of: info.displaySize, in: box)
-        return try await decodeSlots.run { [self] in
+    /// Decodes the source into `box` (fill: exactly the box, cropped; fit: inside the box, aspect kept) in a
+    /// decode slot. A local source is read only once the slot is taken, so requests waiting for a slot
+    /// hold no source bytes: the decode queue's memory stays a few bytes per request.
+    private func decodeResized(_ source: @escaping @Sendable () throws -> Data, box: PixelSize,
+                               mode: ServerConfiguration.Mode) async throws -> Bitmap {
+        try await decodeSlots.run { [self] in
+            let data = try source()
+            let info = try decoder.probe(data)
+            let size = mode == .fill ? box : Self.fittedSize(of: info.displaySize, in: box)
             let start = ContinuousClock.now
             defer { metrics.decodeTime.recordSince(start) }
             counters.withLock { $0.decodes += 1 }

@@ -35,7 +35,7 @@ struct FileEntity: ImageEntity {
     }
 }
 
-/// Reads preset sources from disk and decodes them once, in a decode slot, just large enough for every preset.
+/// Reads preset sources from disk and decodes them once, both in a decode slot, just large enough for every preset.
 struct PresetSourceProvider: SourceImageProviding {
     let decoder: ImageDecoder
     let slots: DecodeSlots
@@ -45,10 +45,11 @@ struct PresetSourceProvider: SourceImageProviding {
     let maximumBytes: Int
 
     func sourceImage(at url: URL, for entity: any ImageEntity, format: ImageFormat) async throws -> SourceImage {
-        let data = try Data(contentsOf: url)
-        try decoder.limits.checkInput(byteCount: data.count)
-        _ = try decoder.probe(data)   // the pixel limit, before a decode slot is taken
+        // Read in the slot: requests waiting for a slot hold no source bytes.
         let bitmap = try await slots.run {
+            let data = try Data(contentsOf: url)
+            try decoder.limits.checkInput(byteCount: data.count)
+            _ = try decoder.probe(data)   // the pixel limit, before any pixel is allocated
             let start = ContinuousClock.now
             defer { metrics.decodeTime.recordSince(start) }
             counters.withLock { $0.decodes += 1 }

@@ -106,16 +106,10 @@ final class BenchServer {
     /// processes, sendfile, an open-file cache, no access log, keep-alive connections never closed by count.
     static func nginx(prefix: URL, port: Int, workers: Int, log: URL) -> BenchServer {
         BenchServer(name: "nginx", port: port, target: { "/\($0)" }) {
-            let configuration = prefix.appendingPathComponent("nginx.conf")
-            let p = prefix.path
-            try """
-            daemon off;
-            master_process on;
-            worker_processes \(workers);
-            pid \(p)/nginx.pid;
-            error_log \(p)/error.log warn;
-            events { worker_connections 4096; }
-            http {
+            var configuration = NginxConfiguration(prefix: prefix, port: port)
+            configuration.workers = workers
+            configuration.workerConnections = 4096
+            configuration.http = """
                 types { image/jpeg jpg; image/png png; image/webp webp; }
                 default_type application/octet-stream;
                 access_log off;
@@ -123,20 +117,10 @@ final class BenchServer {
                 tcp_nopush on;
                 open_file_cache max=10000 inactive=600s;
                 keepalive_requests 10000000;
-                client_body_temp_path \(p)/tmp/body;
-                proxy_temp_path \(p)/tmp/proxy;
-                fastcgi_temp_path \(p)/tmp/fastcgi;
-                uwsgi_temp_path \(p)/tmp/uwsgi;
-                scgi_temp_path \(p)/tmp/scgi;
-                server {
-                    listen 127.0.0.1:\(port);
-                    root \(p)/www;
-                    location = /healthz { return 200; }
-                }
-            }
-            """.write(to: configuration, atomically: true, encoding: .utf8)
-            try FileManager.default.createDirectory(at: prefix.appendingPathComponent("tmp"), withIntermediateDirectories: true)
-            return try spawn("/usr/sbin/nginx", ["-p", p, "-c", configuration.path], log: log)
+            """
+            configuration.server = "        location = /healthz { return 200; }"
+            try configuration.write()
+            return try spawn("/usr/sbin/nginx", ["-p", prefix.path, "-c", configuration.file.path], log: log)
         }
     }
 }

@@ -52,12 +52,13 @@ final class Nginx {
             try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
             try FileManager.default.copyItem(at: source, to: target)
         }
-        for directory in ["tmp", "www/fresh", "www/stale"] {
+        for directory in ["www/fresh", "www/stale"] {
             try FileManager.default.createDirectory(at: prefix.url.appendingPathComponent(directory), withIntermediateDirectories: true)
         }
         port = try Origin.unusedPort()
-        let configuration = prefix.path("nginx.conf")
-        try Self.configuration(prefix: prefix.url.path, port: port).write(toFile: configuration, atomically: true, encoding: .utf8)
+        let written = Self.configuration(prefix: prefix.url, port: port)
+        try written.write()
+        let configuration = written.file.path
         // The watchdog ends nginx when this test process goes away, however it goes (a crash included).
         let script = """
         \(nginx) -p '\(prefix.url.path)' -c '\(configuration)' & server=$!
@@ -134,32 +135,21 @@ final class Nginx {
         throw CancellationError()
     }
 
-    private static func configuration(prefix: String, port: Int) -> String {
+    private static func configuration(prefix: URL, port: Int) -> NginxConfiguration {
         var redirects = ""
         for step in 1...2 { redirects += "        location = /chain/\(step) { return 301 /chain/\(step + 1); }\n" }
         redirects += "        location = /chain/3 { return 301 /fresh/chain.jpg; }\n"
         for step in 1...7 { redirects += "        location = /long/\(step) { return 301 /long/\(step + 1); }\n" }
         redirects += "        location = /long/8 { return 301 /fresh/chain.jpg; }\n"
-        return """
-        daemon off;
-        master_process off;
-        worker_processes 1;
-        pid \(prefix)/nginx.pid;
-        error_log \(prefix)/error.log warn;
-        events { worker_connections 1024; }
-        http {
+        var configuration = NginxConfiguration(prefix: prefix, port: port)
+        configuration.masterProcess = false
+        configuration.http = """
             types { image/jpeg jpg jpeg; image/png png; }
             default_type application/octet-stream;
             log_format e2e '$request_method\\t$request_uri\\t$status\\t$body_bytes_sent\\t$http_if_none_match\\t$http_authorization';
-            access_log \(prefix)/access.log e2e;
-            client_body_temp_path \(prefix)/tmp/body;
-            proxy_temp_path \(prefix)/tmp/proxy;
-            fastcgi_temp_path \(prefix)/tmp/fastcgi;
-            uwsgi_temp_path \(prefix)/tmp/uwsgi;
-            scgi_temp_path \(prefix)/tmp/scgi;
-            server {
-                listen 127.0.0.1:\(port);
-                root \(prefix)/www;
+            access_log \(prefix.path)/access.log e2e;
+        """
+        configuration.server = """
                 location /fresh/ { add_header Cache-Control "max-age=3600"; }
                 location /stale/ { add_header Cache-Control "max-age=0"; }
                 location /forbidden/ { return 403; }
@@ -167,9 +157,8 @@ final class Nginx {
         \(redirects)
                 location = /cycle/a { return 301 /cycle/b; }
                 location = /cycle/b { return 301 /cycle/a; }
-            }
-        }
         """
+        return configuration
     }
 
     /// `GET path` over HTTP/1.0 on 127.0.0.1:`port`; returns the status code.
