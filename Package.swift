@@ -125,6 +125,7 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Serving"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Serving"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Serving"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Serving"])),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Serving"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Serving"])),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -114,7 +114,7 @@ public struct ImageRoutes: Sendable {
                 do { return .success(try await body(info)) } catch { return .failure(ServiceError.from(error)) }
             }
             group.addTask {
-                try? await Task.sleep(for: limit)
+                await RequestTimer.sleep(for: limit)
                 return Task.isCancelled ? nil : .failure(ServiceError(503, "timeout", "the request took longer than the limit"))
             }
             var first: Result<(String, ImageService.ImageResponse), ServiceError>?

@@ -51,8 +51,12 @@ public final class ImageService: Sendable {
         let limits = configuration.limits
         decoder = ImageDecoder(limits: DecodingLimits(maximumPixelCount: limits.maximumSourcePixels,
                                                       maximumInputBytes: limits.maximumSourceBytes))
-        decodeSlots = DecodeSlots(limit: limits.maximumConcurrentDecodes, queueLimit: limits.maximumQueuedDecodes)
-        metrics = ServiceMetrics(factory: metricsFactory ?? MetricsSystem.factory)
+        let metrics = ServiceMetrics(factory: metricsFactory ?? MetricsSystem.factory)
+        self.metrics = metrics
+        decodeSlots = DecodeSlots(limit: limits.maximumConcurrentDecodes, queueLimit: limits.maximumQueuedDecodes) { running, waiting in
+            metrics.decodesRunning.set(running)
+            metrics.decodesWaiting.set(waiting)
+        }
         var presets: [String: (ServerConfiguration.Preset, ImageFormat)] = [:]
         for preset in configuration.presets {
             let format = ImageFormat(name: "serve-\(preset.name)-\(preset.width)x\(preset.height)-\(preset.mode.rawValue)",

@@ -16,6 +16,9 @@ struct ServiceMetrics: Sendable {
     let inFlight: Meter
     /// Bytes held by the encoded-response memory cache (grows to its capacity, then stays there).
     let responseCacheBytes: Meter
+    /// Decodes and encodes running in a decode slot, and requests waiting for one.
+    let decodesRunning: Meter
+    let decodesWaiting: Meter
     /// `tessera_requests_total` by "status|preset", made once each: statuses are few and presets are the
     /// configured names plus `resize` and `unknown`, so this stays small.
     private let requestCounters = LockedValue([String: Counter]())
@@ -30,6 +33,8 @@ struct ServiceMetrics: Sendable {
         encodeTime = CoreMetrics.Timer(label: "tessera_encode_seconds", factory: factory)
         inFlight = Meter(label: "tessera_requests_in_flight", factory: factory)
         responseCacheBytes = Meter(label: "tessera_response_cache_bytes", factory: factory)
+        decodesRunning = Meter(label: "tessera_decodes_running", factory: factory)
+        decodesWaiting = Meter(label: "tessera_decodes_waiting", factory: factory)
     }
 
     /// Counts one finished request by status and preset.

@@ -82,10 +82,18 @@ final class DecodeSlots: Sendable {
     private let limit: Int
     private let queueLimit: Int
     private let state = LockedValue(State())
+    /// Told the running and waiting counts after each change (the service exports them as gauges).
+    private let report: @Sendable (_ running: Int, _ waiting: Int) -> Void
 
-    init(limit: Int, queueLimit: Int) {
+    init(limit: Int, queueLimit: Int, report: @escaping @Sendable (_ running: Int, _ waiting: Int) -> Void = { _, _ in }) {
         self.limit = limit
         self.queueLimit = queueLimit
+        self.report = report
+    }
+
+    private func reportCounts() {
+        let (running, waiting) = state.withLock { ($0.running, $0.waiting.count) }
+        report(running, waiting)
     }
 
     /// Runs `body` in a slot.
@@ -108,6 +116,7 @@ final class DecodeSlots: Sendable {
                     if state.waiting.count < queueLimit { state.waiting.append((id, continuation)); return .wait(id) }
                     return .refuse
                 }
+                reportCounts()
                 switch decision {
                 case .run: continuation.resume()
                 case .wait: break
@@ -120,6 +129,7 @@ final class DecodeSlots: Sendable {
                 return state.waiting.remove(at: index).continuation
             }
             removed?.resume(throwing: CancellationError())
+            reportCounts()
         }
     }
 
@@ -128,6 +138,7 @@ final class DecodeSlots: Sendable {
             if state.waiting.isEmpty { state.running -= 1; return nil }
             return state.waiting.removeFirst().continuation   // the slot passes to the next waiter
         }
+        reportCounts()
         next?.resume()
     }
 
