@@ -172,3 +172,26 @@ struct MemoryHitHandlerTests {
         #expect(try fixture.written().isEmpty)
     }
 }
+
+/// The request time limit's timer (`RequestTimer`).
+@Suite("Request timer")
+struct RequestTimerTests {
+    @Test func itWakesWhenTheTimeIsUp() async {
+        await RequestTimer.sleep(for: .milliseconds(20))
+        #expect(!Task.isCancelled)
+    }
+
+    /// A ten-minute sleep ends as soon as its task is cancelled (the test's time limit would fail it otherwise).
+    @Test(.timeLimit(.minutes(1))) func cancellationEndsTheSleepAtOnce() async {
+        let (started, signal) = AsyncStream<Void>.makeStream()
+        let sleeper = Task {
+            signal.yield()
+            await RequestTimer.sleep(for: .seconds(600))
+            return Task.isCancelled
+        }
+        var iterator = started.makeAsyncIterator()
+        await iterator.next()
+        sleeper.cancel()
+        #expect(await sleeper.value)
+    }
+}
