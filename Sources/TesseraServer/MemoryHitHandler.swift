@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 @_spi(Internal) import TesseraImaging
+import Tessera
 
 /// Answers `GET /v1/{preset}/…` requests whose encoded response is in memory (or that get a `304`) on the
 /// connection's event loop, before Hummingbird's request task sees them. A hot thumbnail then costs the
@@ -143,22 +144,15 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
-/// The `Date` header's value (RFC 9110 IMF-fixdate), formatted at most once a second.
+/// The `Date` header's value (`HTTPCacheInfo.formatHTTPDate`), formatted at most once a second.
 enum HTTPDate {
     private static let cache = LockedValue((second: 0, text: ""))
-    private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     static func now() -> String {
         let second = time(nil)
         return cache.withLock { cached in
             if cached.second != second {
-                var parts = tm()
-                var now = second
-                gmtime_r(&now, &parts)
-                func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-                cached = (second, "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
-                    + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT")
+                cached = (second, HTTPCacheInfo.formatHTTPDate(Date(timeIntervalSince1970: TimeInterval(second))))
             }
             return cached.text
         }

@@ -67,7 +67,7 @@ struct RootDirectory: Sendable {
            UInt64(info.st_dev) == known.device, UInt64(info.st_ino) == known.inode, (info.st_mode & S_IFMT) == S_IFREG {
             return File(relative, realPath: known.realPath, info)
         }
-        let real = try resolve(relative)
+        let real = try resolveChecked(relative)
         guard stat(real, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw ServiceError(404, "not_found", "no such image") }
         checked.set(relative, CheckedPaths.Entry(realPath: real, device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
         return File(relative, realPath: real, info)
@@ -77,6 +77,11 @@ struct RootDirectory: Sendable {
     /// route that names something under the root (`/v1/…`, the gallery's `dir`) goes through here.
     func resolve(_ relative: String) throws(ServiceError) -> String {
         try checkSyntax(relative)
+        return try resolveChecked(relative)
+    }
+
+    /// `resolve` for a path whose text is already checked.
+    private func resolveChecked(_ relative: String) throws(ServiceError) -> String {
         let joined = realPath + "/" + relative
         guard let real = Self.realPath(joined) else { throw ServiceError(404, "not_found", "no such image") }
         guard isInside(real) else { throw ServiceError(403, "path_escape", "the path leads outside the root") }

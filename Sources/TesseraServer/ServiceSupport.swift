@@ -77,6 +77,7 @@ final class DecodeSlots: Sendable {
         var running = 0
         var waiting: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
         var nextID = 0
+        var counts: (running: Int, waiting: Int) { (running, waiting.count) }
     }
 
     private let limit: Int
@@ -89,11 +90,6 @@ final class DecodeSlots: Sendable {
         self.limit = limit
         self.queueLimit = queueLimit
         self.report = report
-    }
-
-    private func reportCounts() {
-        let (running, waiting) = state.withLock { ($0.running, $0.waiting.count) }
-        report(running, waiting)
     }
 
     /// Runs `body` in a slot.
@@ -111,12 +107,20 @@ final class DecodeSlots: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let decision = state.withLock { state -> Decision in
-                    if state.running < limit { state.running += 1; return .run }
-                    if state.waiting.count < queueLimit { state.waiting.append((id, continuation)); return .wait(id) }
-                    return .refuse
+                let (decision, counts) = state.withLock { state -> (Decision, (running: Int, waiting: Int)) in
+                    let decision: Decision
+                    if state.running < limit {
+                        state.running += 1
+                        decision = .run
+                    } else if state.waiting.count < queueLimit {
+                        state.waiting.append((id, continuation))
+                        decision = .wait(id)
+                    } else {
+                        decision = .refuse
+                    }
+                    return (decision, state.counts)
                 }
-                reportCounts()
+                report(counts.running, counts.waiting)
                 switch decision {
                 case .run: continuation.resume()
                 case .wait: break
@@ -124,21 +128,25 @@ final class DecodeSlots: Sendable {
                 }
             }
         } onCancel: {
-            let removed = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            let removed = state.withLock { state -> (CheckedContinuation<Void, any Error>, (running: Int, waiting: Int))? in
                 guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiting.remove(at: index).continuation
+                return (state.waiting.remove(at: index).continuation, state.counts)
             }
-            removed?.resume(throwing: CancellationError())
-            reportCounts()
+            guard let (continuation, counts) = removed else { return }
+            report(counts.running, counts.waiting)
+            continuation.resume(throwing: CancellationError())
         }
     }
 
     private func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
-            if state.waiting.isEmpty { state.running -= 1; return nil }
-            return state.waiting.removeFirst().continuation   // the slot passes to the next waiter
+        let (next, counts) = state.withLock { state -> (CheckedContinuation<Void, any Error>?, (running: Int, waiting: Int)) in
+            if state.waiting.isEmpty {
+                state.running -= 1
+                return (nil, state.counts)
+            }
+            return (state.waiting.removeFirst().continuation, state.counts)   // the slot passes to the next waiter
         }
-        reportCounts()
+        report(counts.running, counts.waiting)
         next?.resume()
     }
 

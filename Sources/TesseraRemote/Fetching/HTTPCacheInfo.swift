@@ -115,6 +115,21 @@ public struct HTTPCacheInfo: Sendable, Hashable, Codable {
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + second))
     }
 
+    /// `date`, to the second below, as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`): the form
+    /// ``parseHTTPDate(_:)`` reads, as a `Date` or `Last-Modified` header carries it.
+    public static func formatHTTPDate(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func digits(_ value: Int32, _ count: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, count - text.count)) + text
+        }
+        // `tm_wday` counts from Sunday; `weekdays` from Monday.
+        return "\(weekdays[(Int(parts.tm_wday) + 6) % 7]), \(digits(parts.tm_mday, 2)) \(months[Int(parts.tm_mon)]) "
+            + "\(digits(parts.tm_year + 1900, 4)) \(digits(parts.tm_hour, 2)):\(digits(parts.tm_min, 2)):\(digits(parts.tm_sec, 2)) GMT"
+    }
+
     private static let weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 

@@ -132,6 +132,13 @@ struct DiskCacheHostileTests {
                     "Sun, 6 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT"] {
             #expect(HTTPCacheInfo.parseHTTPDate(bad) == nil, "\(bad)")
         }
+        // The formatter writes what the parser reads (the `Date` header of `tessera serve`'s memory hits).
+        #expect(HTTPCacheInfo.formatHTTPDate(Date(timeIntervalSince1970: 784_111_777.9)) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPCacheInfo.formatHTTPDate(Date(timeIntervalSince1970: 1_709_164_800)) == "Thu, 29 Feb 2024 00:00:00 GMT")
+        for seconds in stride(from: 0, to: 4_000_000_000, by: 86_400 * 97 + 3_671) {
+            let date = Date(timeIntervalSince1970: TimeInterval(seconds))
+            #expect(HTTPCacheInfo.parseHTTPDate(HTTPCacheInfo.formatHTTPDate(date)) == date)
+        }
     }
 
     @Test("absurd dates in cache information (from a file or a caller) do not trap when written")
