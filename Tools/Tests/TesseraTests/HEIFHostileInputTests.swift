@@ -68,14 +68,20 @@ struct HEIFHostileInputTests {
         #expect(Self.outcome(file) == nil)
     }
 
-    @Test("a thumbnail item that claims a larger size than it decodes to is a typed error")
-    func lyingThumbnail() throws {
+    /// A 64×64 HEIC with a 16×16 thumbnail item whose `ispe` box is patched to claim `size`.
+    static func heicWithThumbnail(claiming size: PixelSize) throws -> [UInt8] {
         let directory = try H.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let source = try S.bitmap(width: 64, height: 64, style: .bgr32, color: S.gradient)
         var bytes = try H.encode(source, as: .heic, extra: ["-t", "16"], in: directory)
         let thumbnailBox = try #require(H.boxes("ispe", in: bytes).first { H.ispe(at: $0, in: bytes) == PixelSize(width: 16, height: 16) })
-        H.setISPE(at: thumbnailBox, to: PixelSize(width: 48, height: 48), in: &bytes)
+        H.setISPE(at: thumbnailBox, to: size, in: &bytes)
+        return bytes
+    }
+
+    @Test("a thumbnail item that claims a larger size than it decodes to is a typed error")
+    func lyingThumbnail() throws {
+        let bytes = try Self.heicWithThumbnail(claiming: PixelSize(width: 48, height: 48))
         let info = try ImageDecoder().probe(Data(bytes))
         #expect(info.thumbnailSizes == [PixelSize(width: 48, height: 48)])
         guard case .decoding(.codec(.heic, let message))? = Self.outcome(bytes) else {
@@ -87,12 +93,7 @@ struct HEIFHostileInputTests {
 
     @Test("a thumbnail item claiming more than the image is ignored: the image itself is decoded")
     func oversizedThumbnail() throws {
-        let directory = try H.scratch()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let source = try S.bitmap(width: 64, height: 64, style: .bgr32, color: S.gradient)
-        var bytes = try H.encode(source, as: .heic, extra: ["-t", "16"], in: directory)
-        let thumbnailBox = try #require(H.boxes("ispe", in: bytes).first { H.ispe(at: $0, in: bytes) == PixelSize(width: 16, height: 16) })
-        H.setISPE(at: thumbnailBox, to: PixelSize(width: 30_000, height: 30_000), in: &bytes)
+        let bytes = try Self.heicWithThumbnail(claiming: PixelSize(width: 30_000, height: 30_000))
         #expect(try ImageDecoder().probe(Data(bytes)).thumbnailSizes == [])
         #expect(Self.outcome(bytes) == nil)
     }
