@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // NIO's HTTP/1 ↔ HTTPTypes codec, for the memory-hit handler's tests on an EmbeddedChannel.
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
+        // The serve command's heap gauges go into the server's own Prometheus registry.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
     ],
     targets: [
         // Frame statistics, the scrolling-grid model and memory readings of the demo and the benchmarks.
@@ -44,6 +46,8 @@ let package = Package(
                 .product(name: "CLCMS2", package: "Tessera"),
             ]
         ),
+        // glibc's allocator controls and statistics (<malloc.h>) for `tessera serve`.
+        .target(name: "CHeapControl"),
         // The `tessera` command.
         .executableTarget(
             name: "TesseraCLI",
@@ -53,7 +57,8 @@ let package = Package(
                 .product(name: "CCairo", package: "Tessera"),
                 .product(name: "CTurboJPEG", package: "Tessera"),
                 .product(name: "TesseraServer", package: "Tessera"),
-                "TesseraMeasurement", "TesseraTestSupport",
+                "TesseraMeasurement", "TesseraTestSupport", "CHeapControl",
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -83,7 +88,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
-                "TesseraCLI", "TesseraMeasurement", "TesseraTestSupport",
+                "TesseraCLI", "TesseraMeasurement", "TesseraTestSupport", "CHeapControl",
             ]
         ),
         // The documentation's ```swift blocks (README.md, docs/*.md, the DocC articles), compiled: the

@@ -138,8 +138,8 @@ struct BenchEndToEndTests {
     }
 
     /// `bench serve` in a tiny mode (5 sources, 12 hot thumbnails of 64 px, 1 s wrk rounds, 4 connections)
-    /// against the real servers: tessera serve, thumbor from PyPI (left out only when
-    /// TESSERA_E2E_SKIP_THUMBOR is set, for machines without PyPI) and nginx. Every server verified all 12
+    /// against the real servers: tessera serve, thumbor from PyPI as it ships and with its result storage (both
+    /// left out only when TESSERA_E2E_SKIP_THUMBOR is set, for machines without PyPI) and nginx. Every server verified all 12
     /// hot thumbnails as 64×64 images before measuring; every measurement has one round per --rounds with
     /// requests and no errors; the cold pass made exactly one request per source; ratios are the quotients
     /// of the medians; targets agree with their values. No number is asserted beyond that.
@@ -151,7 +151,7 @@ struct BenchEndToEndTests {
                                   "--cold-concurrency", "2", "--thumbor-processes", "1", "--json"] + (skipThumbor ? ["--skip-thumbor"] : []))
         let report = try run.json(ServeReport.self)
         #expect(report.sources == 5 && report.hotThumbnails == 12 && report.thumbnail == 64 && report.durationSeconds == 1)
-        let names = skipThumbor ? ["tessera", "nginx"] : ["tessera", "thumbor", "nginx"]
+        let names = skipThumbor ? ["tessera", "nginx"] : ["tessera", "thumbor", "thumbor-result-storage", "nginx"]
         #expect(report.servers.map(\.name) == names)
         #expect(report.skipped.isEmpty == !skipThumbor, "\(report.skipped)")
         for server in report.servers { #expect(server.verifiedImages == 12, "\(server.name) answered every hot thumbnail with a 64x64 image") }
@@ -170,11 +170,13 @@ struct BenchEndToEndTests {
             try #require(report.measurements.first { $0.server == server && $0.workload == workload }).requestsPerSecond
         }
         var expectedRatios = ["hot tessera/nginx"]
-        if !skipThumbor { expectedRatios += ["hot tessera/thumbor", "cold tessera/thumbor"] }
+        if !skipThumbor {
+            expectedRatios += ["hot tessera/thumbor", "hot tessera/thumbor-result-storage", "cold tessera/thumbor", "cold tessera/thumbor-result-storage"]
+        }
         #expect(Set(report.ratios.keys) == Set(expectedRatios))
         for (name, ratio) in report.ratios {
             let parts = name.split(separator: " ")
-            let servers = parts[1].split(separator: "/").map(String.init)
+            let servers = parts[1].split(separator: "/", maxSplits: 1).map(String.init)
             #expect(Self.close(ratio, try rate(servers[0], String(parts[0])) / rate(servers[1], String(parts[0]))), "\(name)")
         }
         #expect(report.targets.count == expectedRatios.count + 1)

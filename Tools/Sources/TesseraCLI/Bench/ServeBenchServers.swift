@@ -79,23 +79,34 @@ final class BenchServer {
         }
     }
 
-    /// thumbor with its file loader on `root`, unsafe URLs (loopback only), file result storage in
-    /// `resultStorage()`, no original storage, JPEG quality 82 (tessera's default), `processes` processes.
+    /// thumbor with its file loader on `root`, unsafe URLs (loopback only), no original storage, JPEG quality
+    /// 82 (tessera's default), `processes` processes. `resultStorage` nil: no result storage, as thumbor ships
+    /// (its default `RESULT_STORAGE = None`: every request is decoded and resized again; thumbor's
+    /// documentation puts a cache in front), named `thumbor`; otherwise its file result storage in
+    /// `resultStorage()` (finished thumbnails kept as files), named `thumbor-result-storage`.
     /// Requests `/unsafe/SIZExSIZE/filters:format(jpeg)/PATH`: a centred crop to exactly SIZE×SIZE, JPEG.
     static func thumbor(venv: URL, root: URL, size: Int, port: Int, processes: Int, scratch: URL,
-                        resultStorage: @escaping () -> URL, log: URL) -> BenchServer {
-        BenchServer(name: "thumbor", port: port, target: { "/unsafe/\(size)x\(size)/filters:format(jpeg)/\($0)" }) {
-            let configuration = scratch.appendingPathComponent("thumbor.conf")
-            try """
+                        resultStorage: (() -> URL)?, log: URL) -> BenchServer {
+        let name = resultStorage == nil ? "thumbor" : "thumbor-result-storage"
+        return BenchServer(name: name, port: port, target: { "/unsafe/\(size)x\(size)/filters:format(jpeg)/\($0)" }) {
+            let configuration = scratch.appendingPathComponent("\(name).conf")
+            var settings = """
             LOADER = 'thumbor.loaders.file_loader'
             FILE_LOADER_ROOT_PATH = '\(root.path)'
             ALLOW_UNSAFE_URL = True
             STORAGE = 'thumbor.storages.no_storage'
-            RESULT_STORAGE = 'thumbor.result_storages.file_storage'
-            RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '\(resultStorage().path)'
-            RESULT_STORAGE_STORES_UNSAFE = True
             QUALITY = 82
-            """.write(to: configuration, atomically: true, encoding: .utf8)
+
+            """
+            if let resultStorage {
+                settings += """
+                RESULT_STORAGE = 'thumbor.result_storages.file_storage'
+                RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '\(resultStorage().path)'
+                RESULT_STORAGE_STORES_UNSAFE = True
+
+                """
+            }
+            try settings.write(to: configuration, atomically: true, encoding: .utf8)
             return try spawn(venv.appendingPathComponent("bin/thumbor").path,
                              ["-i", "127.0.0.1", "-p", "\(port)", "-c", configuration.path, "-l", "warning",
                               "--processes", "\(processes)"], log: log)

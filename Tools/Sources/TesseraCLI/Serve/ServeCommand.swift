@@ -1,12 +1,8 @@
 import ArgumentParser
+import CHeapControl
 import Foundation
-#if canImport(Glibc)
-/// glibc's `int mallopt(int, int)` from <malloc.h>, which the Glibc module does not import.
-@_silgen_name("mallopt") private func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32
-/// glibc's `int malloc_trim(size_t)` from <malloc.h>.
-@_silgen_name("malloc_trim") private func glibcMallocTrim(_ pad: Int) -> Int32
-#endif
 import Logging
+import Prometheus
 import TesseraServer
 
 /// `tessera serve --root DIR [--listen 127.0.0.1:8080] [--preset NAME:WxH:MODE …] [--config FILE]`: the image
@@ -57,9 +53,9 @@ struct ServeCommand: AsyncParsableCommand {
             logger.logLevel = level
         }
         Self.keepLargeAllocationsMapped()
-        let trimming = Task.detached(priority: .background) { await Self.returnFreedHeapPages() }
-        defer { trimming.cancel() }
         let server = try ImageServer(configuration: configuration, logger: logger)
+        let trimming = Task.detached(priority: .background) { [registry = server.registry] in await Self.returnFreedHeapPages(reportingTo: registry) }
+        defer { trimming.cancel() }
         try await server.run { port in
             let line = "tessera serve: listening on \(configuration.listen.split(separator: ":").dropLast().joined(separator: ":")):\(port)\n"
             FileHandle.standardOutput.write(Data(line.utf8))
@@ -70,12 +66,18 @@ struct ServeCommand: AsyncParsableCommand {
     /// after freeing such a block it raises that threshold to the block's size (up to 32 MB). From then on
     /// a server's decoded sources and resize buffers (1–33 MB each) come from the heap arenas, which
     /// fragment under mixed sizes and rarely shrink: RSS climbs for hours (docs/RELIABILITY.md, soak). A
-    /// fixed threshold of 1 MB keeps every bitmap-sized block in a mapping of its own. Linux/glibc only.
+    /// fixed threshold of 1 MB keeps every bitmap-sized block in a mapping of its own.
+    ///
+    /// glibc also gives each thread that allocates under contention an arena of its own, up to 8 per core;
+    /// every arena keeps its own free space, and under the soak the free space of all of them grew
+    /// steadily after the caches were full (4 → 63 MiB in 5 minutes) while the live bytes stayed level.
+    /// One arena per core holds that free space in fewer, reused places; glibc's own `MALLOC_ARENA_MAX`,
+    /// when set, is left to decide. Linux/glibc only.
     static func keepLargeAllocationsMapped() {
-        #if canImport(Glibc)
-        let mmapThreshold: Int32 = -3   // M_MMAP_THRESHOLD in <malloc.h>
-        _ = glibcMallopt(mmapThreshold, 1 << 20)
-        #endif
+        _ = tessera_heap_set_mmap_threshold(1 << 20)
+        if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil {
+            _ = tessera_heap_set_arena_limit(Int32(clamping: ProcessInfo.processInfo.activeProcessorCount))
+        }
     }
 
     /// glibc gives freed heap memory back to the system only from the top of each arena, so the free
@@ -83,12 +85,25 @@ struct ServeCommand: AsyncParsableCommand {
     /// arena per thread that allocated) stay resident: RSS creeps up long after the caches are full
     /// (docs/RELIABILITY.md, soak). `malloc_trim(0)` returns every whole free page inside the arenas;
     /// every 10 s it costs a few milliseconds of one thread, like jemalloc's background purging.
-    static func returnFreedHeapPages() async {
-        #if canImport(Glibc)
-        while (try? await Task.sleep(for: .seconds(10))) != nil {
-            _ = glibcMallocTrim(0)
+    /// Each round also sets three gauges from glibc's statistics (mallinfo2), which tell live memory from
+    /// what the allocator keeps: `tessera_heap_in_use_bytes` (allocated, not freed),
+    /// `tessera_heap_free_bytes` (free inside the arenas, before the trim) and `tessera_heap_mapped_bytes`
+    /// (allocations with a mapping of their own, part of in use).
+    static func returnFreedHeapPages(reportingTo registry: PrometheusCollectorRegistry) async {
+        let inUse = registry.makeGauge(name: "tessera_heap_in_use_bytes", help: "Heap bytes allocated and not freed (glibc mallinfo2)")
+        let free = registry.makeGauge(name: "tessera_heap_free_bytes", help: "Free bytes inside the heap arenas before the periodic trim")
+        let mapped = registry.makeGauge(name: "tessera_heap_mapped_bytes", help: "Heap bytes in allocations with a mapping of their own")
+        func record() {
+            let now = tessera_heap_statistics_now()
+            inUse.set(Double(now.inUse))
+            free.set(Double(now.freeInArenas))
+            mapped.set(Double(now.mapped))
         }
-        #endif
+        record()
+        while (try? await Task.sleep(for: .seconds(10))) != nil {
+            record()
+            _ = tessera_heap_trim()
+        }
     }
 
     /// The configuration from the file, the environment and the flags, in that order of precedence (lowest first).
