@@ -108,6 +108,24 @@ struct MemoryHitHandlerTests {
         #expect(fixture.server.service.statistics.memoryHits >= 1)
     }
 
+    /// NIO's encoder pairs each response head with the method of the request it answers (from a queue the
+    /// decoder fills). A hit must go through the encoder too: were it written around it, the queue would
+    /// keep the hit's `GET` (one entry per hit, growing for as long as the connection lives), the `HEAD`
+    /// below would be answered as a `GET`, and the `GET` after it as a `HEAD`, its body refused.
+    @Test func aHitKeepsTheEncodersRequestMethodsInStep() async throws {
+        let f = try await Fixture()
+        try f.send(Fixture.get("/v1/thumb/photo.jpg"))
+        try f.send("HEAD /elsewhere HTTP/1.1\r\nHost: test\r\n\r\n")
+        try f.channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .ok, headerFields: [.contentLength: "6"])))
+        try f.channel.writeOutbound(HTTPResponsePart.end(nil))
+        try f.send(Fixture.get("/elsewhere"))
+        try f.routerAnswers(body: "routed")
+        let text = String(decoding: try f.written(), as: UTF8.self)
+        #expect(f.router.heads == ["/elsewhere", "/elsewhere"], "the hit was answered by the handler")
+        #expect(text.hasSuffix("\r\n\r\nrouted"), "the GET after the HEAD has its body")
+        #expect(text.components(separatedBy: "HTTP/1.1 200 OK").count == 4, "three responses")
+    }
+
     @Test func aMatchingIfNoneMatchGets304WithoutABody() async throws {
         let fixture = try await Fixture()
         try fixture.send(Fixture.get("/v1/thumb/photo.jpg"))
