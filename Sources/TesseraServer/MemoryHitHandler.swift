@@ -3,7 +3,6 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import NIOCore
-import NIOHTTP1
 import NIOHTTPTypes
 @_spi(Internal) import TesseraImaging
 import Tessera

@@ -85,8 +85,9 @@ final class BenchServer {
     /// documentation puts a cache in front), named `thumbor`; otherwise its file result storage in
     /// `resultStorage()` (finished thumbnails kept as files), named `thumbor-result-storage`.
     /// Requests `/unsafe/SIZExSIZE/filters:format(jpeg)/PATH`: a centred crop to exactly SIZE×SIZE, JPEG.
+    /// Its configuration and log are `scratch/NAME.conf` and `scratch/NAME.log`.
     static func thumbor(venv: URL, root: URL, size: Int, port: Int, processes: Int, scratch: URL,
-                        resultStorage: (() -> URL)?, log: URL) -> BenchServer {
+                        resultStorage: (() -> URL)?) -> BenchServer {
         let name = resultStorage == nil ? "thumbor" : "thumbor-result-storage"
         return BenchServer(name: name, port: port, target: { "/unsafe/\(size)x\(size)/filters:format(jpeg)/\($0)" }) {
             let configuration = scratch.appendingPathComponent("\(name).conf")
@@ -109,7 +110,7 @@ final class BenchServer {
             try settings.write(to: configuration, atomically: true, encoding: .utf8)
             return try spawn(venv.appendingPathComponent("bin/thumbor").path,
                              ["-i", "127.0.0.1", "-p", "\(port)", "-c", configuration.path, "-l", "warning",
-                              "--processes", "\(processes)"], log: log)
+                              "--processes", "\(processes)"], log: scratch.appendingPathComponent("\(name).log"))
         }
     }
 

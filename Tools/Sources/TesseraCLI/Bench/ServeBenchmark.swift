@@ -145,10 +145,9 @@ struct ServeBenchmark: AsyncParsableCommand {
             do {
                 let location = venv.map { URL(fileURLWithPath: $0) } ?? PythonVirtualenv.defaultLocation("thumbor-venv")
                 let environment = try PythonVirtualenv.ensure(location, python: python, package: "thumbor", module: "thumbor", by: "bench serve")
-                for (resultStorage, log) in [(nil, "thumbor.log"), ({ fresh("thumbor-results") }, "thumbor-result-storage.log")] as [((() -> URL)?, String)] {
+                for resultStorage in [nil, { fresh("thumbor-results") }] as [(() -> URL)?] {
                     let server = BenchServer.thumbor(venv: location, root: root, size: size, port: try Origin.unusedPort(),
-                                                     processes: thumborProcesses, scratch: scratch, resultStorage: resultStorage,
-                                                     log: scratch.appendingPathComponent(log))
+                                                     processes: thumborProcesses, scratch: scratch, resultStorage: resultStorage)
                     versions[server.name] = environment.version
                     servers.append(server)
                 }

@@ -3,6 +3,7 @@ import CHeapControl
 import Foundation
 import Logging
 import Prometheus
+@_spi(Internal) import TesseraImaging
 import TesseraServer
 
 /// `tessera serve --root DIR [--listen 127.0.0.1:8080] [--preset NAME:WxH:MODE …] [--config FILE]`: the image
@@ -52,7 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
             guard let level = Logger.Level(rawValue: name.lowercased()) else { throw ValidationError("log level '\(name)' is not one of trace, debug, info, notice, warning, error, critical") }
             logger.logLevel = level
         }
-        Self.keepLargeAllocationsMapped()
+        Self.configureHeap()
         let server = try ImageServer(configuration: configuration, logger: logger)
         let trimming = Task.detached(priority: .background) { [registry = server.registry] in await Self.returnFreedHeapPages(reportingTo: registry) }
         defer { trimming.cancel() }
@@ -73,10 +74,10 @@ struct ServeCommand: AsyncParsableCommand {
     /// steadily after the caches were full (4 → 63 MiB in 5 minutes) while the live bytes stayed level.
     /// One arena per core holds that free space in fewer, reused places; glibc's own `MALLOC_ARENA_MAX`,
     /// when set, is left to decide. Linux/glibc only.
-    static func keepLargeAllocationsMapped() {
+    static func configureHeap() {
         _ = tessera_heap_set_mmap_threshold(1 << 20)
         if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil {
-            _ = tessera_heap_set_arena_limit(Int32(clamping: ProcessInfo.processInfo.activeProcessorCount))
+            _ = tessera_heap_set_arena_limit(Int32(clamping: ParallelismLimit.coreCount))
         }
     }
 
@@ -90,9 +91,12 @@ struct ServeCommand: AsyncParsableCommand {
     /// `tessera_heap_free_bytes` (free inside the arenas, before the trim) and `tessera_heap_mapped_bytes`
     /// (allocations with a mapping of their own, part of in use).
     static func returnFreedHeapPages(reportingTo registry: PrometheusCollectorRegistry) async {
-        let inUse = registry.makeGauge(name: "tessera_heap_in_use_bytes", help: "Heap bytes allocated and not freed (glibc mallinfo2)")
-        let free = registry.makeGauge(name: "tessera_heap_free_bytes", help: "Free bytes inside the heap arenas before the periodic trim")
-        let mapped = registry.makeGauge(name: "tessera_heap_mapped_bytes", help: "Heap bytes in allocations with a mapping of their own")
+        func gauge(_ name: String, _ help: String) -> Gauge {
+            registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "tessera", metricName: name, unitName: "bytes", helpText: help))
+        }
+        let inUse = gauge("heap_in_use", "Heap bytes allocated and not freed (glibc mallinfo2)")
+        let free = gauge("heap_free", "Free bytes inside the heap arenas before the periodic trim")
+        let mapped = gauge("heap_mapped", "Heap bytes in allocations with a mapping of their own")
         func record() {
             let now = tessera_heap_statistics_now()
             inUse.set(Double(now.inUse))
