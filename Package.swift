@@ -121,12 +121,14 @@ let package = Package(
             dependencies: [
                 "Tessera", "TesseraHTTP",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Serving"])),
-                // The memory-hit handler sits in Hummingbird's NIO pipeline (HTTP parts as HTTPTypes).
+                // The server's own HTTP/1 child channel: NIO's codec, the memory-hit handler (NIO's HTTP/1
+                // types), then the conversion to HTTPTypes that Hummingbird's router reads.
                 .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Serving"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Serving"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Serving"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Serving"])),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Serving"])),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras", condition: .when(traits: ["Serving"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Serving"])),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Serving"])),

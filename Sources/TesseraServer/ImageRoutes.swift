@@ -143,10 +143,19 @@ public struct ImageRoutes: Sendable {
 
     /// The headers of an image response or `304` (without `Content-Length`, `Date` and `Server`).
     static func fields(for image: ImageService.ImageResponse) -> HTTPFields {
-        var headers: HTTPFields = [.vary: "Accept", .eTag: image.etag, .cacheControl: image.cacheControl]
-        headers.append(.init(name: cacheOutcomeField, value: image.outcome))
-        if image.status != 304 { headers[.contentType] = image.contentType }
-        return headers
+        var fields = HTTPFields()
+        forEachField(of: image) { fields.append(HTTPFields.Element(name: $0, value: $1)) }
+        return fields
+    }
+
+    /// Calls `body` with each header of an image response or `304` (without `Content-Length`, `Date` and
+    /// `Server`), in order: the one list both the route and the `MemoryHitHandler` (in NIO's types) answer with.
+    static func forEachField(of image: ImageService.ImageResponse, _ body: (HTTPFields.Element.Name, String) -> Void) {
+        body(.vary, "Accept")
+        body(.eTag, image.etag)
+        body(.cacheControl, image.cacheControl)
+        body(cacheOutcomeField, image.outcome)
+        if image.status != 304 { body(.contentType, image.contentType) }
     }
 
     /// Counts a finished request by status and preset and writes its log line.

@@ -1,6 +1,7 @@
 #if Serving
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import Prometheus
 import ServiceLifecycle
@@ -39,14 +40,17 @@ public struct ImageServer: Sendable {
         return router
     }
 
+    /// The `Server` header of every response.
+    static let serverName = "tessera"
+
     /// The Hummingbird application `run(onListening:)` serves: the router, behind the `MemoryHitHandler`
-    /// that answers hot thumbnails on the event loop. `onListening` gets the bound port.
+    /// that answers hot thumbnails on the event loop (``ImageHTTPChannel``). `onListening` gets the bound port.
     public func application(host: String, port: Int, onListening: @escaping @Sendable (Int) -> Void = { _ in })
         -> Application<RouterResponder<BasicRequestContext>> {
-        let routes = routes, serverName = "tessera"
+        let routes = routes
         return Application(router: router(),
-                           server: .http1(configuration: .init(additionalChannelHandlers: [MemoryHitHandler(routes: routes, serverName: serverName)])),
-                           configuration: .init(address: .hostname(host, port: port), serverName: serverName),
+                           server: HTTPServerBuilder { responder in ImageHTTPChannel(responder: responder, routes: routes) },
+                           configuration: .init(address: .hostname(host, port: port), serverName: Self.serverName),
                            onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) },
                            logger: logger)
     }

@@ -25,6 +25,8 @@ public final class ImageService: Sendable {
     let remote: (manager: ImageManager, loader: HTTPDataLoader)?
     let signer: URLSigner?
     let metrics: ServiceMetrics
+    /// The `Cache-Control` of every image response, `public, max-age=N` (made once).
+    private let cacheControl: String
     /// Output sizes of `fit` presets by source image id (the slot holds the image at its top-left corner).
     private let fittedSizes = LockedValue([UUID: PixelSize]())
     private let counters = LockedValue(ServiceStatistics())
@@ -41,6 +43,7 @@ public final class ImageService: Sendable {
                 logger: Logger = Observability.silentLogger) throws {
         try configuration.validate()
         self.configuration = configuration
+        cacheControl = "public, max-age=\(configuration.maxAgeSeconds)"
         root = try RootDirectory(configuration.root)
         let tables = URL(fileURLWithPath: configuration.tablesDirectory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("tessera-serve-tables").path)
@@ -386,7 +389,6 @@ public final class ImageService: Sendable {
         ImageResponse(status: 304, bodyBuffer: ByteBuffer(), contentType: "", etag: etag, cacheControl: cacheControl, outcome: "not-modified")
     }
 
-    private var cacheControl: String { "public, max-age=\(configuration.maxAgeSeconds)" }
 
     private func verifySignature(_ request: RequestInfo) throws(ServiceError) {
         guard let signer else { return }

@@ -88,19 +88,32 @@ struct RootDirectory: Sendable {
         return real
     }
 
-    /// The checks on the text of `relative` (see the type).
+    /// The checks on the text of `relative` (see the type), in one pass over its bytes (every request
+    /// makes them, hits included).
     private func checkSyntax(_ relative: String) throws(ServiceError) {
         let bytes = relative.utf8
-        guard !bytes.isEmpty else { throw ServiceError(400, "bad_path", "no path") }
-        guard !bytes.contains(0) else { throw ServiceError(400, "path_escape", "the path contains a NUL byte") }
-        guard bytes.first != UInt8(ascii: "/"), bytes.first != UInt8(ascii: "~") else { throw ServiceError(400, "path_escape", "absolute paths are refused") }
-        guard !bytes.contains(UInt8(ascii: "\\")), !bytes.contains(UInt8(ascii: "%")) else {
-            throw ServiceError(400, "path_escape", "backslashes and double-encoded characters are refused")
+        guard let first = bytes.first else { throw ServiceError(400, "bad_path", "no path") }
+        var nul = false, escape = false, badComponent = false
+        var length = 0, dots = 0   // of the component being read
+        for byte in bytes {
+            switch byte {
+            case 0: nul = true
+            case UInt8(ascii: "\\"), UInt8(ascii: "%"): escape = true
+            case UInt8(ascii: "/"):
+                if length == 0 || (dots == length && length <= 2) { badComponent = true }
+                length = 0
+                dots = 0
+                continue
+            case UInt8(ascii: "."): dots += 1
+            default: break
+            }
+            length += 1
         }
-        let components = bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        guard !components.contains(where: { $0.isEmpty || $0.elementsEqual(".".utf8) || $0.elementsEqual("..".utf8) }) else {
-            throw ServiceError(400, "path_escape", "'..', '.' and empty path components are refused")
-        }
+        if length == 0 || (dots == length && length <= 2) { badComponent = true }
+        guard !nul else { throw ServiceError(400, "path_escape", "the path contains a NUL byte") }
+        guard first != UInt8(ascii: "/"), first != UInt8(ascii: "~") else { throw ServiceError(400, "path_escape", "absolute paths are refused") }
+        guard !escape else { throw ServiceError(400, "path_escape", "backslashes and double-encoded characters are refused") }
+        guard !badComponent else { throw ServiceError(400, "path_escape", "'..', '.' and empty path components are refused") }
     }
 
     /// Whether a real path lies strictly below the root.

@@ -9,8 +9,8 @@ import NIOHTTPTypesHTTP1
 import Testing
 @testable import TesseraServer
 
-/// `MemoryHitHandler` in the pipeline `tessera serve` builds (NIO's HTTP/1 codec, the HTTPTypes codec, the
-/// handler), on an `EmbeddedChannel`: raw request bytes in, raw response bytes out, and a recorder at the
+/// `MemoryHitHandler` in the pipeline `tessera serve` builds (`ImageHTTPChannel.addHandlers`: NIO's HTTP/1
+/// codec, the handler, the HTTPTypes codec, Hummingbird's connection state), on an `EmbeddedChannel`: raw request bytes in, raw response bytes out, and a recorder at the
 /// tail standing for Hummingbird's router, which sees what the handler passes on.
 @Suite("Memory hits on the event loop")
 struct MemoryHitHandlerTests {
@@ -40,10 +40,10 @@ struct MemoryHitHandlerTests {
             channel = EmbeddedChannel()
             router = Router()
             let operations = channel.pipeline.syncOperations
-            try operations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false)
-            try operations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-            try operations.addHandler(MemoryHitHandler(routes: server.routes, serverName: "tessera"))
+            try ImageHTTPChannel.addHandlers(to: operations, routes: server.routes, logger: Logger(label: "test"))
             try operations.addHandler(router)
+            // Active, like an accepted connection (the connection-state handler acts on active channels only).
+            try await channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 8080)).get()
         }
 
         func send(_ text: String) throws { try channel.writeInbound(ByteBuffer(string: text)) }
@@ -182,12 +182,24 @@ struct MemoryHitHandlerTests {
         #expect(try Self.responses(try fixture.written()).allSatisfy { $0.body == Array("routed".utf8) })
     }
 
-    @Test func afterAGracefulShutdownBeganEveryRequestGoesToTheRouter() async throws {
-        let fixture = try await Fixture()
-        fixture.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
-        try fixture.send(Fixture.get("/v1/thumb/photo.jpg"))
-        #expect(fixture.router.heads == ["/v1/thumb/photo.jpg"])
-        #expect(try fixture.written().isEmpty)
+    /// A graceful shutdown closes an idle connection at once; on a busy one, a hit read after it began waits
+    /// behind the routed request, and the connection closes after both answers.
+    @Test func aGracefulShutdownAnswersWhatWasAskedThenCloses() async throws {
+        let idle = try await Fixture()
+        idle.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        #expect(!idle.channel.isActive)
+
+        let busy = try await Fixture()
+        try busy.send(Fixture.get("/v1/thumb/sub/tall.jpg"))
+        busy.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        #expect(busy.channel.isActive)
+        try busy.send(Fixture.get("/v1/thumb/photo.jpg"))
+        #expect(busy.router.heads == ["/v1/thumb/sub/tall.jpg", "/v1/thumb/photo.jpg"])
+        try busy.routerAnswers(body: "first")
+        #expect(busy.channel.isActive)
+        try busy.routerAnswers(body: "second")
+        #expect(!busy.channel.isActive)
+        #expect(try Self.responses(try busy.written()).map(\.body) == [Array("first".utf8), Array("second".utf8)])
     }
 }
 

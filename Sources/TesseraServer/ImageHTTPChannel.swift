@@ -1,0 +1,57 @@
+#if Serving
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+
+/// The HTTP/1.1 connection of `tessera serve`, from socket bytes to Hummingbird's router:
+///
+/// ```
+/// NIO HTTP/1 decoder + encoder ─ MemoryHitHandler ─ HTTP1ToHTTPServerCodec ─ HTTPConnectionStateHandler ─ router
+/// ```
+///
+/// Hummingbird's `HTTP1Channel` is the same stack, except that it adds extra handlers only after the
+/// conversion to swift-http-types. The `MemoryHitHandler` sits before it, so a hot thumbnail is read and
+/// answered in NIO's own HTTP/1 types: the conversion of its request head and of its response, two
+/// allocations of header storage each, are never made. Everything the handler passes on reaches the router
+/// exactly as through `HTTP1Channel`.
+struct ImageHTTPChannel: HTTPChannelHandler {
+    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    let responder: Responder
+    let routes: ImageRoutes
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            try Self.addHandlers(to: channel.pipeline.syncOperations, routes: routes, logger: logger)
+            return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await handleHTTP(asyncChannel: value, logger: logger)
+    }
+
+    /// Adds the stack above to a connection's pipeline (the tests build theirs with it too). Pipelined
+    /// requests are ordered by the `MemoryHitHandler` and by the router's async channel, so NIO's pipelining
+    /// assistance stays off; headers are validated where they are made (swift-http-types), so the
+    /// encoder's outbound validation stays off, as in Hummingbird's own stack; the decoder's limits are
+    /// Hummingbird's defaults.
+    static func addHandlers(to operations: ChannelPipeline.SynchronousOperations, routes: ImageRoutes, logger: Logger) throws {
+        let defaults = HTTP1Channel.Configuration().httpDecoder
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = defaults.maxHeaderFieldSize
+        limits.maxHeaderListSize = defaults.maxHeaderListSize
+        limits.maxHeaderFieldCount = defaults.maxHeaderFieldCount
+        try operations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false,
+                                                   withOutboundHeaderValidation: false, withEncoderConfiguration: .init(),
+                                                   withDecoderLimitConfiguration: limits)
+        try operations.addHandler(MemoryHitHandler(routes: routes))
+        try operations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+        try operations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+    }
+}
+#endif
