@@ -31,9 +31,11 @@ public struct ImageServer: Sendable {
     /// The image routes, exporting the server's registry and logging to its logger.
     var routes: ImageRoutes { ImageRoutes(service: service, registry: registry, logger: logger) }
 
-    /// The router with every route: the image routes and the gallery.
+    /// The router with every route: the image routes and the gallery, each also answering `HEAD`.
     public func router() -> Router<BasicRequestContext> {
-        let router = Router()
+        // `HEAD` on every `GET` route: the `GET` response's status and headers (its `Content-Length`
+        // included), without the body.
+        let router = Router(options: .autoGenerateHeadEndpoints)
         routes.add(to: router)
         GalleryRoutes(service: service, logger: logger).add(to: router)
         router.get("**") { _, _ -> Response in ServiceError(404, "not_found", "no such route").response }

@@ -26,6 +26,12 @@ public enum RawHTTP {
         try await onThread { try getBlocking(port: port, target, headers: headers) }
     }
 
+    /// `HEAD target` on 127.0.0.1:`port` with extra `headers`: the response has no body, whatever its
+    /// `Content-Length` says.
+    public static func head(port: Int, _ target: String, headers: [String: String] = [:]) async throws -> Response {
+        try await onThread { try requestBlocking(port: port, method: "HEAD", target, headers: headers, body: nil) }
+    }
+
     /// `POST target` on 127.0.0.1:`port` with `body` and extra `headers` (`Content-Length` is added).
     public static func post(port: Int, _ target: String, body: [UInt8], headers: [String: String] = [:]) async throws -> Response {
         try await onThread { try requestBlocking(port: port, method: "POST", target, headers: headers, body: body) }
@@ -75,10 +81,10 @@ public enum RawHTTP {
             if n <= 0 { break }
             response += buffer[..<n]
         }
-        return try parse(response)
+        return try parse(response, hasBody: method != "HEAD")
     }
 
-    static func parse(_ bytes: [UInt8]) throws -> Response {
+    static func parse(_ bytes: [UInt8], hasBody: Bool = true) throws -> Response {
         let separator: [UInt8] = [13, 10, 13, 10]
         guard let end = (0..<max(0, bytes.count - 3)).first(where: { Array(bytes[$0..<$0 + 4]) == separator }) else {
             throw Failure(description: "no complete response head in \(bytes.count) bytes")
@@ -94,7 +100,9 @@ public enum RawHTTP {
             headers[name] = headers[name].map { "\($0), \(value)" } ?? value
         }
         var body = Array(bytes[(end + 4)...])
-        if let length = headers["content-length"].flatMap(Int.init) {
+        if !hasBody {
+            guard body.isEmpty else { throw Failure(description: "\(body.count) bytes after the head of a response without a body") }
+        } else if let length = headers["content-length"].flatMap(Int.init) {
             guard body.count >= length else { throw Failure(description: "body of \(body.count) bytes, expected \(length)") }
             body = Array(body.prefix(length))
         } else if headers["transfer-encoding"]?.lowercased() == "chunked" {

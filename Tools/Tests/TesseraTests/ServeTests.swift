@@ -105,6 +105,24 @@ struct ServeTests {
         }
     }
 
+    /// `HEAD` answers like `GET` without the body (curl -I, link checkers and CDNs ask it): the same status,
+    /// type, tag and length, for an image, a service route and an error.
+    @Test func headAnswersLikeGetWithoutABody() async throws {
+        let fixture = try ServeFixture()
+        try await fixture.withServer(fixture.configuration()) { port, _ in
+            for target in ["/v1/thumb/photo.jpg", "/healthz", "/v1/nosuch/photo.jpg"] {
+                let get = try await RawHTTP.get(port: port, target)
+                let head = try await RawHTTP.head(port: port, target)
+                #expect(head.status == get.status, "\(target)")
+                #expect(head.body.isEmpty, "\(target)")
+                #expect(head.headers["content-length"] == String(get.body.count), "\(target)")
+                #expect(head.headers["content-type"] == get.headers["content-type"], "\(target)")
+                #expect(head.headers["etag"] == get.headers["etag"], "\(target)")
+            }
+            #expect(try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg").status == 200)
+        }
+    }
+
     @Test func ifNoneMatchGets304() async throws {
         let fixture = try ServeFixture()
         try await fixture.withServer(fixture.configuration()) { port, server in
