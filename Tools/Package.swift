@@ -21,7 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         // MetricsTestKit: the test metrics backend of the observability tests.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        // NIO's HTTP/1 ↔ HTTPTypes codec, for the memory-hit handler's tests on an EmbeddedChannel.
+        // NIO's HTTPTypes parts, for the memory-hit handler's tests on an EmbeddedChannel.
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
         // The serve command's heap gauges go into the server's own Prometheus registry.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
@@ -85,9 +85,7 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 "TesseraCLI", "TesseraMeasurement", "TesseraTestSupport", "CHeapControl",
             ]
         ),

@@ -41,17 +41,22 @@ struct ImageHTTPChannel: HTTPChannelHandler {
     /// encoder's outbound validation stays off, as in Hummingbird's own stack; the decoder's limits are
     /// Hummingbird's defaults.
     static func addHandlers(to operations: ChannelPipeline.SynchronousOperations, routes: ImageRoutes, logger: Logger) throws {
+        try operations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false,
+                                                   withOutboundHeaderValidation: false, withEncoderConfiguration: .init(),
+                                                   withDecoderLimitConfiguration: decoderLimits)
+        try operations.addHandler(MemoryHitHandler(routes: routes))
+        try operations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+        try operations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
+    }
+
+    /// Hummingbird's default HTTP/1 decoder limits, in NIO's type (read once, not per connection).
+    private static let decoderLimits: NIOHTTPDecoderLimitConfiguration = {
         let defaults = HTTP1Channel.Configuration().httpDecoder
         var limits = NIOHTTPDecoderLimitConfiguration()
         limits.maxHeaderFieldSize = defaults.maxHeaderFieldSize
         limits.maxHeaderListSize = defaults.maxHeaderListSize
         limits.maxHeaderFieldCount = defaults.maxHeaderFieldCount
-        try operations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false,
-                                                   withOutboundHeaderValidation: false, withEncoderConfiguration: .init(),
-                                                   withDecoderLimitConfiguration: limits)
-        try operations.addHandler(MemoryHitHandler(routes: routes))
-        try operations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-        try operations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
-    }
+        return limits
+    }()
 }
 #endif

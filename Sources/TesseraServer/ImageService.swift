@@ -389,7 +389,6 @@ public final class ImageService: Sendable {
         ImageResponse(status: 304, bodyBuffer: ByteBuffer(), contentType: "", etag: etag, cacheControl: cacheControl, outcome: "not-modified")
     }
 
-
     private func verifySignature(_ request: RequestInfo) throws(ServiceError) {
         guard let signer else { return }
         try signer.verify(path: request.path, rawQuery: request.rawQuery)

@@ -95,21 +95,25 @@ struct RootDirectory: Sendable {
         guard let first = bytes.first else { throw ServiceError(400, "bad_path", "no path") }
         var nul = false, escape = false, badComponent = false
         var length = 0, dots = 0   // of the component being read
+        /// Ends the component being read: empty, `.` and `..` are refused.
+        func endComponent() {
+            if length == 0 || (dots == length && length <= 2) { badComponent = true }
+            length = 0
+            dots = 0
+        }
         for byte in bytes {
             switch byte {
             case 0: nul = true
             case UInt8(ascii: "\\"), UInt8(ascii: "%"): escape = true
             case UInt8(ascii: "/"):
-                if length == 0 || (dots == length && length <= 2) { badComponent = true }
-                length = 0
-                dots = 0
+                endComponent()
                 continue
             case UInt8(ascii: "."): dots += 1
             default: break
             }
             length += 1
         }
-        if length == 0 || (dots == length && length <= 2) { badComponent = true }
+        endComponent()
         guard !nul else { throw ServiceError(400, "path_escape", "the path contains a NUL byte") }
         guard first != UInt8(ascii: "/"), first != UInt8(ascii: "~") else { throw ServiceError(400, "path_escape", "absolute paths are refused") }
         guard !escape else { throw ServiceError(400, "path_escape", "backslashes and double-encoded characters are refused") }

@@ -3,9 +3,7 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOEmbedded
-import NIOHTTP1
 import NIOHTTPTypes
-import NIOHTTPTypesHTTP1
 import Testing
 @testable import TesseraServer
 
