@@ -26,11 +26,12 @@ demo: setup release
 
 # Every public symbol documented (scripts/check-docs, on the debug build the tests use), the unit and
 # integration tests (debug) with the compiled documentation snippets, then the end-to-end suites on the
-# release binary that users run.
+# release binary that users run. scripts/test-run bounds the run (TESSERA_TEST_MINUTES, 20 by default) and,
+# past the bound, names the tests still running and prints the test process's threads.
 test: setup-build
 	scripts/check-docs
 	$(SWIFT) build $(TOOLS) -c release --product tessera
-	TESSERA_RELEASE_BINARY="$$($(SWIFT) build $(TOOLS) -c release --show-bin-path)/tessera" $(SWIFT) test $(TOOLS)
+	TESSERA_RELEASE_BINARY="$$($(SWIFT) build $(TOOLS) -c release --show-bin-path)/tessera" SWIFT=$(SWIFT) scripts/test-run $(TOOLS)
 
 bench: setup release
 	scripts/bench

@@ -1,10 +1,12 @@
 import Foundation
+import Synchronization
 
 /// Starts programs with `posix_spawn` and waits for them with `waitpid`.
 ///
 /// Not Foundation's `Process.waitUntilExit()`: its run-loop based exit notification can hang when several
-/// tests wait for children at once; `waitpid` on the child's own pid cannot miss the exit. Waiting
-/// blocks the calling thread, which only costs parallelism: the children never need the test process.
+/// tests wait for children at once; `waitpid` on the child's own pid cannot miss the exit. From async code
+/// the wait runs on a thread of its own (``onOwnThread(_:)``): a child may need the test process (an
+/// in-process origin, another test's progress), so a wait must never hold one of Swift's pool threads.
 public struct ChildProcess: Sendable {
     /// The child's process id.
     public let pid: pid_t
@@ -31,6 +33,9 @@ public struct ChildProcess: Sendable {
     /// /dev/null and standard output and error into the given descriptors. `descriptors` maps more of the
     /// child's descriptor numbers to this process's descriptors (such as Chromium's DevTools pipe on 3
     /// and 4); this process's numbers must not be among the child's numbers (duplicate them higher first).
+    /// Open every descriptor given here close-on-exec (`O_CLOEXEC`, ``makePipe()``, `SOCK_CLOEXEC`): the child
+    /// still gets its copies (`dup2` clears the flag), but no other program that a test starts at the same
+    /// time inherits one, which would hold a pipe open after its own child has exited.
     /// With `newProcessGroup` the child leads a process group of its own (its id is the child's pid), so
     /// that ``signalGroup(_:)`` reaches the processes it forks too (thumbor's workers, nginx's).
     public static func spawn(_ path: String, _ arguments: [String], environment: [String: String],
@@ -64,9 +69,24 @@ public struct ChildProcess: Sendable {
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | (newProcessGroup ? POSIX_SPAWN_SETPGROUP : 0)))
         var pid: pid_t = 0
-        let code = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        let code = descriptorCreation.withLock { _ in posix_spawn(&pid, path, &actions, &attributes, argv, envp) }
         guard code == 0 else { throw SpawnError(path: path, code: code) }
         return ChildProcess(pid: pid)
+    }
+
+    /// Held while a pipe is made and flagged close-on-exec, and while a child is spawned, so that no child
+    /// inherits a pipe in between (Swift's Glibc module has no `pipe2`).
+    private static let descriptorCreation = Mutex(())
+
+    /// A pipe whose two ends are close-on-exec: give one end to ``spawn(_:_:environment:standardOutput:standardError:descriptors:newProcessGroup:)``
+    /// and only that child gets a copy.
+    public static func makePipe() throws -> (read: Int32, write: Int32) {
+        try descriptorCreation.withLock { _ in
+            var ends: [Int32] = [0, 0]
+            guard pipe(&ends) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            return (ends[0], ends[1])
+        }
     }
 
     /// Sends `signal` to every process of the child's process group (see `newProcessGroup`).
@@ -85,6 +105,11 @@ public struct ChildProcess: Sendable {
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             return fields.count > 2 && pid_t(fields[2]) == pid ? member : nil
         }
+    }
+
+    /// Suspends until the child has exited and reaps it, waiting on a thread of its own.
+    public func wait() async -> Exit {
+        await onOwnThread { self.wait() }
     }
 
     /// Blocks until the child has exited and reaps it.

@@ -27,6 +27,11 @@ public struct ProgramRun: CustomStringConvertible, Sendable {
             + "stdout: \(output.prefix(2000))\nstderr: \(errors.prefix(2000))"
     }
 
+    /// The blocking run below on a thread of its own (``onOwnThread(_:)``), for async callers.
+    public static func run(_ executable: URL, _ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProgramRun {
+        try await onOwnThread { try run(executable, arguments, environment: extra) as ProgramRun }
+    }
+
     /// Runs `executable arguments…` with this process's environment plus `extra` and Swift's crash
     /// backtracer off, waits for it, and captures standard output and error through files (so that a
     /// chatty program never blocks on a full pipe).
@@ -36,8 +41,8 @@ public struct ProgramRun: CustomStringConvertible, Sendable {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let outPath = scratch.appendingPathComponent("stdout").path
         let errPath = scratch.appendingPathComponent("stderr").path
-        let outFD = open(outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let errFD = open(errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let outFD = open(outPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let errFD = open(errPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         defer { close(outFD); close(errFD) }
         var environment = ProcessInfo.processInfo.environment
         environment["SWIFT_BACKTRACE"] = "enable=no"

@@ -2,10 +2,13 @@ import Foundation
 
 /// A minimal HTTP/1.1 client for tests of `tessera serve`: sends the request target exactly as given (no
 /// normalisation of `..` or percent-encoding, unlike URL-based clients), over one connection to
-/// 127.0.0.1 closed after the response. The blocking socket calls run on a thread of their own, not on the
-/// Swift concurrency pool (so that many requests at once do not starve an in-process server) nor on
-/// Dispatch's pool (which on Linux adds threads slowly while its threads block).
+/// 127.0.0.1 closed after the response. The blocking socket calls of the async forms run on a thread of
+/// their own (``onOwnThread(_:)``), so that many requests at once do not starve an in-process server. A server that stops
+/// sending or reading for ``stallLimit`` fails the request instead of holding the test forever.
 public enum RawHTTP {
+    /// How long a send or a receive may wait for the server: far above any server's own time limit in
+    /// the tests, so it only ends a request that would otherwise never end.
+    public static let stallLimit = 120
     /// A response: status, headers with lower-cased names, body.
     public struct Response: Sendable, CustomStringConvertible {
         public var status: Int
@@ -23,26 +26,18 @@ public enum RawHTTP {
 
     /// `GET target` on 127.0.0.1:`port` with extra `headers`.
     public static func get(port: Int, _ target: String, headers: [String: String] = [:]) async throws -> Response {
-        try await onThread { try getBlocking(port: port, target, headers: headers) }
+        try await onOwnThread { try getBlocking(port: port, target, headers: headers) }
     }
 
     /// `HEAD target` on 127.0.0.1:`port` with extra `headers`: the response has no body, whatever its
     /// `Content-Length` says.
     public static func head(port: Int, _ target: String, headers: [String: String] = [:]) async throws -> Response {
-        try await onThread { try requestBlocking(port: port, method: "HEAD", target, headers: headers, body: nil) }
+        try await onOwnThread { try requestBlocking(port: port, method: "HEAD", target, headers: headers, body: nil) }
     }
 
     /// `POST target` on 127.0.0.1:`port` with `body` and extra `headers` (`Content-Length` is added).
     public static func post(port: Int, _ target: String, body: [UInt8], headers: [String: String] = [:]) async throws -> Response {
-        try await onThread { try requestBlocking(port: port, method: "POST", target, headers: headers, body: body) }
-    }
-
-    /// Runs a blocking request on a thread of its own (see the type).
-    private static func onThread(_ work: @escaping @Sendable () throws -> Response) async throws -> Response {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try work() }) }
-            thread.start()
-        }
+        try await onOwnThread { try requestBlocking(port: port, method: "POST", target, headers: headers, body: body) }
     }
 
     /// The blocking form of ``get(port:_:headers:)``.
@@ -52,9 +47,12 @@ public enum RawHTTP {
 
     /// One request with `method`; with a `body`, a `Content-Length` header is sent too.
     static func requestBlocking(port: Int, method: String, _ target: String, headers: [String: String], body: [UInt8]?) throws -> Response {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
         defer { close(fd) }
+        var limit = timeval(tv_sec: stallLimit, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -78,6 +76,9 @@ public enum RawHTTP {
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                throw Failure(description: "\(method) \(target.prefix(200)): no answer from 127.0.0.1:\(port) within \(stallLimit) s")
+            }
             if n <= 0 { break }
             response += buffer[..<n]
         }

@@ -7,7 +7,7 @@ extension Origin {
     /// A loopback port that nobody listens on: the port of a socket bound to 127.0.0.1 and closed at
     /// once, so connecting to it is refused (unless another process takes it in between).
     public static func unusedPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         defer { close(fd) }
         var address = sockaddr_in()

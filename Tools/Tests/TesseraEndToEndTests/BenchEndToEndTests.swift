@@ -10,8 +10,8 @@ import Tessera
        .enabled(if: ReleaseCLI.isAvailable, "set TESSERA_RELEASE_BINARY (make test builds the release CLI and sets it)"))
 struct BenchEndToEndTests {
     /// Runs `tessera bench …` and requires a clean exit.
-    static func bench(_ arguments: [String]) throws -> ReleaseCLI.Run {
-        let run = try ReleaseCLI.run(["bench"] + arguments)
+    static func bench(_ arguments: [String]) async throws -> ReleaseCLI.Run {
+        let run = try await ReleaseCLI.run(["bench"] + arguments)
         try #require(run.status == 0 && run.signal == nil, "\(run)")
         return run
     }
@@ -46,9 +46,9 @@ struct BenchEndToEndTests {
     /// and size the library probes, megapixels = w×h/10⁶, positive times; groups partition the files
     /// by (format, size class) and their speedup is full+resize / downscaled.
     @Test("bench decode --json")
-    func decode() throws {
+    func decode() async throws {
         let (scratch, jpegs, png) = try Self.tinyDirectory("bench-decode")
-        let run = try Self.bench(["decode", scratch.url.path, "--repetitions", "1", "--limit", "2", "--size", "64x64", "--json"])
+        let run = try await Self.bench(["decode", scratch.url.path, "--repetitions", "1", "--limit", "2", "--size", "64x64", "--json"])
         let report = try run.json(DecodeReport.self)
         let expected = (jpegs + [png]).map(\.lastPathComponent).sorted().prefix(2)
         #expect(report.files.map { URL(fileURLWithPath: $0.file).lastPathComponent } == Array(expected))
@@ -85,12 +85,12 @@ struct BenchEndToEndTests {
     /// be created (missing interpreter) leaves Pillow out, listed in `skipped`, instead of failing the
     /// run; vipsthumbnail appears exactly when it is installed.
     @Test("bench ingest --json: JPEG and PNG groups, 1 and N workers, also when Pillow is missing")
-    func ingest() throws {
+    func ingest() async throws {
         let (scratch, jpegs, _) = try Self.tinyDirectory("bench-ingest")
         let nested = scratch.url.appendingPathComponent("nested")
         try FileManager.default.createDirectory(at: nested, withIntermediateDirectories: true)
         try FileManager.default.moveItem(at: jpegs[1], to: nested.appendingPathComponent(jpegs[1].lastPathComponent))
-        let run = try Self.bench(["ingest", scratch.url.path, "--rounds", "2", "--size", "48", "--jobs", "2",
+        let run = try await Self.bench(["ingest", scratch.url.path, "--rounds", "2", "--size", "48", "--jobs", "2",
                                   "--python", scratch.path("no-such-python"), "--venv", scratch.path("venv"), "--json"])
         let report = try run.json(IngestReport.self)
         #expect(report.thumbnail == 48 && report.rounds == 2 && report.workers == 2 && report.cores >= 1)
@@ -137,20 +137,20 @@ struct BenchEndToEndTests {
         var ratios: [String: Double]; var targets: [Target]
     }
 
-    /// `bench serve` in a tiny mode (5 sources, 12 hot thumbnails of 64 px, 1 s wrk rounds, 4 connections)
+    /// `bench serve` in a tiny mode (5 sources, 12 hot thumbnails of 64 px, 2 s wrk rounds, 4 connections)
     /// against the real servers: tessera serve, thumbor from PyPI as it ships and with its result storage (both
     /// left out only when TESSERA_E2E_SKIP_THUMBOR is set, for machines without PyPI) and nginx. Every server verified all 12
     /// hot thumbnails as 64×64 images before measuring; every measurement has one round per --rounds with
     /// requests and no errors; the cold pass made exactly one request per source; ratios are the quotients
     /// of the medians; targets agree with their values. No number is asserted beyond that.
     @Test("bench serve --json against tessera serve, thumbor and nginx")
-    func serve() throws {
+    func serve() async throws {
         let skipThumbor = ProcessInfo.processInfo.environment["TESSERA_E2E_SKIP_THUMBOR"] != nil
-        let run = try Self.bench(["serve", RealPhotos.directory.path, "--sources", "5", "--hot", "12", "--size", "64",
-                                  "--duration", "1s", "--rounds", "2", "--connections", "4", "--threads", "1",
+        let run = try await Self.bench(["serve", RealPhotos.directory.path, "--sources", "5", "--hot", "12", "--size", "64",
+                                  "--duration", "2s", "--rounds", "2", "--connections", "4", "--threads", "1",
                                   "--cold-concurrency", "2", "--thumbor-processes", "1", "--json"] + (skipThumbor ? ["--skip-thumbor"] : []))
         let report = try run.json(ServeReport.self)
-        #expect(report.sources == 5 && report.hotThumbnails == 12 && report.thumbnail == 64 && report.durationSeconds == 1)
+        #expect(report.sources == 5 && report.hotThumbnails == 12 && report.thumbnail == 64 && report.durationSeconds == 2)
         let names = skipThumbor ? ["tessera", "nginx"] : ["tessera", "thumbor", "thumbor-result-storage", "nginx"]
         #expect(report.servers.map(\.name) == names)
         #expect(report.skipped.isEmpty == !skipThumbor, "\(report.skipped)")
@@ -160,7 +160,8 @@ struct BenchEndToEndTests {
                 == Set(names.map { "\($0) hot" } + coldServers.map { "\($0) cold" }))
         for m in report.measurements {
             #expect(m.rounds.count == 2 && m.errors == 0 && m.peakRSSBytes > 0, "\(m.server) \(m.workload)")
-            #expect(m.rounds.allSatisfy { $0.requests > 0 && $0.errors == 0 && $0.seconds > 0 })
+            #expect(m.rounds.allSatisfy { $0.requests > 0 && $0.errors == 0 && $0.seconds > 0 },
+                    "\(m.server) \(m.workload): \(m.rounds.map { "\($0.requests) requests, \($0.errors) errors in \($0.seconds) s" })")
             let rates = m.rounds.map(\.requestsPerSecond)
             #expect(Self.close(m.requestsPerSecond, (rates[0] + rates[1]) / 2), "median of two rounds")
             #expect(m.p50Milliseconds > 0 && m.p99Milliseconds >= m.p50Milliseconds)
@@ -203,10 +204,10 @@ struct BenchEndToEndTests {
     /// 100×100 BGRA entries as fit in 1 MiB (per the library's ``ImageFormat``), memory measured; with
     /// the optional parts set to 0 they are absent.
     @Test("bench retrieval --json")
-    func retrieval() throws {
+    func retrieval() async throws {
         let photo = try RealPhotos.smallest(1, ext: "jpg")[0]
         let common = ["retrieval", "--entries", "40", "--batch", "2000", "--batches", "3", "--image", photo.path, "--json"]
-        let report = try Self.bench(common + ["--open-entries", "200", "--large-table-mb", "1"]).json(RetrievalReport.self)
+        let report = try await Self.bench(common + ["--open-entries", "200", "--large-table-mb", "1"]).json(RetrievalReport.self)
         #expect(report.entries == 40 && report.openEntries == 200)
         #expect([report.tableHitNanoseconds, report.dictionaryHitNanoseconds, report.jpegDecodeNanoseconds,
                  report.pngDecodeNanoseconds].allSatisfy { $0 > 0 })
@@ -222,7 +223,7 @@ struct BenchEndToEndTests {
         #expect(report.largeTableBytes == large.maximumBytesOnDisk)
         #expect((report.memoryBeforeTouch?.residentBytes ?? 0) > 0 && (report.memoryAfterTouch?.residentBytes ?? 0) > 0)
 
-        let bare = try Self.bench(common + ["--open-entries", "0", "--large-table-mb", "0"]).json(RetrievalReport.self)
+        let bare = try await Self.bench(common + ["--open-entries", "0", "--large-table-mb", "0"]).json(RetrievalReport.self)
         #expect(bare.openMilliseconds == nil && bare.largeTableBytes == nil && bare.memoryAfterTouch == nil)
         #expect(bare.tableHitNanoseconds > 0)
     }
@@ -243,11 +244,11 @@ struct BenchEndToEndTests {
     /// byte count and decodes (library) to the row's format and size; each (image, size) has PNG, JPEG,
     /// WebP and AVIF; the chart is a PNG.
     @Test("bench formats --json")
-    func formats() throws {
+    func formats() async throws {
         let scratch = try ScratchDirectory("bench-formats")
         let photos = try FileFacts.copy(try Self.formatsCandidates(), into: scratch)
         let work = scratch.path("work"), plot = scratch.path("chart.png")
-        let report = try Self.bench(["formats", "--images", scratch.url.path, "--work-dir", work, "--repetitions", "1",
+        let report = try await Self.bench(["formats", "--images", scratch.url.path, "--work-dir", work, "--repetitions", "1",
                                      "--quality", "70", "--webp-quality", "60", "--avif-quality", "50", "--avif-speed", "9",
                                      "--plot", plot, "--json"]).json(FormatsReport.self)
         let qualifying = try photos.compactMap { photo -> (URL, Double)? in
@@ -304,9 +305,9 @@ struct BenchEndToEndTests {
     /// urgent request; the ratio is fifo/prioritized; the coalescing scenario asks distinct × copies
     /// times and the origin sees each distinct URL exactly once.
     @Test("bench fetch --json")
-    func fetch() throws {
+    func fetch() async throws {
         let (distinct, copies, backlog, urgent) = (4, 5, 12, 4)
-        let report = try Self.bench(["fetch", "--latency-ms", "5", "--backlog", "\(backlog)", "--urgent", "\(urgent)", "--width", "2",
+        let report = try await Self.bench(["fetch", "--latency-ms", "5", "--backlog", "\(backlog)", "--urgent", "\(urgent)", "--width", "2",
                                      "--repetitions", "3", "--distinct", "\(distinct)", "--copies", "\(copies)", "--json"])
             .json(FetchReport.self)
         #expect(report.latencyMs == 5 && report.backlog == backlog && report.urgent == urgent && report.width == 2 && report.repetitions == 3)
@@ -325,8 +326,8 @@ struct BenchEndToEndTests {
     /// More urgent requests to promote (half of --urgent) than the backlog holds is a usage error, not
     /// a crash (indexing before the backlog's first URL would trap).
     @Test("bench fetch refuses --urgent larger than twice --backlog")
-    func fetchTooManyUrgent() throws {
-        let run = try ReleaseCLI.run(["bench", "fetch", "--latency-ms", "1", "--backlog", "1", "--urgent", "4", "--width", "1",
+    func fetchTooManyUrgent() async throws {
+        let run = try await ReleaseCLI.run(["bench", "fetch", "--latency-ms", "1", "--backlog", "1", "--urgent", "4", "--width", "1",
                                       "--repetitions", "1", "--distinct", "1", "--copies", "1", "--json"])
         #expect(run.signal == nil, "\(run)")
         #expect(run.status != 0 && run.errors.contains("--backlog"), "\(run)")

@@ -22,14 +22,14 @@ struct CacheEndToEndTests {
         var removedBytes: Int
     }
 
-    static func stats(_ dir: String) throws -> StatsReport {
-        let run = try ReleaseCLI.run(["cache", "stats", "--cache-dir", dir, "--json"])
+    static func stats(_ dir: String) async throws -> StatsReport {
+        let run = try await ReleaseCLI.run(["cache", "stats", "--cache-dir", dir, "--json"])
         #expect(run.status == 0 && run.signal == nil, "\(run)")
         return try run.json(StatsReport.self)
     }
 
-    static func clear(_ dir: String) throws -> ClearReport {
-        let run = try ReleaseCLI.run(["cache", "clear", "--cache-dir", dir, "--json"])
+    static func clear(_ dir: String) async throws -> ClearReport {
+        let run = try await ReleaseCLI.run(["cache", "clear", "--cache-dir", dir, "--json"])
         #expect(run.status == 0 && run.signal == nil, "\(run)")
         return try run.json(ClearReport.self)
     }
@@ -37,19 +37,19 @@ struct CacheEndToEndTests {
     /// A cache directory that does not exist yet: `stats` reports it (created) with no entries and the
     /// library's default limits, and `clear` removes nothing.
     @Test("stats and clear on an empty cache")
-    func empty() throws {
+    func empty() async throws {
         let scratch = try ScratchDirectory("cache-empty")
         let dir = scratch.path("images")
         let defaults = DiskCache.Configuration(directory: URL(fileURLWithPath: dir))
 
-        let stats = try Self.stats(dir)
+        let stats = try await Self.stats(dir)
         #expect(stats.directory == URL(fileURLWithPath: dir).standardizedFileURL.path)
         #expect(stats.entries == 0 && stats.bytes == 0 && stats.oldestStoredAt == nil)
         #expect(stats.sizeLimit == defaults.sizeLimit && stats.ageLimitSeconds == defaults.ageLimit.map { Double($0.components.seconds) })
         var isDirectory: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory) && isDirectory.boolValue)
 
-        let cleared = try Self.clear(dir)
+        let cleared = try await Self.clear(dir)
         #expect(cleared.removedEntries == 0 && cleared.removedBytes == 0)
     }
 
@@ -57,12 +57,12 @@ struct CacheEndToEndTests {
     /// as `mkdir -p` would give it: `EEXIST` where a regular file is in the way, `ENOTDIR` below one
     /// (not FileManager's Cocoa code printed as an errno, "Unknown error 516").
     @Test("stats names the real reason when the cache directory cannot be created")
-    func uncreatableDirectory() throws {
+    func uncreatableDirectory() async throws {
         let scratch = try ScratchDirectory("cache-blocked")
         let file = scratch.path("a-file")
         try Data("in the way".utf8).write(to: URL(fileURLWithPath: file))
         for (dir, code) in [(file, EEXIST), (file + "/images", ENOTDIR)] {
-            let run = try ReleaseCLI.run(["cache", "stats", "--cache-dir", dir, "--json"])
+            let run = try await ReleaseCLI.run(["cache", "stats", "--cache-dir", dir, "--json"])
             #expect(run.signal == nil && run.status != 0, "\(run)")
             #expect(run.errors.contains(dir) && run.errors.contains("\(String(cString: strerror(code))) (errno \(code))"), "\(run)")
         }
@@ -95,18 +95,18 @@ struct CacheEndToEndTests {
         let fileBytes = try paths.map { try #require(FileFacts.size($0), "\($0) was written") }.reduce(0, +)
         let bodyBytes = try photos.map { try Data(contentsOf: $0).count }.reduce(0, +)
 
-        let stats = try Self.stats(dir)
+        let stats = try await Self.stats(dir)
         #expect(stats.entries == photos.count)
         #expect(stats.bytes == fileBytes && stats.bytes > bodyBytes, "bytes of the entry files (body and header)")
         let oldest = try #require(stats.oldestStoredAt.flatMap { ISO8601DateFormatter().date(from: $0) })
         #expect(abs(oldest.timeIntervalSince(stored.min()!)) < 1, "oldest \(stats.oldestStoredAt ?? "-")")
 
-        let cleared = try Self.clear(dir)
+        let cleared = try await Self.clear(dir)
         #expect(cleared.removedEntries == photos.count && cleared.removedBytes == fileBytes)
         for path in paths { #expect(!FileManager.default.fileExists(atPath: path), "\(path) removed") }
         #expect(FileManager.default.fileExists(atPath: foreign), "clear removes cache entries only")
 
-        let after = try Self.stats(dir)
+        let after = try await Self.stats(dir)
         #expect(after.entries == 0 && after.bytes == 0 && after.oldestStoredAt == nil)
         let reopened = try DiskCache(configuration: DiskCache.Configuration(directory: URL(fileURLWithPath: dir)))
         #expect(reopened.statistics.count == 0)

@@ -15,16 +15,15 @@ struct ClusterEndToEndTests {
         init(_ count: Int, root: String, arguments: [String], scratch: ScratchDirectory) throws {
             let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("scripts/cluster").path
-            var fds: [Int32] = [0, 0]
-            try #require(pipe(&fds) == 0)
-            let errors = open(scratch.path("cluster.err"), O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            let (readEnd, writeEnd) = try ChildProcess.makePipe()
+            let errors = open(scratch.path("cluster.err"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             defer { close(errors) }
             var environment = ProcessInfo.processInfo.environment
             environment["TESSERA_BINARY"] = try #require(ReleaseCLI.binary).path
             script = try ChildProcess.spawn("/bin/bash", [path, "\(count)", "--root", root] + arguments, environment: environment,
-                                            standardOutput: fds[1], standardError: errors)
-            close(fds[1])
-            let output = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true)
+                                            standardOutput: writeEnd, standardError: errors)
+            close(writeEnd)
+            let output = FileHandle(fileDescriptor: readEnd, closeOnDealloc: true)
             var text = ""
             while !text.hasSuffix("ready\n") {
                 let chunk = output.availableData

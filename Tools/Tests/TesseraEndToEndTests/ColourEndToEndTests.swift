@@ -12,7 +12,7 @@ struct ColourEndToEndTests {
     /// 3 levels; and a real photograph tagged Display P3 gives the library's thumbnail of the same
     /// tagged file, visibly unlike the untagged photograph's.
     @Test("thumbnail of a Display P3 JPEG writes sRGB pixels")
-    func displayP3Thumbnail() throws {
+    func displayP3Thumbnail() async throws {
         let scratch = try ScratchDirectory("colour")
         let p3 = try ICCProfiles.displayP3()
         let flat = Bitmap(width: 240, height: 160, style: .bgra32) { view in
@@ -30,7 +30,7 @@ struct ColourEndToEndTests {
 
         let size = PixelSize(width: 60, height: 40)
         let out = scratch.path("out")
-        let run = try ReleaseCLI.run(["thumbnail", flatFile, taggedPhoto.path, "--size", size.description, "--mode", "fill", "--out", out])
+        let run = try await ReleaseCLI.run(["thumbnail", flatFile, taggedPhoto.path, "--size", size.description, "--mode", "fill", "--out", out])
         #expect(run.status == 0, "\(run)")
 
         let thumb = try PixelComparison.decodeFile(out + "/flat-p3.png")

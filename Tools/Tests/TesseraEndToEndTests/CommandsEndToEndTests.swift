@@ -32,12 +32,12 @@ struct CommandsEndToEndTests {
     ]
 
     @Test("probe --json reports the frame count of an animated GIF, and 1 for photographs")
-    func probeFrames() throws {
+    func probeFrames() async throws {
         let scratch = try ScratchDirectory("probe-frames")
         let gif = scratch.path("animated.gif")
         try Data(Self.animatedGIF).write(to: URL(fileURLWithPath: gif))
         let photo = try RealPhotos.smallest(1, ext: "jpg")[0]
-        let run = try ReleaseCLI.run(["probe", "--json", gif, photo.path])
+        let run = try await ReleaseCLI.run(["probe", "--json", gif, photo.path])
         #expect(run.status == 0, "\(run)")
         let rows = try run.json([ProbeRow].self)
         #expect(rows.map(\.frameCount) == [3, 1])
@@ -55,13 +55,13 @@ struct CommandsEndToEndTests {
     /// orientation, alpha, display size), rows come in argument order, the truncated file's row names
     /// it and carries an error, and only that file makes the exit status non-zero.
     @Test("probe --json agrees with the library; a truncated file is named and fails the run")
-    func probe() throws {
+    func probe() async throws {
         let scratch = try ScratchDirectory("probe")
         let photos = try RealPhotos.smallest(2, ext: "jpg") + RealPhotos.smallest(2, ext: "png")
         let broken = try Self.brokenCopy(of: photos[2], in: scratch)
         let arguments = photos.map(\.path) + [broken]
 
-        let run = try ReleaseCLI.run(["probe", "--json"] + arguments)
+        let run = try await ReleaseCLI.run(["probe", "--json"] + arguments)
         #expect(run.signal == nil, "\(run)")
         #expect(run.status == 1, "the broken file makes the run fail: \(run)")
         let rows = try run.json([ProbeRow].self)
@@ -82,19 +82,19 @@ struct CommandsEndToEndTests {
         #expect(Set(rows.map { $0.format ?? "-" }).isSuperset(of: ["jpeg", "png"]))
 
         // Text mode names the broken file on standard error; without it the same files succeed.
-        let text = try ReleaseCLI.run(["probe"] + arguments)
+        let text = try await ReleaseCLI.run(["probe"] + arguments)
         #expect(text.status == 1 && text.errors.contains(broken), "\(text)")
         for photo in photos { #expect(text.output.contains(photo.path)) }
-        let good = try ReleaseCLI.run(["probe", "--json"] + photos.map(\.path))
+        let good = try await ReleaseCLI.run(["probe", "--json"] + photos.map(\.path))
         #expect(good.status == 0, "\(good)")
         #expect(try good.json([ProbeRow].self).allSatisfy { $0.error == nil })
     }
 
     /// Runs `thumbnail` on two JPEGs and a PNG and returns the output directory (status checked).
     static func thumbnails(_ photos: [URL], size: PixelSize, mode: String, extra: [String] = [],
-                           in scratch: ScratchDirectory) throws -> (ReleaseCLI.Run, String) {
+                           in scratch: ScratchDirectory) async throws -> (ReleaseCLI.Run, String) {
         let out = scratch.path("out-\(mode)")
-        let run = try ReleaseCLI.run(["thumbnail"] + photos.map(\.path) + extra
+        let run = try await ReleaseCLI.run(["thumbnail"] + photos.map(\.path) + extra
                                      + ["--size", size.description, "--mode", mode, "--out", out])
         #expect(run.signal == nil, "\(run)")
         return (run, out)
@@ -106,12 +106,12 @@ struct CommandsEndToEndTests {
     /// photographs, and (almost) the same pixels as the library's aspect-fill thumbnail. A broken
     /// input fails the run, is named on standard error, and does not stop the other outputs.
     @Test("thumbnail --mode fill writes W×H PNGs that match the library's thumbnails")
-    func thumbnailFill() throws {
+    func thumbnailFill() async throws {
         let scratch = try ScratchDirectory("thumb-fill")
         let photos = try RealPhotos.smallest(2, ext: "jpg") + RealPhotos.smallest(1, ext: "png")
         let broken = try Self.brokenCopy(of: photos[2], in: scratch)
         let size = PixelSize(width: 90, height: 60)
-        let (run, out) = try Self.thumbnails(photos, size: size, mode: "fill", extra: [broken], in: scratch)
+        let (run, out) = try await Self.thumbnails(photos, size: size, mode: "fill", extra: [broken], in: scratch)
         #expect(run.status == 1 && run.errors.contains(broken), "the broken input fails the run: \(run)")
 
         let written = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
@@ -137,11 +137,11 @@ struct CommandsEndToEndTests {
     @Test("thumbnail --format jpeg|webp --quality writes that format, W×H, close to the library's pixels",
           arguments: [(["--format", "jpeg", "--quality", "92"], "jpeg", 4.0), (["--format", "webp", "--quality", "92"], "webp", 4.0),
                       (["--format", "webp", "--lossless"], "webp", 1.0)])
-    func thumbnailFormats(arguments: [String], format: String, tolerance: Double) throws {
+    func thumbnailFormats(arguments: [String], format: String, tolerance: Double) async throws {
         let scratch = try ScratchDirectory("thumb-format")
         let photos = try RealPhotos.smallest(2, ext: "jpg") + RealPhotos.smallest(1, ext: "png")
         let size = PixelSize(width: 96, height: 64)
-        let (run, out) = try Self.thumbnails(photos, size: size, mode: "fill", extra: arguments, in: scratch)
+        let (run, out) = try await Self.thumbnails(photos, size: size, mode: "fill", extra: arguments, in: scratch)
         #expect(run.status == 0, "\(run)")
         let fileFormat = try #require(ImageFileFormat(rawValue: format))
         for photo in photos {
@@ -158,7 +158,7 @@ struct CommandsEndToEndTests {
         }
         guard !arguments.contains("--lossless") else { return }
         let lowScratch = try ScratchDirectory("thumb-low")
-        let (low, lowOut) = try Self.thumbnails(Array(photos.prefix(1)), size: size, mode: "fill",
+        let (low, lowOut) = try await Self.thumbnails(Array(photos.prefix(1)), size: size, mode: "fill",
                                                 extra: ["--format", format, "--quality", "20"], in: lowScratch)
         #expect(low.status == 0, "\(low)")
         let name = "/" + Self.stem(photos[0]) + "." + fileFormat.fileExtension
@@ -168,11 +168,11 @@ struct CommandsEndToEndTests {
     }
 
     @Test("thumbnail refuses --quality outside 0…100 and --lossless without webp")
-    func thumbnailFormatValidation() throws {
+    func thumbnailFormatValidation() async throws {
         let photo = try RealPhotos.smallest(1, ext: "jpg")[0]
         let scratch = try ScratchDirectory("thumb-invalid")
         for extra in [["--quality", "101"], ["--format", "jpeg", "--lossless"]] {
-            let run = try ReleaseCLI.run(["thumbnail", photo.path, "--out", scratch.path("x")] + extra)
+            let run = try await ReleaseCLI.run(["thumbnail", photo.path, "--out", scratch.path("x")] + extra)
             #expect(run.status == 64 && run.errors.contains("--"), "\(extra): \(run)")
         }
     }
@@ -182,11 +182,11 @@ struct CommandsEndToEndTests {
     /// the opaque region has the source's aspect ratio (within a pixel), touches both sides along the
     /// limiting axis and is centred along the other; pixels match the library's aspect-fit thumbnail.
     @Test("thumbnail --mode fit keeps the source's aspect ratio inside W×H", arguments: ["80x80", "160x60"])
-    func thumbnailFit(box: String) throws {
+    func thumbnailFit(box: String) async throws {
         let scratch = try ScratchDirectory("thumb-fit")
         let photos = try RealPhotos.smallest(2, ext: "jpg") + RealPhotos.smallest(1, ext: "png")
         let size = try #require(PixelSize(parsing: box))
-        let (run, out) = try Self.thumbnails(photos, size: size, mode: "fit", in: scratch)
+        let (run, out) = try await Self.thumbnails(photos, size: size, mode: "fit", in: scratch)
         #expect(run.status == 0, "\(run)")
 
         var checkedShapes = 0

@@ -87,12 +87,12 @@ struct DemoEndToEndTests {
     /// the tables hold one full-size BGRA and one low-resolution RGB565 entry per item ever visible;
     /// the chart is a PNG; `--no-http` drops only the HTTP method.
     @Test("demo --json reports every method with the configured frames")
-    func demo() throws {
+    func demo() async throws {
         let scratch = try ScratchDirectory("demo")
         let images = try ScratchDirectory("demo-photos")
         _ = try FileFacts.copy(try RealPhotos.smallest(2, ext: "jpg"), into: images)
         let work = scratch.path("work"), plot = scratch.path("frames.png")
-        let run = try ReleaseCLI.run(Self.arguments(images: images.url.path, work: work) + ["--plot", plot])
+        let run = try await ReleaseCLI.run(Self.arguments(images: images.url.path, work: work) + ["--plot", plot])
         try #require(run.status == 0 && run.signal == nil, "\(run)")
         let report = try run.json(Report.self)
 
@@ -132,7 +132,7 @@ struct DemoEndToEndTests {
         try Self.checkTables(in: URL(fileURLWithPath: work).appendingPathComponent("tables/http"), visible: Self.everVisible(report.grid).count)
         #expect(try ImageDecoder().probe(try Data(contentsOf: URL(fileURLWithPath: plot))).format == .png)
 
-        let quick = try ReleaseCLI.run(Self.arguments(images: images.url.path, work: work) + ["--no-http", "--no-pacing"])
+        let quick = try await ReleaseCLI.run(Self.arguments(images: images.url.path, work: work) + ["--no-http", "--no-pacing"])
         try #require(quick.status == 0 && quick.signal == nil, "\(quick)")
         let again = try quick.json(Report.self)
         #expect(Set(again.methods.map(\.id)) == Self.methods.subtracting(["tables-http"]) && !again.paced)

@@ -24,8 +24,8 @@ struct FetchEndToEndTests {
     }
 
     /// Runs `tessera fetch urls… --cache-dir cache --json` plus `extra`.
-    static func fetch(_ urls: [String], cache: String, _ extra: [String] = []) throws -> (ReleaseCLI.Run, FetchReport?) {
-        let run = try ReleaseCLI.run(["fetch"] + urls + ["--cache-dir", cache, "--json"] + extra)
+    static func fetch(_ urls: [String], cache: String, _ extra: [String] = []) async throws -> (ReleaseCLI.Run, FetchReport?) {
+        let run = try await ReleaseCLI.run(["fetch"] + urls + ["--cache-dir", cache, "--json"] + extra)
         #expect(run.signal == nil, "no crash: \(run)")
         return (run, try? run.json(FetchReport.self))
     }
@@ -46,12 +46,12 @@ struct FetchEndToEndTests {
     }
 
     @Test("the same URL given 30 times: one origin request, 29 coalesced, every answer the photo's fitted size")
-    func coalescing() throws {
+    func coalescing() async throws {
         let photos = try Self.photos()
         let nginx = try Self.serve(photos)
         let cache = try ScratchDirectory("cache")
         let path = "/fresh/\(photos[0].lastPathComponent)"
-        let (run, report) = try Self.fetch(Array(repeating: nginx.url(path), count: 30), cache: cache.path("c"), ["--size", "120x120"])
+        let (run, report) = try await Self.fetch(Array(repeating: nginx.url(path), count: 30), cache: cache.path("c"), ["--size", "120x120"])
         #expect(run.status == 0, "\(run)")
         let result = try #require(report, "\(run)")
         #expect(result.results.count == 1)
@@ -62,15 +62,15 @@ struct FetchEndToEndTests {
     }
 
     @Test("a second run within max-age asks the origin nothing and returns the same images from disk")
-    func freshOnDisk() throws {
+    func freshOnDisk() async throws {
         let photos = try Self.photos()
         let nginx = try Self.serve(photos)
         let cache = try ScratchDirectory("cache")
         let urls = photos.map { nginx.url("/fresh/\($0.lastPathComponent)") }
-        let (first, firstReport) = try Self.fetch(urls, cache: cache.path("c"))
+        let (first, firstReport) = try await Self.fetch(urls, cache: cache.path("c"))
         #expect(first.status == 0, "\(first)")
         #expect(try nginx.settledLog().filter { $0.status == 200 }.count == photos.count)
-        let (second, secondReport) = try Self.fetch(urls, cache: cache.path("c"))
+        let (second, secondReport) = try await Self.fetch(urls, cache: cache.path("c"))
         #expect(second.status == 0, "\(second)")
         #expect(try nginx.settledLog().count == photos.count, "no request in the second run")
         #expect(secondReport?.statistics.diskHits == photos.count)
@@ -84,15 +84,15 @@ struct FetchEndToEndTests {
     }
 
     @Test("under max-age=0 a second run revalidates: every answer 304 with no body, images still returned")
-    func revalidation() throws {
+    func revalidation() async throws {
         let photos = try Self.photos()
         let nginx = try Self.serve(photos)
         let cache = try ScratchDirectory("cache")
         let urls = photos.map { nginx.url("/stale/\($0.lastPathComponent)") }
-        let (first, _) = try Self.fetch(urls, cache: cache.path("c"), ["--size", "64x64", "--mode", "fill"])
+        let (first, _) = try await Self.fetch(urls, cache: cache.path("c"), ["--size", "64x64", "--mode", "fill"])
         #expect(first.status == 0, "\(first)")
         let out = cache.path("out")
-        let (second, report) = try Self.fetch(urls, cache: cache.path("c"), ["--size", "64x64", "--mode", "fill", "--out", out])
+        let (second, report) = try await Self.fetch(urls, cache: cache.path("c"), ["--size", "64x64", "--mode", "fill", "--out", out])
         #expect(second.status == 0, "\(second)")
         let log = try nginx.settledLog()
         #expect(log.count == 2 * photos.count)
@@ -111,20 +111,20 @@ struct FetchEndToEndTests {
     }
 
     @Test("a file changed on the server: the next run downloads the new bytes and returns the new pixels")
-    func changedOnServer() throws {
+    func changedOnServer() async throws {
         let photos = try Self.photos()
         let nginx = try Self.serve(photos)
         let cache = try ScratchDirectory("cache")
         let path = "/stale/\(photos[0].lastPathComponent)"
         let out = cache.path("out")
-        let (first, firstReport) = try Self.fetch([nginx.url(path)], cache: cache.path("c"), ["--size", "48x48", "--mode", "fill", "--out", out])
+        let (first, firstReport) = try await Self.fetch([nginx.url(path)], cache: cache.path("c"), ["--size", "48x48", "--mode", "fill", "--out", out])
         #expect(first.status == 0, "\(first)")
         let before = try ImageDecoder().decode(try Data(contentsOf: URL(fileURLWithPath: try #require(firstReport?.results.first?.output))))
         // Replace the file with another photograph (new size, new mtime: a new ETag).
         let served = nginx.root.appendingPathComponent(String(path.dropFirst()))
         let replacement = try Data(contentsOf: photos[1])
         try replacement.write(to: served)
-        let (second, report) = try Self.fetch([nginx.url(path)], cache: cache.path("c"), ["--size", "48x48", "--mode", "fill", "--out", out])
+        let (second, report) = try await Self.fetch([nginx.url(path)], cache: cache.path("c"), ["--size", "48x48", "--mode", "fill", "--out", out])
         #expect(second.status == 0, "\(second)")
         let last = try #require(try nginx.settledLog().last)
         #expect(last.status == 200 && last.bodyBytes == replacement.count, "\(last)")
@@ -135,32 +135,32 @@ struct FetchEndToEndTests {
     }
 
     @Test("origin stopped: --offline answers from the disk cache; online, the refusal is a typed error")
-    func offline() throws {
+    func offline() async throws {
         let photos = try Self.photos()
         let nginx = try Self.serve(photos)
         let cache = try ScratchDirectory("cache")
         let urls = photos.map { nginx.url("/stale/\($0.lastPathComponent)") }
-        let (first, firstReport) = try Self.fetch(urls, cache: cache.path("c"))
+        let (first, firstReport) = try await Self.fetch(urls, cache: cache.path("c"))
         #expect(first.status == 0, "\(first)")
         nginx.stop()
-        let (offline, report) = try Self.fetch(urls, cache: cache.path("c"), ["--offline"])
+        let (offline, report) = try await Self.fetch(urls, cache: cache.path("c"), ["--offline"])
         #expect(offline.status == 0, "\(offline)")
         #expect(report?.statistics.diskHits == photos.count && report?.statistics.downloads == 0)
         #expect(report?.results.map(\.width) == firstReport?.results.map(\.width))
-        let (online, failed) = try Self.fetch(urls, cache: cache.path("c"))
+        let (online, failed) = try await Self.fetch(urls, cache: cache.path("c"))
         #expect(online.status == 1)
         #expect(failed?.results.allSatisfy { $0.error?.contains("connection refused") == true } == true, "\(online)")
     }
 
     @Test("403 and 404: a typed error naming the status and the URL, exit status 1; the other URL still succeeds")
-    func httpErrors() throws {
+    func httpErrors() async throws {
         let photos = try Self.photos()
         let nginx = try Self.serve(photos)
         let cache = try ScratchDirectory("cache")
         let forbidden = nginx.url("/forbidden/\(photos[0].lastPathComponent)")
         let missing = nginx.url("/fresh/no-such-photo.jpg")
         let good = nginx.url("/fresh/\(photos[0].lastPathComponent)")
-        let (run, report) = try Self.fetch([forbidden, missing, good], cache: cache.path("c"))
+        let (run, report) = try await Self.fetch([forbidden, missing, good], cache: cache.path("c"))
         #expect(run.status == 1)
         #expect(run.errors.contains("HTTP 403 from \(forbidden)"), "\(run)")
         #expect(run.errors.contains("HTTP 404 from \(missing)"), "\(run)")
@@ -169,18 +169,18 @@ struct FetchEndToEndTests {
     }
 
     @Test("a redirect chain is followed; past the limit and in a cycle the error is typed")
-    func redirects() throws {
+    func redirects() async throws {
         let photos = try Self.photos()
         let nginx = try Self.serve(photos)
         let cache = try ScratchDirectory("cache")
-        let (chain, report) = try Self.fetch([nginx.url("/chain/1")], cache: cache.path("c"))
+        let (chain, report) = try await Self.fetch([nginx.url("/chain/1")], cache: cache.path("c"))
         #expect(chain.status == 0, "\(chain)")
         let size = try RealPhotos.size(of: photos[0].path)
         #expect(report?.results.first?.width == size.width && report?.results.first?.height == size.height)
         #expect(try nginx.settledLog().map(\.status) == [301, 301, 301, 200])
 
         let long = nginx.url("/long/1"), cycle = nginx.url("/cycle/a")
-        let (failed, failedReport) = try Self.fetch([long, cycle], cache: cache.path("c2"))
+        let (failed, failedReport) = try await Self.fetch([long, cycle], cache: cache.path("c2"))
         #expect(failed.status == 1)
         for (index, url) in [long, cycle].enumerated() {
             #expect(failedReport?.results[index].error?.hasSuffix("too many redirects (or a redirect cycle) from \(url)") == true, "\(failed)")
@@ -188,26 +188,26 @@ struct FetchEndToEndTests {
     }
 
     @Test("--header sends an Authorization header with every request; a malformed header is a usage error")
-    func headers() throws {
+    func headers() async throws {
         let photos = try Self.photos()
         let nginx = try Self.serve(photos)
         let cache = try ScratchDirectory("cache")
         let urls = photos.map { nginx.url("/fresh/\($0.lastPathComponent)") }
-        let (run, report) = try Self.fetch(urls, cache: cache.path("c"), ["--header", "Authorization: Bearer e2e-token"])
+        let (run, report) = try await Self.fetch(urls, cache: cache.path("c"), ["--header", "Authorization: Bearer e2e-token"])
         #expect(run.status == 0, "\(run)")
         #expect(report?.results.allSatisfy { $0.error == nil } == true)
         let log = try nginx.settledLog()
         #expect(log.count == photos.count && log.allSatisfy { $0.authorization == "Bearer e2e-token" }, "\(log)")
-        let (bad, _) = try Self.fetch(urls, cache: cache.path("c"), ["--header", "no colon here"])
+        let (bad, _) = try await Self.fetch(urls, cache: cache.path("c"), ["--header", "no colon here"])
         #expect(bad.status == 64 && bad.errors.contains("--header must be"), "\(bad)")
     }
 
     @Test("40 URLs on a closed port: each fails with a typed refusal; at most one connection attempt per lane")
-    func refusedFailsFast() throws {
+    func refusedFailsFast() async throws {
         let port = try Origin.unusedPort()
         let cache = try ScratchDirectory("cache")
         let urls = (0..<40).map { "http://127.0.0.1:\(port)/photo-\($0).jpg" }
-        let (run, report) = try Self.fetch(urls, cache: cache.path("c"))
+        let (run, report) = try await Self.fetch(urls, cache: cache.path("c"))
         #expect(run.status == 1)
         let errors = try #require(report, "\(run)").results.compactMap(\.error)
         #expect(errors.count == 40)

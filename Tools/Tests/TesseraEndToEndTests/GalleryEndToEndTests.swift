@@ -144,7 +144,7 @@ struct GalleryEndToEndTests {
         try png.write(to: URL(fileURLWithPath: kept))
         print("gallery screenshot: \(kept)")
 
-        #expect(server.terminate().status == 0)
+        #expect(await server.terminate().status == 0)
         #expect(!server.log.contains("status=5"))
     }
 
@@ -182,11 +182,11 @@ struct GalleryEndToEndTests {
         #expect(page.text.contains("AbortController"))
         // No report route without --gallery-report.
         #expect(try await RawHTTP.post(port: server.port, "/gallery/report", body: Array("{}".utf8)).status == 404)
-        #expect(server.terminate().status == 0)
+        #expect(await server.terminate().status == 0)
 
         let off = try await Server(["--root", root, "--tables", scratch.path("tables"), "--no-gallery"], scratch: scratch)
         #expect(try await off.get("/gallery").status == 404)
         #expect(try await off.get("/gallery/list").status == 404)
-        #expect(off.terminate().status == 0)
+        #expect(await off.terminate().status == 0)
     }
 }

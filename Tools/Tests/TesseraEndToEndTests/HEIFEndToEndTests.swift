@@ -18,14 +18,14 @@ struct HEIFEndToEndTests {
     }
 
     @Test("probe --json on a HEIC and an AVIF of a photograph reports the photograph's size; thumbnail matches the source's")
-    func probeAndThumbnail() throws {
+    func probeAndThumbnail() async throws {
         let scratch = try ScratchDirectory("heif")
         let photo = try RealPhotos.smallest(1, ext: "jpg")[0]
         let source = try RealPhotos.size(of: photo.path)
         let heic = scratch.path("photo-heic.heic"), avif = scratch.path("photo-avif.avif")
         try Self.tool("/usr/bin/heif-enc", ["-q", "85", "-t", "320", "-o", heic, photo.path])
         try Self.tool("/usr/bin/heif-enc", ["-A", "-q", "85", "-p", "speed=9", "-o", avif, photo.path])
-        let run = try ReleaseCLI.run(["probe", "--json", heic, avif])
+        let run = try await ReleaseCLI.run(["probe", "--json", heic, avif])
         #expect(run.status == 0, "\(run)")
         let rows = try run.json([ProbeRow].self)
         #expect(rows.map(\.format) == ["heic", "avif"])
@@ -36,7 +36,7 @@ struct HEIFEndToEndTests {
         // Thumbnails of both (the HEIC through its 320-pixel thumbnail item) against the JPEG's.
         let size = PixelSize(width: 120, height: 80)
         let out = scratch.path("out")
-        let thumbnails = try ReleaseCLI.run(["thumbnail", heic, avif, "--size", size.description, "--out", out])
+        let thumbnails = try await ReleaseCLI.run(["thumbnail", heic, avif, "--size", size.description, "--out", out])
         #expect(thumbnails.status == 0, "\(thumbnails)")
         let reference = try PixelComparison.libraryThumbnail(of: photo, size: size, mode: .aspectFill)
         for name in ["photo-heic.png", "photo-avif.png"] {
@@ -48,14 +48,14 @@ struct HEIFEndToEndTests {
     }
 
     @Test("thumbnail --format avif writes AVIFs that avifdec decodes to W×H, close to the library's pixels; lower quality is smaller")
-    func thumbnailAVIF() throws {
+    func thumbnailAVIF() async throws {
         let scratch = try ScratchDirectory("thumb-avif")
         let photos = try RealPhotos.smallest(2, ext: "jpg") + RealPhotos.smallest(1, ext: "png")
         let size = PixelSize(width: 96, height: 64)
         let out = scratch.path("out"), low = scratch.path("low")
-        let run = try ReleaseCLI.run(["thumbnail"] + photos.map(\.path) + ["--size", size.description, "--format", "avif", "--quality", "90", "--out", out])
+        let run = try await ReleaseCLI.run(["thumbnail"] + photos.map(\.path) + ["--size", size.description, "--format", "avif", "--quality", "90", "--out", out])
         #expect(run.status == 0, "\(run)")
-        let lowRun = try ReleaseCLI.run(["thumbnail", photos[0].path, "--size", size.description, "--format", "avif", "--quality", "20", "--out", low])
+        let lowRun = try await ReleaseCLI.run(["thumbnail", photos[0].path, "--size", size.description, "--format", "avif", "--quality", "20", "--out", low])
         #expect(lowRun.status == 0, "\(lowRun)")
         for photo in photos {
             let stem = photo.deletingPathExtension().lastPathComponent

@@ -43,10 +43,10 @@ struct ServeEndToEndTests {
         }
 
         /// Sends SIGTERM and waits for the exit.
-        func terminate() -> ChildProcess.Exit {
+        func terminate() async -> ChildProcess.Exit {
             kill(process.pid, SIGTERM)
-            let exit = process.wait()
-            output.waitUntilEnded()
+            let exit = await process.wait()
+            await output.waitUntilEnded()
             return exit
         }
 
@@ -101,7 +101,7 @@ struct ServeEndToEndTests {
         #expect(try await server.get("/v1/card/..%2f..%2fetc%2fpasswd").status == 400)
         let metrics = try await server.get("/metrics")
         #expect(metrics.text.contains("tessera_table_misses_total 2"))
-        let exit = server.terminate()
+        let exit = await server.terminate()
         #expect(exit.status == 0)
         #expect(exit.signal == nil)
         #expect(server.log.contains("cache=miss"))
@@ -115,7 +115,7 @@ struct ServeEndToEndTests {
         let metricsAgain = try await again.get("/metrics")
         #expect(metricsAgain.text.contains("tessera_table_hits_total 1"))
         #expect(!metricsAgain.text.contains("tessera_decode_seconds_count 1"))
-        #expect(again.terminate().status == 0)
+        #expect(await again.terminate().status == 0)
     }
 
     @Test func sigtermUnderLoadLetsInFlightRequestsFinish() async throws {
@@ -144,7 +144,7 @@ struct ServeEndToEndTests {
         var statuses: [Int] = []
         for request in requests { statuses.append(try await request.value.status) }
         #expect(statuses == Array(repeating: 200, count: count))
-        let exit = server.process.wait()
+        let exit = await server.process.wait()
         #expect(exit.status == 0)
         #expect(exit.signal == nil)
         await origin.stop()

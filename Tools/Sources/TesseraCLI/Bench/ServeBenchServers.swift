@@ -61,7 +61,7 @@ final class BenchServer {
     /// Spawns `path` in a process group of its own, standard output and error into `log`.
     static func spawn(_ path: String, _ arguments: [String], log: URL) throws -> TesseraTestSupport.ChildProcess {
         guard FileManager.default.isExecutableFile(atPath: path) else { throw ValidationError("\(path) is not installed") }
-        let fd = open(log.path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        let fd = open(log.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw ValidationError("cannot write \(log.path)") }
         defer { close(fd) }
         return try TesseraTestSupport.ChildProcess.spawn(path, arguments, environment: ProcessInfo.processInfo.environment,

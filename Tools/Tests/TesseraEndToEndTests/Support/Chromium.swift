@@ -38,14 +38,12 @@ enum Chromium {
         let output = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         defer { close(output) }
         // Chromium reads commands on its descriptor 3 and writes answers on 4.
-        var commands: [Int32] = [0, 0], answers: [Int32] = [0, 0]
-        guard pipe(&commands) == 0, pipe(&answers) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let commands = try ChildProcess.makePipe(), answers = try ChildProcess.makePipe()
         // Above 4 and close-on-exec, so that the child gets exactly 3 and 4 (dup2 clears the flag there).
-        let childReads = fcntl(commands[0], F_DUPFD_CLOEXEC, 10), childWrites = fcntl(answers[1], F_DUPFD_CLOEXEC, 10)
-        for descriptor in [commands[0], answers[1]] { close(descriptor) }
-        for descriptor in [commands[1], answers[0]] { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        let childReads = fcntl(commands.read, F_DUPFD_CLOEXEC, 10), childWrites = fcntl(answers.write, F_DUPFD_CLOEXEC, 10)
+        for descriptor in [commands.read, answers.write] { close(descriptor) }
         defer { close(childReads); close(childWrites) }
-        let devTools = DevToolsPipe(commands: commands[1], answers: answers[0])   // closes them when dropped
+        let devTools = DevToolsPipe(commands: commands.write, answers: answers.read)   // closes them when dropped
         let process = try ChildProcess.spawn(binary, arguments(profile: scratch.path("chromium-profile")) + ["--remote-debugging-pipe", url],
                                              environment: environment, standardOutput: output, standardError: output,
                                              descriptors: [3: childReads, 4: childWrites])

@@ -67,7 +67,7 @@ final class Nginx {
         kill $server $watch 2>/dev/null
         wait
         """
-        let null = open("/dev/null", O_WRONLY)
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer { close(null) }
         wrapper = try ChildProcess.spawn("/bin/bash", ["-c", script], environment: ProcessInfo.processInfo.environment,
                                          standardOutput: null, standardError: null)
@@ -163,7 +163,7 @@ final class Nginx {
 
     /// `GET path` over HTTP/1.0 on 127.0.0.1:`port`; returns the status code.
     static func get(port: Int, path: String) throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EMFILE) }
         defer { close(fd) }
         var address = sockaddr_in()

@@ -1,4 +1,5 @@
 import Foundation
+import TesseraTestSupport
 @_spi(Internal) import TesseraImaging
 
 /// A child's standard output and error through a pipe: a thread of its own reads it, appends it to a
@@ -32,13 +33,11 @@ final class OutputWatcher: Sendable {
     /// Opens the pipe and the file, and starts the reader.
     init(path: String) throws {
         self.path = path
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let ends = try ChildProcess.makePipe()
         let file = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard file >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
-        writeEnd = ends[1]
-        let readEnd = ends[0]
+        writeEnd = ends.write
+        let readEnd = ends.read
         let thread = Thread { [state, finished] in
             var pending: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 65536)
@@ -118,10 +117,13 @@ final class OutputWatcher: Sendable {
         }
     }
 
-    /// Blocks until the output has ended (the child exited) and all of it is in the file.
-    func waitUntilEnded() {
-        finished.wait()
-        finished.signal()
+    /// Suspends until the output has ended (the child exited) and all of it is in the file; the wait
+    /// runs on a thread of its own (``onOwnThread(_:)``).
+    func waitUntilEnded() async {
+        await onOwnThread { [finished] in
+            finished.wait()
+            finished.signal()
+        }
     }
 
     /// Every line printed so far that contains `text`.

@@ -17,10 +17,11 @@ enum ReleaseCLI {
     /// What one run of the binary produced.
     typealias Run = ProgramRun
 
-    /// Runs `tessera arguments…` to completion (see ``ProgramRun/run(_:_:environment:)``).
-    static func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Run {
+    /// Runs `tessera arguments…` to completion (see ``ProgramRun/run(_:_:environment:)``), waiting on a
+    /// thread of its own.
+    static func run(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> Run {
         let binary = try #require(binary, "TESSERA_RELEASE_BINARY names the release tessera binary")
-        return try ProgramRun.run(binary, arguments, environment: extra)
+        return try await ProgramRun.run(binary, arguments, environment: extra)
     }
 }
 
