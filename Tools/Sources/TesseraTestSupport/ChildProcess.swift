@@ -48,6 +48,8 @@ public struct ChildProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, standardOutput, 1)
         posix_spawn_file_actions_adddup2(&actions, standardError, 2)
         for (child, parent) in descriptors.sorted(by: { $0.key < $1.key }) { posix_spawn_file_actions_adddup2(&actions, parent, child) }
+        // Then every other descriptor is closed in the child, whatever its flags: the child gets only what it was given.
+        if let addCloseFrom = Self.addCloseFrom { _ = addCloseFrom(&actions, (descriptors.keys.max() ?? 2) + 1) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -73,6 +75,11 @@ public struct ChildProcess: Sendable {
         guard code == 0 else { throw SpawnError(path: path, code: code) }
         return ChildProcess(pid: pid)
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later; not in Swift's Glibc module,
+    /// so looked up by name), or `nil` where the C library has none.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? =
+        dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map { unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self) }
 
     /// Held while a pipe is made and flagged close-on-exec, and while a child is spawned, so that no child
     /// inherits a pipe in between (Swift's Glibc module has no `pipe2`).

@@ -83,9 +83,11 @@ enum StressBinary {
 
 /// A running `TesseraStress` with line-by-line access to its standard output.
 final class StressChild {
-    let process = Process()
-    private let pipe = Pipe()
+    let process: ChildProcess
+    private let output: Int32
     private var buffer: [UInt8] = []
+    /// How the child ended, once ``kill()`` or ``finish()`` has waited for it.
+    private(set) var exit: ChildProcess.Exit?
 
     convenience init(directory: URL, seed: UInt64, count: Int = 0, every: Int = 20) throws {
         try self.init(arguments: ["--dir", directory.path, "--seed", String(seed), "--count", String(count), "--every", String(every)])
@@ -94,11 +96,14 @@ final class StressChild {
     /// Runs `TesseraStress` with `arguments` (see Sources/TesseraStress/main.swift).
     init(arguments: [String]) throws {
         guard let url = StressBinary.url else { throw CocoaError(.fileNoSuchFile) }
-        process.executableURL = url
-        process.arguments = arguments
-        process.standardOutput = pipe
-        try process.run()
+        let pipe = try ChildProcess.makePipe()
+        defer { close(pipe.write) }
+        output = pipe.read
+        process = try ChildProcess.spawn(url.path, arguments, environment: ProcessInfo.processInfo.environment,
+                                         standardOutput: pipe.write, standardError: STDERR_FILENO)
     }
+
+    deinit { close(output) }
 
     /// Every remaining output line, up to end of file.
     func allLines() -> [String] {
@@ -109,7 +114,7 @@ final class StressChild {
 
     /// The next output line, or `nil` at end of file.
     func readLine() -> String? {
-        let fd = pipe.fileHandleForReading.fileDescriptor
+        let fd = output
         while true {
             if let nl = buffer.firstIndex(of: 0x0A) {
                 let line = String(decoding: buffer[..<nl], as: UTF8.self)
@@ -124,14 +129,17 @@ final class StressChild {
         }
     }
 
+    /// SIGKILL, then waits for the exit.
     func kill() {
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        Foundation.kill(process.pid, SIGKILL)
+        exit = process.wait()
     }
 
+    /// Reads the output to its end and waits for the exit: the exit status (-1 after a signal).
     func finish() -> Int32 {
         while readLine() != nil {}
-        process.waitUntilExit()
-        return process.terminationStatus
+        let ended = process.wait()
+        exit = ended
+        return ended.status
     }
 }
