@@ -5,6 +5,8 @@ SWIFT ?= swift
 DEMO_ARGS ?=
 # The library is the package at the top; the command, the stress tools and the tests are the package in Tools/.
 TOOLS = --package-path Tools
+# The release tessera binary (what `make release` builds), as a shell expression.
+TESSERA_RELEASE = "$$($(SWIFT) build $(TOOLS) -c release --show-bin-path)/tessera"
 
 .PHONY: setup setup-build build release demo test bench bench-serve soak-serve sanitize fuzz crash-test docs check-docs clean
 
@@ -31,20 +33,24 @@ demo: setup release
 test: setup-build
 	scripts/check-docs
 	$(SWIFT) build $(TOOLS) -c release --product tessera
-	TESSERA_RELEASE_BINARY="$$($(SWIFT) build $(TOOLS) -c release --show-bin-path)/tessera" SWIFT=$(SWIFT) scripts/test-run $(TOOLS)
+	if [ -z "$${TESSERA_E2E_SKIP_THUMBOR:-}" ]; then $(TESSERA_RELEASE) bench peers --only thumbor; fi
+	TESSERA_RELEASE_BINARY=$(TESSERA_RELEASE) SWIFT=$(SWIFT) scripts/test-run $(TOOLS)
 
 bench: setup release
+	$(TESSERA_RELEASE) bench peers
 	scripts/bench
 
-# tessera serve against thumbor (PyPI, in .build/thumbor-venv) and nginx with wrk; BENCH_SERVE_ARGS e.g. --json or a DIR.
+# tessera serve against thumbor (PyPI, in .build/thumbor-venv, made by `tessera bench peers`) and nginx with wrk;
+# BENCH_SERVE_ARGS e.g. --json or a DIR.
 BENCH_SERVE_ARGS ?=
 bench-serve: setup release
-	"$$($(SWIFT) build $(TOOLS) -c release --show-bin-path)/tessera" bench serve $(BENCH_SERVE_ARGS)
+	$(TESSERA_RELEASE) bench peers --only thumbor
+	$(TESSERA_RELEASE) bench serve $(BENCH_SERVE_ARGS)
 
 # SOAK_SECONDS of mixed and hostile load on tessera serve (scripts/soak-serve; 600 by default, as in docs/RELIABILITY.md).
 SOAK_SECONDS ?= 600
 soak-serve: setup release
-	TESSERA_BINARY="$$($(SWIFT) build $(TOOLS) -c release --show-bin-path)/tessera" scripts/soak-serve $(SOAK_SECONDS)
+	TESSERA_BINARY=$(TESSERA_RELEASE) scripts/soak-serve $(SOAK_SECONDS)
 
 # Thread and address sanitizers over the whole test suite, in their own build directories.
 sanitize: setup-build

@@ -91,7 +91,7 @@ struct BenchEndToEndTests {
         try FileManager.default.createDirectory(at: nested, withIntermediateDirectories: true)
         try FileManager.default.moveItem(at: jpegs[1], to: nested.appendingPathComponent(jpegs[1].lastPathComponent))
         let run = try await Self.bench(["ingest", scratch.url.path, "--rounds", "2", "--size", "48", "--jobs", "2",
-                                  "--python", scratch.path("no-such-python"), "--venv", scratch.path("venv"), "--json"])
+                                  "--venv", scratch.path("no-venv"), "--json"])
         let report = try run.json(IngestReport.self)
         #expect(report.thumbnail == 48 && report.rounds == 2 && report.workers == 2 && report.cores >= 1)
         #expect(report.groups.map(\.format) == ["jpeg", "png"])

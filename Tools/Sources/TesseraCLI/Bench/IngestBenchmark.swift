@@ -23,8 +23,8 @@ struct IngestBenchmark: AsyncParsableCommand {
           pillow-N          the same, the files split over N processes started together
           vipsthumbnail-1   vipsthumbnail -s SIZExSIZE to .v files, VIPS_CONCURRENCY=1, 1 process (start included)
           vipsthumbnail-N   the same, the files split over N processes
-        Pillow comes from a virtualenv the benchmark creates (`--python -m venv`, then `pip install pillow`) at \
-        --venv (default: .build/pillow-venv next to this binary), never the system's python3-pil. The Python \
+        Pillow comes from a virtualenv with PyPI Pillow that `tessera bench peers` creates, at --venv (default: \
+        .build/pillow-venv next to this binary), never the system's python3-pil. The Python \
         processes start, import PIL and report ready; all are then told to go at once and time their own loop \
         (CLOCK_MONOTONIC), so interpreter start-up is not counted. Methods whose tool is missing are listed in \
         `skipped`.
@@ -43,8 +43,7 @@ struct IngestBenchmark: AsyncParsableCommand {
     @Option(help: "Measured rounds (after one warm-up round).") var rounds = 5
     @Option(help: "N: threads for tessera-N, processes for pillow-N and vipsthumbnail-N (default: the number of cores).")
     var jobs = ParallelismLimit.coreCount
-    @Option(help: "Python used to create the Pillow virtualenv.") var python = "/usr/bin/python3"
-    @Option(help: "The Pillow virtualenv (created when missing; default: .build/pillow-venv next to this binary).")
+    @Option(help: "The Pillow virtualenv (`tessera bench peers` makes it; default: .build/pillow-venv next to this binary).")
     var venv: String?
     @Flag(help: "Print JSON.") var json = false
 
@@ -98,8 +97,8 @@ struct IngestBenchmark: AsyncParsableCommand {
 
         let pillow: (python: String, version: String)?
         do {
-            pillow = try PythonVirtualenv.ensure(venv.map { URL(fileURLWithPath: $0) } ?? PythonVirtualenv.defaultLocation("pillow-venv"),
-                                                  python: python, package: "pillow", module: "PIL", by: "bench ingest")
+            pillow = try PythonVirtualenv.existing(venv.map { URL(fileURLWithPath: $0) } ?? PythonVirtualenv.defaultLocation(PythonVirtualenv.Peer.pillow.name),
+                                                    .pillow)
         } catch {
             pillow = nil
             skipped.append("pillow-1, pillow-N: \(error)")

@@ -15,19 +15,38 @@ enum PythonVirtualenv {
         return URL(fileURLWithPath: ".build/\(name)")
     }
 
-    /// The virtualenv's interpreter and the version `module.__version__` reports; creates the virtualenv
-    /// with `python -m venv` and runs `pip install package` when the module does not import.
-    static func ensure(_ venv: URL, python: String, package: String, module: String, by command: String) throws -> (python: String, version: String) {
+    /// The Python peers of the benchmarks: the PyPI package, the module it provides and the virtualenv's
+    /// name under `.build` (Pillow for `bench ingest`, thumbor for `bench serve`).
+    struct Peer {
+        var package: String
+        var module: String
+        var name: String
+
+        static let pillow = Peer(package: "pillow", module: "PIL", name: "pillow-venv")
+        static let thumbor = Peer(package: "thumbor", module: "thumbor", name: "thumbor-venv")
+    }
+
+    /// The virtualenv's interpreter and the version `module.__version__` reports. Never installs: a
+    /// benchmark only talks to loopback, so a missing virtualenv is an error naming `tessera bench peers`,
+    /// the set-up step that creates it (`make bench`, `make bench-serve` and `make test` run it).
+    static func existing(_ venv: URL, _ peer: Peer) throws -> (python: String, version: String) {
         let interpreter = venv.appendingPathComponent("bin/python").path
-        let probe = ["-c", "import \(module); print(\(module).__version__)"]
-        if FileManager.default.isExecutableFile(atPath: interpreter), let version = try? Worker.output(interpreter, probe) {
-            return (interpreter, version)
+        let probe = ["-c", "import \(peer.module); print(\(peer.module).__version__)"]
+        guard FileManager.default.isExecutableFile(atPath: interpreter), let version = try? Worker.output(interpreter, probe) else {
+            throw ValidationError("no \(peer.package) virtualenv at \(venv.path): create it with `tessera bench peers --only \(peer.package) --\(peer.package)-venv \(venv.path)`")
         }
+        return (interpreter, version)
+    }
+
+    /// Creates the virtualenv with `python -m venv` and `pip install package` (PyPI) unless the module
+    /// already imports there; returns what ``existing(_:_:)`` returns.
+    static func create(_ venv: URL, _ peer: Peer, python: String) throws -> (python: String, version: String) {
+        if let ready = try? existing(venv, peer) { return ready }
         guard FileManager.default.isExecutableFile(atPath: python) else { throw ValidationError("\(python) not found to create \(venv.path)") }
-        Terminal.error("\(command): creating \(venv.path) with PyPI \(package) (\(python) -m venv; pip install \(package))")
+        Terminal.error("bench peers: creating \(venv.path) with PyPI \(peer.package) (\(python) -m venv; pip install \(peer.package))")
         _ = try Worker.output(python, ["-m", "venv", venv.path])
         _ = try Worker.output(venv.appendingPathComponent("bin/pip").path,
-                              ["install", "--quiet", "--disable-pip-version-check", "--upgrade", package])
-        return (interpreter, try Worker.output(interpreter, probe))
+                              ["install", "--quiet", "--disable-pip-version-check", "--upgrade", peer.package])
+        return try existing(venv, peer)
     }
 }

@@ -16,7 +16,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         process group, per-request logging off in all three:
           tessera   this binary's `serve`, one preset thumb:SIZExSIZE:fill, tables in a scratch directory
           thumbor   PyPI thumbor in a virtualenv (--venv, default .build/thumbor-venv next to this binary, \
-        created when missing), file loader on the same root, unsafe URLs (loopback only), no result storage (as \
+        made by `tessera bench peers`; thumbor is skipped without it), file loader on the same root, unsafe URLs (loopback only), no result storage (as \
         thumbor ships: every request decoded again), no original storage, quality 82, --thumbor-processes \
         processes (default: the number of cores); URL /unsafe/SIZExSIZE/filters:format(jpeg)/PATH
           thumbor-result-storage   the same with thumbor's file result storage on (finished thumbnails kept as \
@@ -52,8 +52,7 @@ struct ServeBenchmark: AsyncParsableCommand {
     @Option(help: "Measured rounds of each workload.") var rounds = 3
     @Option(help: "Client threads of the cold pass.") var coldConcurrency = 8
     @Option(help: "thumbor processes (default: the number of cores).") var thumborProcesses = ParallelismLimit.coreCount
-    @Option(help: "Python used to create the thumbor virtualenv.") var python = "/usr/bin/python3"
-    @Option(help: "The thumbor virtualenv (created when missing; default: .build/thumbor-venv next to this binary).") var venv: String?
+    @Option(help: "The thumbor virtualenv (`tessera bench peers` makes it; default: .build/thumbor-venv next to this binary).") var venv: String?
     @Flag(help: "Leave thumbor out (for quick tests where it cannot be installed); listed in `skipped`.") var skipThumbor = false
     @Flag(help: "Print JSON.") var json = false
 
@@ -143,8 +142,8 @@ struct ServeBenchmark: AsyncParsableCommand {
             skipped.append("thumbor: --skip-thumbor")
         } else {
             do {
-                let location = venv.map { URL(fileURLWithPath: $0) } ?? PythonVirtualenv.defaultLocation("thumbor-venv")
-                let environment = try PythonVirtualenv.ensure(location, python: python, package: "thumbor", module: "thumbor", by: "bench serve")
+                let location = venv.map { URL(fileURLWithPath: $0) } ?? PythonVirtualenv.defaultLocation(PythonVirtualenv.Peer.thumbor.name)
+                let environment = try PythonVirtualenv.existing(location, .thumbor)
                 for resultStorage in [nil, { fresh("thumbor-results") }] as [(() -> URL)?] {
                     let server = BenchServer.thumbor(venv: location, root: root, size: size, port: try Origin.unusedPort(),
                                                      processes: thumborProcesses, scratch: scratch, resultStorage: resultStorage)
