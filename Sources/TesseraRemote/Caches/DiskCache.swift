@@ -13,7 +13,9 @@ import Logging
 ///   recently accessed entries until the total is within ``Configuration/sizeLimit``. A body larger than
 ///   the whole size limit is not stored. ``startSweeping(every:)`` runs ``sweep()`` periodically.
 /// - **Atomicity.** Writes go to a temporary file renamed into place; leftovers of a crash are deleted by
-///   `init`. An unreadable or foreign file is removed on read and reported as a miss. Files are read
+///   `init`. Every change to the directory's entries (the rename of a store, each removal) is made under
+///   the index's lock together with the index change, so the index and the files always name the same
+///   entries, whatever runs at the same time. An unreadable or foreign file is removed on read and reported as a miss. Files are read
 ///   without following symbolic links or blocking on FIFOs, and only regular files are indexed.
 /// - **Errors.** A failed write (disk full, `RLIMIT_FSIZE`, permissions) throws ``/TesseraImaging/TesseraError`` `.io`
 ///   with its errno and leaves the previous entry and every other one as they were.
@@ -166,20 +168,12 @@ public final class DiskCache: DiskCaching {
               let contents = DiskCacheFile.read(path: file, limit: limit) else {
             // Whatever is there (a symbolic link, a FIFO, a directory, an unreadable file) is not an
             // entry: unlink it (a link itself, never its target) so that a new store can take its place.
-            DiskCacheFile.remove(path: file)
-            state.withLock { state in
-                state.drop(name)
-                state.misses += 1
-            }
+            discard(name)
             return nil
         }
         guard let entry = DiskCacheFile.decode(contents), entry.info.url == url.absoluteString else {
             logger.warning("disk cache file does not parse (or names another URL); removed", metadata: ["file": "\(file)"])
-            DiskCacheFile.remove(path: file)
-            state.withLock { state in
-                state.drop(name)
-                state.misses += 1
-            }
+            discard(name)
             return nil
         }
         let date = now()
@@ -198,12 +192,13 @@ public final class DiskCache: DiskCaching {
         let contents = try DiskCacheFile.encode(data, info: info)
         guard contents.count <= configuration.sizeLimit else { return }
         let date = now()
-        try DiskCacheFile.writeAtomically(contents, to: path + "/" + name, directory: path, stored: info.storedAt, accessed: date)
-        let victims = state.withLock { state -> [String] in
+        let temporary = try DiskCacheFile.writeTemporary(contents, directory: path, stored: info.storedAt, accessed: date)
+        let victims = try state.withLock { state throws(TesseraError) -> [String] in
+            try DiskCacheFile.commit(temporary, to: path + "/" + name)
             state.put(name, IndexEntry(size: contents.count, storedAt: info.storedAt, accessedAt: date))
-            return state.victims(now: date, keep: name)
+            return removeFiles(state.victims(now: date, keep: name))
         }
-        evict(victims)
+        logEvictions(victims)
     }
 
     /// Rewrites the entry with new information (its bytes are read back and kept).
@@ -217,8 +212,19 @@ public final class DiskCache: DiskCaching {
     @concurrent
     public func remove(_ url: URL) async {
         let name = DiskCacheFile.name(for: url)
-        DiskCacheFile.remove(path: path + "/" + name)
-        state.withLock { _ = $0.drop(name) }
+        state.withLock { state in
+            DiskCacheFile.remove(path: path + "/" + name)
+            _ = state.drop(name)
+        }
+    }
+
+    /// A miss on whatever is at `name`: the file and the index entry go together.
+    private func discard(_ name: String) {
+        state.withLock { state in
+            DiskCacheFile.remove(path: path + "/" + name)
+            state.drop(name)
+            state.misses += 1
+        }
     }
 
     /// Removes every entry (and any temporary file).
@@ -227,10 +233,10 @@ public final class DiskCache: DiskCaching {
         state.withLock { state in
             state.index = [:]
             state.totalBytes = 0
-        }
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        where DiskCacheFile.isEntryName(name) || name.hasPrefix(DiskCacheFile.temporaryPrefix) {
-            DiskCacheFile.remove(path: path + "/" + name)
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+            where DiskCacheFile.isEntryName(name) || name.hasPrefix(DiskCacheFile.temporaryPrefix) {
+                DiskCacheFile.remove(path: path + "/" + name)
+            }
         }
     }
 
@@ -241,15 +247,20 @@ public final class DiskCache: DiskCaching {
         let victims = state.withLock { state -> [String] in
             state.configuration.sizeLimit = sizeLimit
             state.configuration.ageLimit = ageLimit
-            return state.victims(now: now(), keep: nil)
+            return removeFiles(state.victims(now: now(), keep: nil))
         }
-        evict(victims)
+        logEvictions(victims)
     }
 
-    /// Removes the files of `victims`, chosen by the limits.
-    private func evict(_ victims: [String]) {
-        guard !victims.isEmpty else { return }
+    /// Removes the files of `victims` (just dropped from the index by the limits); called under the
+    /// index's lock. Returns `victims`.
+    private func removeFiles(_ victims: [String]) -> [String] {
         for victim in victims { DiskCacheFile.remove(path: path + "/" + victim) }
+        return victims
+    }
+
+    private func logEvictions(_ victims: [String]) {
+        guard !victims.isEmpty else { return }
         logger.debug("disk cache evicted entries for its limits", metadata: ["count": "\(victims.count)", "directory": "\(path)"])
     }
 
@@ -258,8 +269,8 @@ public final class DiskCache: DiskCaching {
     @discardableResult
     public func sweep() -> Int {
         let date = now()
-        let victims = state.withLock { $0.victims(now: date, keep: nil) }
-        evict(victims)
+        let victims = state.withLock { removeFiles($0.victims(now: date, keep: nil)) }
+        logEvictions(victims)
         return victims.count
     }
 

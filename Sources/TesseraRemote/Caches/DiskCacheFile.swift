@@ -54,16 +54,15 @@ enum DiskCacheFile {
         return DiskCacheEntry(data: Data(file[(start + length)...]), info: info)
     }
 
-    /// Writes `contents` to `path` atomically with the given times (modification = stored, access = used):
-    /// to a fresh temporary file in `directory` (created exclusively, never through a symbolic link),
-    /// which is renamed into place only once it is complete. On any failure the temporary file is removed
-    /// and the old entry, if any, stays as it was.
+    /// Writes `contents` with the given times (modification = stored, access = used) to a fresh
+    /// temporary file in `directory` (created exclusively, never through a symbolic link) and returns its
+    /// path; ``commit(_:to:)`` renames it into place. On failure the temporary file is removed.
     ///
     /// Not Foundation's atomic write: it names its temporary files `.dat.nosync…`, which a crash would leave
     /// behind where ``DiskCache`` cannot tell them from foreign files.
     /// - Throws: ``TesseraError`` `.io` with the failing call's errno (`ENOSPC` on a full disk, `EFBIG`
     ///   past `RLIMIT_FSIZE` when `SIGXFSZ` is ignored, `EACCES` in a read-only directory).
-    static func writeAtomically(_ contents: Data, to path: String, directory: String, stored: Date, accessed: Date) throws {
+    static func writeTemporary(_ contents: Data, directory: String, stored: Date, accessed: Date) throws(TesseraError) -> String {
         let temporary = directory + "/" + temporaryPrefix + UUID().uuidString
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw TesseraError(.io(operation: "open", path: temporary, errno: errno)) }
@@ -86,6 +85,12 @@ enum DiskCacheFile {
             unlink(temporary)
             throw TesseraError(.io(operation: failure.operation, path: temporary, errno: failure.code))
         }
+        return temporary
+    }
+
+    /// Renames a complete temporary file into place at `path`, replacing the old entry in one step; on
+    /// failure the temporary file is removed and the old entry, if any, stays as it was.
+    static func commit(_ temporary: String, to path: String) throws(TesseraError) {
         guard rename(temporary, path) == 0 else {
             let code = errno
             unlink(temporary)

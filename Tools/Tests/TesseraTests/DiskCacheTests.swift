@@ -164,4 +164,32 @@ struct DiskCacheTests {
             #expect(manager.isCachedOnDisk(url) == false)
         }
     }
+
+    @Test("concurrent stores, reads, removals and evictions: the index and the files name the same entries")
+    func concurrentChangesKeepIndexAndFilesInStep() async throws {
+        let directory = try temporaryDirectory("disk-concurrent")
+        // Room for about 8 of the 24 bodies: most stores evict.
+        let cache = try DiskCache(configuration: .init(directory: directory, sizeLimit: 8 * 1200))
+        let urls = (0..<24).map { Self.url("c\($0).png") }
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var generator = SeededGenerator(seed: UInt64(task))
+                    for _ in 0..<300 {
+                        let url = urls[Int(generator.next() % UInt64(urls.count))]
+                        switch generator.next() % 4 {
+                        case 0, 1: try? await cache.store(Data(repeating: UInt8(task), count: 1000), info: Self.info(url, at: Date()), for: url)
+                        case 2: _ = await cache.entry(for: url)
+                        default: await cache.remove(url)
+                        }
+                    }
+                }
+            }
+        }
+        let files = Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
+        let indexed = Set(urls.filter { cache.contains($0) }.map { DiskCacheFile.name(for: $0) })
+        #expect(files == indexed, "files without an index entry: \(files.subtracting(indexed).count), index entries without a file: \(indexed.subtracting(files).count)")
+        #expect(cache.statistics.count == indexed.count)
+        #expect(cache.statistics.totalBytes <= 8 * 1200)
+    }
 }
