@@ -38,15 +38,23 @@ enum PythonVirtualenv {
         return (interpreter, version)
     }
 
-    /// Creates the virtualenv with `python -m venv` and `pip install package` (PyPI) unless the module
-    /// already imports there; returns what ``existing(_:_:)`` returns.
+    /// Creates the virtualenv with `python -m venv` and `pip install package` (PyPI; 30 s per network wait,
+    /// 2 retries, so that a machine without PyPI fails in minutes) unless the module already imports there;
+    /// returns what ``existing(_:_:)`` returns.
     static func create(_ venv: URL, _ peer: Peer, python: String) throws -> (python: String, version: String) {
         if let ready = try? existing(venv, peer) { return ready }
         guard FileManager.default.isExecutableFile(atPath: python) else { throw ValidationError("\(python) not found to create \(venv.path)") }
         Terminal.error("bench peers: creating \(venv.path) with PyPI \(peer.package) (\(python) -m venv; pip install \(peer.package))")
-        _ = try Worker.output(python, ["-m", "venv", venv.path])
-        _ = try Worker.output(venv.appendingPathComponent("bin/pip").path,
-                              ["install", "--quiet", "--disable-pip-version-check", "--upgrade", peer.package])
-        return try existing(venv, peer)
+        let created = !FileManager.default.fileExists(atPath: venv.path)
+        do {
+            _ = try Worker.output(python, ["-m", "venv", venv.path])
+            _ = try Worker.output(venv.appendingPathComponent("bin/pip").path,
+                                  ["install", "--quiet", "--disable-pip-version-check", "--timeout", "30", "--retries", "2", "--upgrade", peer.package])
+            return try existing(venv, peer)
+        } catch {
+            // A virtualenv without its package is no peer: one made here goes again, so none is half there.
+            if created { try? FileManager.default.removeItem(at: venv) }
+            throw error
+        }
     }
 }
