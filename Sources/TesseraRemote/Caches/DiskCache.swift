@@ -15,7 +15,8 @@ import Logging
 /// - **Atomicity.** Writes go to a temporary file renamed into place; leftovers of a crash are deleted by
 ///   `init`. Every change to the directory's entries (the rename of a store, each removal) is made under
 ///   the index's lock together with the index change, so the index and the files always name the same
-///   entries, whatever runs at the same time. An unreadable or foreign file is removed on read and reported as a miss. Files are read
+///   entries, whatever runs at the same time. An unreadable or foreign file is removed on read and
+///   reported as a miss. Files are read
 ///   without following symbolic links or blocking on FIFOs, and only regular files are indexed.
 /// - **Errors.** A failed write (disk full, `RLIMIT_FSIZE`, permissions) throws ``/TesseraImaging/TesseraError`` `.io`
 ///   with its errno and leaves the previous entry and every other one as they were.
@@ -212,18 +213,16 @@ public final class DiskCache: DiskCaching {
     @concurrent
     public func remove(_ url: URL) async {
         let name = DiskCacheFile.name(for: url)
-        state.withLock { state in
-            DiskCacheFile.remove(path: path + "/" + name)
-            _ = state.drop(name)
-        }
+        discard(name, miss: false)
     }
 
-    /// A miss on whatever is at `name`: the file and the index entry go together.
-    private func discard(_ name: String) {
+    /// Removes the file at `name` and its index entry together, counting a miss when `miss` (whatever is
+    /// there was asked for and is not an entry).
+    private func discard(_ name: String, miss: Bool = true) {
         state.withLock { state in
             DiskCacheFile.remove(path: path + "/" + name)
             state.drop(name)
-            state.misses += 1
+            if miss { state.misses += 1 }
         }
     }
 

@@ -54,20 +54,16 @@ enum Chromium {
     /// exited within the time. The waiting happens on threads of its own, not on Swift's cooperative pool.
     @discardableResult
     static func wait(_ child: ChildProcess, seconds: Double) async -> Bool {
-        await withCheckedContinuation { continuation in
-            let watchdog = Thread {
-                let exited = DispatchSemaphore(value: 0)
-                let waiter = Thread {
-                    _ = child.wait()
-                    exited.signal()
-                }
-                waiter.start()
-                if exited.wait(timeout: .now() + seconds) == .success { return continuation.resume(returning: true) }
-                kill(child.pid, SIGKILL)
-                exited.wait()
-                continuation.resume(returning: false)
-            }
-            watchdog.start()
+        await onOwnThread {
+            let exited = DispatchSemaphore(value: 0)
+            Thread {
+                _ = child.wait()
+                exited.signal()
+            }.start()
+            if exited.wait(timeout: .now() + seconds) == .success { return true }
+            kill(child.pid, SIGKILL)
+            exited.wait()
+            return false
         }
     }
 

@@ -161,31 +161,8 @@ final class Nginx {
         return configuration
     }
 
-    /// `GET path` over HTTP/1.0 on 127.0.0.1:`port`; returns the status code.
+    /// `GET path` on 127.0.0.1:`port`; returns the status code.
     static func get(port: Int, path: String) throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-        let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
-        guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, 0) }) == request.count else { throw POSIXError(.EPIPE) }
-        var response: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { break }
-            response += buffer[..<n]
-        }
-        let head = String(decoding: response.prefix(64), as: UTF8.self)
-        let parts = head.split(separator: " ")
-        guard parts.count >= 2, let status = Int(parts[1]) else { throw POSIXError(.EBADMSG) }
-        return status
+        try RawHTTP.getBlocking(port: port, path).status
     }
 }
