@@ -44,7 +44,7 @@ public final class ImageService: Sendable {
         try configuration.validate()
         self.configuration = configuration
         cacheControl = "public, max-age=\(configuration.maxAgeSeconds)"
-        root = try RootDirectory(configuration.root)
+        root = try RootDirectory(configuration.root, recheckSeconds: configuration.sourceCheckIntervalSeconds)
         let tables = URL(fileURLWithPath: configuration.tablesDirectory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("tessera-serve-tables").path)
         try FileManager.default.createDirectory(at: tables, withIntermediateDirectories: true)
@@ -178,24 +178,36 @@ public final class ImageService: Sendable {
         let key: String
     }
 
-    /// The part of a preset request that needs no waiting: signature, preset, path checks and `stat`, the
-    /// cache key; then the answer when it is a `304` or an encoded-response memory hit (`nil` otherwise).
+    /// The part of a preset request that needs no waiting: signature, preset, path checks and `stat` (or a
+    /// check younger than `sourceCheckIntervalSeconds`), the cache key; then the answer when it is a `304`
+    /// or an encoded-response memory hit (`nil` otherwise, with a file checked by this request).
     /// A hit's `If-None-Match` is compared with the entry's stored ETag, so a hit computes no hash.
     func cachedPresetImage(preset name: String, rawPath: String,
                            request: RequestInfo) throws(ServiceError) -> (PresetRequest, ImageResponse?) {
         try verifySignature(request)
         guard let (preset, format) = presets[name] else { throw ServiceError(404, "unknown_preset", "no preset named '\(name)'") }
-        let file = try root.file(try RootDirectory.decode(rawPath))
-        guard file.size <= configuration.limits.maximumSourceBytes else {
-            throw ServiceError(413, "source_too_large", "the source has \(file.size) bytes, more than the limit of \(configuration.limits.maximumSourceBytes)")
-        }
+        let relative = try RootDirectory.decode(rawPath)
         let output = try OutputChoice(fmt: request.query["fmt"], accept: request.accept)
         let quality = try Self.quality(request.query["q"], default: configuration.defaultQuality)
-        let key = "p|\(name)|\(file.relativePath)|\(file.version)|\(output.key)|\(quality)"
-        let resolved = PresetRequest(name: name, preset: preset, format: format, file: file, output: output, quality: quality, key: key)
-        if let hit = responses.get(key) {
-            return (resolved, Self.matches(request.ifNoneMatch, hit.etag) ? notModified(hit.etag) : ok(hit, outcome: "memory", preset: name))
+        func resolve(_ file: RootDirectory.File) throws(ServiceError) -> PresetRequest {
+            guard file.size <= configuration.limits.maximumSourceBytes else {
+                throw ServiceError(413, "source_too_large", "the source has \(file.size) bytes, more than the limit of \(configuration.limits.maximumSourceBytes)")
+            }
+            let key = "p|\(name)|\(file.relativePath)|\(file.version)|\(output.key)|\(quality)"
+            return PresetRequest(name: name, preset: preset, format: format, file: file, output: output, quality: quality, key: key)
         }
+        func fromMemory(_ resolved: PresetRequest) -> ImageResponse? {
+            responses.get(resolved.key).map { hit in
+                Self.matches(request.ifNoneMatch, hit.etag) ? notModified(hit.etag) : ok(hit, outcome: "memory", preset: name)
+            }
+        }
+        var resolved = try resolve(try root.file(relative, trustingRecentCheck: true))
+        if let answer = fromMemory(resolved) { return (resolved, answer) }
+        if !resolved.file.verified {   // the source will be read, or an ETag computed from its version: check it now
+            resolved = try resolve(try root.file(relative))
+            if let answer = fromMemory(resolved) { return (resolved, answer) }
+        }
+        let key = resolved.key
         if request.ifNoneMatch != nil {
             let etag = Self.etag(key)
             if Self.matches(request.ifNoneMatch, etag) { return (resolved, notModified(etag)) }

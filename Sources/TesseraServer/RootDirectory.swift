@@ -9,15 +9,26 @@ import Foundation
 /// refused (403) when its real path (symlinks resolved) is outside the root's real path.
 ///
 /// `realpath(3)` costs a `readlink` per path component, so a checked path's real path is remembered with
-/// the device and inode it led to. The next request for that path costs one `stat` of the joined path
-/// (which follows symlinks): the same device and inode mean the same file, already checked to lie inside
-/// the root, whatever the links in between became; anything else is resolved and checked again.
+/// the device and inode it led to and the file's version. The next request for that path costs one `stat`
+/// of the joined path (which follows symlinks): the same device and inode mean the same file, already
+/// checked to lie inside the root, whatever the links in between became; anything else is resolved and
+/// checked again.
+///
+/// With a recheck interval (`sourceCheckIntervalSeconds`), a caller that only answers from memory may
+/// skip even that `stat` while the last one is younger than the interval (``file(_:trustingRecentCheck:)``);
+/// nginx's `open_file_cache_valid` is the same trade. Such a `File` says so (`verified` false), and
+/// whoever goes on to read the source asks again without trust.
 struct RootDirectory: Sendable {
     /// The real path of the root, without a trailing slash.
     let realPath: String
+    /// How long a `stat` is trusted for callers that allow it, in nanoseconds of the monotonic clock; 0:
+    /// never trusted.
+    let recheckNanoseconds: UInt64
     private let checked = CheckedPaths()
 
-    init(_ path: String) throws(ServerConfigurationError) {
+    /// The root at `path`, whose sources' checks are trusted for `recheckSeconds` (0: never).
+    init(_ path: String, recheckSeconds: Double = 0) throws(ServerConfigurationError) {
+        recheckNanoseconds = recheckSeconds > 0 ? UInt64(min(recheckSeconds, 1e9) * 1e9) : 0
         guard let real = Self.realPath(path) else { throw ServerConfigurationError("--root '\(path)' does not exist") }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: real, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -33,22 +44,20 @@ struct RootDirectory: Sendable {
         /// Changes when the file does: size, modification time (ns) and inode.
         let version: String
         let size: Int
+        /// Whether this request checked the file (`stat`); `false` when a check younger than the recheck
+        /// interval was reused.
+        let verified: Bool
 
-        init(_ relative: String, realPath: String, _ info: stat) {
-            #if os(Linux)
-            let modified = info.st_mtim
-            #else
-            let modified = info.st_mtimespec
-            #endif
-            let nanoseconds = Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec)
-            self.init(relativePath: relative, realPath: realPath, version: "\(info.st_size)-\(nanoseconds)-\(info.st_ino)", size: Int(info.st_size))
-        }
-
-        init(relativePath: String, realPath: String, version: String, size: Int) {
+        init(relativePath: String, realPath: String, version: String, size: Int, verified: Bool = true) {
             self.relativePath = relativePath
             self.realPath = realPath
             self.version = version
             self.size = size
+            self.verified = verified
+        }
+
+        init(_ relative: String, _ entry: CheckedPaths.Entry, verified: Bool) {
+            self.init(relativePath: relative, realPath: entry.realPath, version: entry.version, size: entry.size, verified: verified)
         }
     }
 
@@ -59,18 +68,43 @@ struct RootDirectory: Sendable {
         return decoded
     }
 
-    /// The file at `relative` (already percent-decoded once).
-    func file(_ relative: String) throws(ServiceError) -> File {
+    /// The file at `relative` (already percent-decoded once). With `trustingRecentCheck`, a check of the
+    /// same path younger than the recheck interval is returned without a `stat` (`verified` false).
+    func file(_ relative: String, trustingRecentCheck: Bool = false) throws(ServiceError) -> File {
         try checkSyntax(relative)
+        let known = checked.get(relative)
+        let now = recheckNanoseconds > 0 ? Self.monotonicNanoseconds() : 0
+        if let known, trustingRecentCheck, recheckNanoseconds > 0, now &- known.checkedAt < recheckNanoseconds {
+            return File(relative, known, verified: false)
+        }
         var info = stat()
-        if let known = checked.get(relative), stat(realPath + "/" + relative, &info) == 0,
+        if let known, stat(realPath + "/" + relative, &info) == 0,
            UInt64(info.st_dev) == known.device, UInt64(info.st_ino) == known.inode, (info.st_mode & S_IFMT) == S_IFREG {
-            return File(relative, realPath: known.realPath, info)
+            if known.matches(info) {
+                if recheckNanoseconds > 0 { checked.set(relative, known.checked(at: now)) }
+                return File(relative, known, verified: true)
+            }
+            let entry = CheckedPaths.Entry(realPath: known.realPath, info, checkedAt: now)
+            checked.set(relative, entry)
+            return File(relative, entry, verified: true)
         }
         let real = try resolveChecked(relative)
         guard stat(real, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw ServiceError(404, "not_found", "no such image") }
-        checked.set(relative, CheckedPaths.Entry(realPath: real, device: UInt64(info.st_dev), inode: UInt64(info.st_ino)))
-        return File(relative, realPath: real, info)
+        let entry = CheckedPaths.Entry(realPath: real, info, checkedAt: now)
+        checked.set(relative, entry)
+        return File(relative, entry, verified: true)
+    }
+
+    /// `CLOCK_MONOTONIC_COARSE` on Linux (a vDSO read, a few milliseconds of resolution: plenty for
+    /// intervals in seconds), `CLOCK_MONOTONIC` elsewhere.
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        #if os(Linux)
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+        #else
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        #endif
+        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
     }
 
     /// The real path of `relative` (already percent-decoded once) after the checks of the type: every
@@ -138,6 +172,51 @@ final class CheckedPaths: Sendable {
         let realPath: String
         let device: UInt64
         let inode: UInt64
+        let size: Int
+        /// The modification time in nanoseconds since 1970.
+        let modified: Int64
+        /// `SIZE-MTIME_NS-INODE`: changes when the file does.
+        let version: String
+        /// When the file was last checked (`RootDirectory.monotonicNanoseconds`; 0 without a recheck interval).
+        let checkedAt: UInt64
+
+        init(realPath: String, _ info: stat, checkedAt: UInt64) {
+            #if os(Linux)
+            let time = info.st_mtim
+            #else
+            let time = info.st_mtimespec
+            #endif
+            self.realPath = realPath
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int(info.st_size)
+            modified = Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+            version = "\(size)-\(modified)-\(inode)"
+            self.checkedAt = checkedAt
+        }
+
+        private init(_ entry: Entry, checkedAt: UInt64) {
+            realPath = entry.realPath
+            device = entry.device
+            inode = entry.inode
+            size = entry.size
+            modified = entry.modified
+            version = entry.version
+            self.checkedAt = checkedAt
+        }
+
+        /// Whether `info` (of the same device and inode) has this entry's size and modification time.
+        func matches(_ info: stat) -> Bool {
+            #if os(Linux)
+            let time = info.st_mtim
+            #else
+            let time = info.st_mtimespec
+            #endif
+            return Int(info.st_size) == size && Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) == modified
+        }
+
+        /// This entry, checked again at `time`.
+        func checked(at time: UInt64) -> Entry { Entry(self, checkedAt: time) }
     }
 
     static let capacity = 65_536

@@ -146,6 +146,13 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     public var defaultQuality: Int = 82
     /// `Cache-Control` `max-age` of image responses, in seconds.
     public var maxAgeSeconds: Int = 86_400
+    /// How long a source's check (a `stat`: its real path still inside the root, its size, modification
+    /// time and inode) answers for it, in seconds. 0 (the default): every request checks its source, so a
+    /// replaced file is served new at once. N > 0: a request answered from the encoded-response cache
+    /// reuses a check younger than N seconds, saving a system call per hit, so a replaced source may be
+    /// served old for up to N seconds; a request that reads the source always checks it (nginx's
+    /// `open_file_cache_valid` makes the same trade, 60 s by default).
+    public var sourceCheckIntervalSeconds: Double = 0
     /// When not empty, every `/v1/…` request must carry a valid `s=` signature by one of these keys.
     public var signingKeys: [SigningKey] = []
     /// What a request may cost (``Limits``).
@@ -162,7 +169,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
 
     private enum CodingKeys: String, CodingKey {
         case root, listen, presets, tablesDirectory, tableCapacity, responseCacheBytes, defaultQuality, maxAgeSeconds,
-             signingKeys, limits, remote, gallery
+             sourceCheckIntervalSeconds, signingKeys, limits, remote, gallery
     }
 
     /// Decodes a config file; absent fields keep their defaults.
@@ -177,6 +184,8 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         responseCacheBytes = try c.decodeIfPresent(Int.self, forKey: .responseCacheBytes) ?? defaults.responseCacheBytes
         defaultQuality = try c.decodeIfPresent(Int.self, forKey: .defaultQuality) ?? defaults.defaultQuality
         maxAgeSeconds = try c.decodeIfPresent(Int.self, forKey: .maxAgeSeconds) ?? defaults.maxAgeSeconds
+        sourceCheckIntervalSeconds = try c.decodeIfPresent(Double.self, forKey: .sourceCheckIntervalSeconds)
+            ?? defaults.sourceCheckIntervalSeconds
         signingKeys = try c.decodeIfPresent([SigningKey].self, forKey: .signingKeys) ?? []
         limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits()
         remote = try c.decodeIfPresent(Remote.self, forKey: .remote) ?? Remote()
@@ -196,6 +205,9 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
             guard preset.width > 0, preset.height > 0, preset.width <= 4096, preset.height <= 4096 else {
                 throw ServerConfigurationError("preset '\(preset.name)' must be 1…4096 pixels on each side")
             }
+        }
+        guard sourceCheckIntervalSeconds >= 0, sourceCheckIntervalSeconds.isFinite else {
+            throw ServerConfigurationError("the source check interval must be 0 or more seconds")
         }
         guard limits.maximumConcurrentDecodes > 0, limits.maximumQueuedDecodes >= 0, limits.requestTimeoutSeconds > 0 else {
             throw ServerConfigurationError("limits must be positive")

@@ -160,6 +160,38 @@ struct ServeTests {
         }
     }
 
+    /// `sourceCheckIntervalSeconds`: inside the interval a memory hit answers for the file as last checked
+    /// (no `stat`, so a replaced file is still served old); a request that reads the source checks it first,
+    /// and that check is what later hits trust.
+    @Test func aSourceCheckIntervalLetsMemoryHitsTrustTheLastCheck() async throws {
+        let fixture = try ServeFixture()
+        try await fixture.withServer(fixture.configuration { $0.sourceCheckIntervalSeconds = 3600 }) { port, _ in
+            let before = try await RawHTTP.get(port: port, "/v1/box/photo.jpg")
+            #expect(try DecodedBody(before.body) != DecodedBody(format: "jpeg", width: 50, height: 100))
+            try ServeFixture.jpeg(width: 200, height: 400).write(to: fixture.root.appendingPathComponent("photo.jpg"))
+            let trusted = try await RawHTTP.get(port: port, "/v1/box/photo.jpg")
+            #expect(trusted.headers["x-tessera-cache"] == "memory")
+            #expect(trusted.headers["etag"] == before.headers["etag"])
+            #expect(trusted.body == before.body)
+            let png = try await RawHTTP.get(port: port, "/v1/box/photo.jpg?fmt=png")
+            #expect(png.headers["x-tessera-cache"] == "miss")
+            #expect(try DecodedBody(png.body) == DecodedBody(format: "png", width: 50, height: 100))
+            let after = try await RawHTTP.get(port: port, "/v1/box/photo.jpg")
+            #expect(after.headers["etag"] != before.headers["etag"])
+            #expect(after.headers["x-tessera-cache"] == "table")   // the PNG request put the new file in the table
+            #expect(try DecodedBody(after.body) == DecodedBody(format: "jpeg", width: 50, height: 100))
+        }
+        // Without an interval (the default) the same sequence sees the new file at once.
+        let strict = try ServeFixture()
+        try await strict.withServer(strict.configuration()) { port, _ in
+            let before = try await RawHTTP.get(port: port, "/v1/box/photo.jpg")
+            try ServeFixture.jpeg(width: 200, height: 400).write(to: strict.root.appendingPathComponent("photo.jpg"))
+            let after = try await RawHTTP.get(port: port, "/v1/box/photo.jpg")
+            #expect(after.headers["etag"] != before.headers["etag"])
+            #expect(try DecodedBody(after.body) == DecodedBody(format: "jpeg", width: 50, height: 100))
+        }
+    }
+
     @Test func resizeServesAdHocSizes() async throws {
         let fixture = try ServeFixture()
         let configuration = fixture.configuration { $0.limits.maximumOutputPixels = 40_000; $0.limits.allowedWidths = [120, 200, 300] }
@@ -480,11 +512,17 @@ struct ServeTests {
         configuration.presets = [.init(name: "resize", width: 10, height: 10, mode: .fill)]
         #expect(throws: ServerConfigurationError.self) { try configuration.validate() }
         configuration.presets = []
+        configuration.sourceCheckIntervalSeconds = -1
+        #expect(throws: ServerConfigurationError.self) { try configuration.validate() }
+        configuration.sourceCheckIntervalSeconds = 0
         configuration.listen = "nowhere"
         #expect(throws: ServerConfigurationError.self) { try configuration.validate() }
         let decoded = try JSONDecoder().decode(ServerConfiguration.self, from: Data("""
-        {"root": "/srv", "presets": [{"name": "a", "width": 10, "height": 20, "mode": "fit"}], "limits": {"maximumConcurrentDecodes": 2}}
+        {"root": "/srv", "presets": [{"name": "a", "width": 10, "height": 20, "mode": "fit"}], "limits": {"maximumConcurrentDecodes": 2},
+         "sourceCheckIntervalSeconds": 5}
         """.utf8))
+        #expect(decoded.sourceCheckIntervalSeconds == 5)
+        #expect(ServerConfiguration(root: "/srv").sourceCheckIntervalSeconds == 0)
         #expect(decoded.root == "/srv")
         #expect(decoded.presets == [.init(name: "a", width: 10, height: 20, mode: .fit)])
         #expect(decoded.limits.maximumConcurrentDecodes == 2)

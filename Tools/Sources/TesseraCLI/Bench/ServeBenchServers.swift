@@ -72,10 +72,11 @@ final class BenchServer {
 
     /// `tessera serve` with one preset `thumb:SIZExSIZE:fill`, tables in `tables()` (a fresh directory on every
     /// start when the closure says so), per-request log lines off (`--log-level warning`).
-    static func tessera(binary: String, root: URL, size: Int, port: Int, tables: @escaping () -> URL, log: URL) -> BenchServer {
+    static func tessera(binary: String, root: URL, size: Int, port: Int, sourceCheckInterval: Int, tables: @escaping () -> URL,
+                        log: URL) -> BenchServer {
         BenchServer(name: "tessera", port: port, target: { "/v1/thumb/\($0)" }) {
             try spawn(binary, ["serve", "--root", root.path, "--listen", "127.0.0.1:\(port)", "--preset", "thumb:\(size)x\(size):fill",
-                               "--tables", tables().path, "--log-level", "warning"], log: log)
+                               "--tables", tables().path, "--log-level", "warning", "--source-check-interval", "\(sourceCheckInterval)"], log: log)
         }
     }
 
@@ -115,8 +116,10 @@ final class BenchServer {
     }
 
     /// nginx serving the files under `prefix/www` (made from tessera's own responses), `workers` worker
-    /// processes, sendfile, an open-file cache, no access log, keep-alive connections never closed by count.
-    static func nginx(prefix: URL, port: Int, workers: Int, log: URL) -> BenchServer {
+    /// processes, sendfile, no access log, keep-alive connections never closed by count; with
+    /// `fileCheckInterval` > 0 an open-file cache whose entries are checked again after that many seconds
+    /// (tessera's `--source-check-interval`), otherwise every request opens its file.
+    static func nginx(prefix: URL, port: Int, workers: Int, fileCheckInterval: Int, log: URL) -> BenchServer {
         BenchServer(name: "nginx", port: port, target: { "/\($0)" }) {
             var configuration = NginxConfiguration(prefix: prefix, port: port)
             configuration.workers = workers
@@ -127,9 +130,15 @@ final class BenchServer {
                 access_log off;
                 sendfile on;
                 tcp_nopush on;
-                open_file_cache max=10000 inactive=600s;
                 keepalive_requests 10000000;
             """
+            if fileCheckInterval > 0 {
+                configuration.http += """
+
+                    open_file_cache max=10000 inactive=600s;
+                    open_file_cache_valid \(fileCheckInterval)s;
+                """
+            }
             configuration.server = "        location = /healthz { return 200; }"
             try configuration.write()
             return try spawn("/usr/sbin/nginx", ["-p", prefix.path, "-c", configuration.file.path], log: log)

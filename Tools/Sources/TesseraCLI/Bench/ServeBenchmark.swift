@@ -14,7 +14,9 @@ struct ServeBenchmark: AsyncParsableCommand {
         DIR (default /usr/share/backgrounds/mate) is searched recursively for .jpg/.jpeg/.png sources (the first \
         --sources of them by name), copied into a scratch root. Three servers run on 127.0.0.1, each in its own \
         process group, per-request logging off in all three:
-          tessera   this binary's `serve`, one preset thumb:SIZExSIZE:fill, tables in a scratch directory
+          tessera   this binary's `serve`, one preset thumb:SIZExSIZE:fill, tables in a scratch directory, \
+        --source-check-interval as given here (default 60: a memory hit reuses a source's stat for 60 s, as nginx \
+        below reuses its open-file checks; 0 makes both check every request)
           thumbor   PyPI thumbor in a virtualenv (--venv, default .build/thumbor-venv next to this binary, \
         made by `tessera bench peers`; thumbor is skipped without it), file loader on the same root, unsafe URLs (loopback only), no result storage (as \
         thumbor ships: every request decoded again), no original storage, quality 82, --thumbor-processes \
@@ -22,7 +24,7 @@ struct ServeBenchmark: AsyncParsableCommand {
           thumbor-result-storage   the same with thumbor's file result storage on (finished thumbnails kept as \
         files and served from there: thumbor's own cache)
           nginx     /usr/sbin/nginx serving the thumbnails tessera made, as files (the limit for a hot hit), \
-        one worker per core, sendfile, open_file_cache
+        one worker per core, sendfile, open_file_cache with open_file_cache_valid = --source-check-interval (none at 0)
         Every thumbnail used is first fetched from each server and must decode as a SIZExSIZE image.
           hot    --hot thumbnail paths (sources repeated through hard links when there are fewer), requested over and \
         over by wrk (-t --threads -c --connections -d --duration, a Lua script cycling through the paths) after \
@@ -33,7 +35,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         server's processes, after the hot rounds / after a cold pass (largest round).
 
         JSON (--json): directory, sources, hotThumbnails, thumbnail (edge px), connections, threads, durationSeconds, \
-        rounds, coldConcurrency, cores, thumborProcesses, skipped, servers (name, version, verifiedImages: \
+        rounds, coldConcurrency, cores, thumborProcesses, sourceCheckIntervalSeconds, skipped, servers (name, version, verifiedImages: \
         thumbnails fetched and decoded at the right size before measuring), measurements (server, workload hot|cold, \
         requestsPerSecond, p50Milliseconds, p99Milliseconds: medians of rounds; peakRSSBytes; errors summed over \
         rounds; rounds: requests, seconds, requestsPerSecond, p50Milliseconds, p99Milliseconds, errors), ratios \
@@ -52,6 +54,8 @@ struct ServeBenchmark: AsyncParsableCommand {
     @Option(help: "Measured rounds of each workload.") var rounds = 3
     @Option(help: "Client threads of the cold pass.") var coldConcurrency = 8
     @Option(help: "thumbor processes (default: the number of cores).") var thumborProcesses = ParallelismLimit.coreCount
+    @Option(help: "Seconds a file check answers for the file: tessera's --source-check-interval and nginx's open_file_cache_valid (0: both check every request, nginx without its open-file cache).")
+    var sourceCheckInterval = 60
     @Option(help: "The thumbor virtualenv (`tessera bench peers` makes it; default: .build/thumbor-venv next to this binary).") var venv: String?
     @Flag(help: "Leave thumbor out (for quick tests where it cannot be installed); listed in `skipped`.") var skipThumbor = false
     @Flag(help: "Print JSON.") var json = false
@@ -92,6 +96,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         var coldConcurrency: Int
         var cores: Int
         var thumborProcesses: Int
+        var sourceCheckIntervalSeconds: Int
         var skipped: [String]
         var servers: [Server]
         var measurements: [Measurement]
@@ -111,6 +116,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         if rounds < 1 || hot < 1 || size < 1 || connections < 1 || threads < 1 || coldConcurrency < 1 || thumborProcesses < 1 {
             throw ValidationError("--rounds, --hot, --size, --connections, --threads, --cold-concurrency and --thumbor-processes must be at least 1")
         }
+        if sourceCheckInterval < 0 { throw ValidationError("--source-check-interval must be 0 or more seconds") }
         if threads > connections { throw ValidationError("--threads must not exceed --connections (wrk)") }
         if let sources, sources < 1 { throw ValidationError("--sources must be at least 1") }
     }
@@ -135,6 +141,7 @@ struct ServeBenchmark: AsyncParsableCommand {
             return url
         }
         let tessera = BenchServer.tessera(binary: binary, root: root, size: size, port: try Origin.unusedPort(),
+                                          sourceCheckInterval: sourceCheckInterval,
                                           tables: { fresh("tables") }, log: scratch.appendingPathComponent("tessera.log"))
         var servers = [tessera]
         var versions = ["tessera": "this binary"]
@@ -156,6 +163,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         }
         let nginxPrefix = scratch.appendingPathComponent("nginx")
         let nginx = BenchServer.nginx(prefix: nginxPrefix, port: try Origin.unusedPort(), workers: ParallelismLimit.coreCount,
+                                      fileCheckInterval: sourceCheckInterval,
                                       log: scratch.appendingPathComponent("nginx.log"))
         versions["nginx"] = "/usr/sbin/nginx"
 
@@ -278,14 +286,15 @@ struct ServeBenchmark: AsyncParsableCommand {
         }
         return Report(directory: directory, sources: files, hotThumbnails: hot, thumbnail: size, connections: connections, threads: threads,
                       durationSeconds: seconds, rounds: rounds, coldConcurrency: coldConcurrency, cores: ParallelismLimit.coreCount,
-                      thumborProcesses: thumborProcesses, skipped: skipped, servers: servers, measurements: measurements,
+                      thumborProcesses: thumborProcesses, sourceCheckIntervalSeconds: sourceCheckInterval, skipped: skipped, servers: servers, measurements: measurements,
                       ratios: ratios, targets: targets)
     }
 
     static func print(_ report: Report) {
         Swift.print("Serve benchmark: \(report.directory), \(report.sources) sources, \(report.thumbnail)x\(report.thumbnail) fill; "
             + "hot: \(report.hotThumbnails) thumbnails, wrk -t\(report.threads) -c\(report.connections) -d\(report.durationSeconds)s; "
-            + "cold: \(report.coldConcurrency) clients; median of \(report.rounds) interleaved rounds; \(report.cores) cores")
+            + "cold: \(report.coldConcurrency) clients; median of \(report.rounds) interleaved rounds; \(report.cores) cores; "
+            + "file checks reused for \(report.sourceCheckIntervalSeconds) s")
         Terminal.table(["server", "workload", "req/s", "p50 ms", "p99 ms", "peak RSS MiB", "errors"], report.measurements.map { m in
             [m.server, m.workload, String(format: m.requestsPerSecond < 100 ? "%.2f" : "%.0f", m.requestsPerSecond), String(format: "%.2f", m.p50Milliseconds),
              String(format: "%.2f", m.p99Milliseconds), String(format: "%.1f", Double(m.peakRSSBytes) / 1_048_576), "\(m.errors)"]

@@ -36,6 +36,9 @@ struct ServeCommand: AsyncParsableCommand {
     var maximumQueuedDecodes: Int?
     @Option(name: .customLong("response-cache-bytes"), help: "Memory for encoded responses (TESSERA_RESPONSE_CACHE_BYTES).")
     var responseCacheBytes: Int?
+    @Option(name: .customLong("source-check-interval"),
+            help: "Seconds a source's stat answers for it on memory hits; 0 checks every request (TESSERA_SOURCE_CHECK_INTERVAL; default 0).")
+    var sourceCheckInterval: Double?
     @Flag(name: .customLong("no-gallery"), help: "No /gallery page (TESSERA_GALLERY=off).") var noGallery = false
     @Option(name: .customLong("gallery-max-images"), help: "Most images one gallery listing returns (TESSERA_GALLERY_MAX_IMAGES; default 20000).")
     var galleryMaximumImages: Int?
@@ -155,6 +158,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let value = try number(maximumDecodes, "TESSERA_MAX_DECODES") { configuration.limits.maximumConcurrentDecodes = value }
         if let value = try number(maximumQueuedDecodes, "TESSERA_MAX_QUEUED_DECODES") { configuration.limits.maximumQueuedDecodes = value }
         if let value = try number(responseCacheBytes, "TESSERA_RESPONSE_CACHE_BYTES") { configuration.responseCacheBytes = value }
+        if let value = try number(sourceCheckInterval, "TESSERA_SOURCE_CHECK_INTERVAL") { configuration.sourceCheckIntervalSeconds = value }
         if noGallery || environment["TESSERA_GALLERY"] == "off" { configuration.gallery.enabled = false }
         if let value = try number(galleryMaximumImages, "TESSERA_GALLERY_MAX_IMAGES") { configuration.gallery.maximumImages = value }
         if let value = galleryReport ?? environment["TESSERA_GALLERY_REPORT"] { configuration.gallery.reportFile = value }
