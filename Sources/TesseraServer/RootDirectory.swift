@@ -181,16 +181,11 @@ final class CheckedPaths: Sendable {
         let checkedAt: UInt64
 
         init(realPath: String, _ info: stat, checkedAt: UInt64) {
-            #if os(Linux)
-            let time = info.st_mtim
-            #else
-            let time = info.st_mtimespec
-            #endif
             self.realPath = realPath
             device = UInt64(info.st_dev)
             inode = UInt64(info.st_ino)
             size = Int(info.st_size)
-            modified = Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+            modified = Self.modified(info)
             version = "\(size)-\(modified)-\(inode)"
             self.checkedAt = checkedAt
         }
@@ -207,12 +202,17 @@ final class CheckedPaths: Sendable {
 
         /// Whether `info` (of the same device and inode) has this entry's size and modification time.
         func matches(_ info: stat) -> Bool {
+            Int(info.st_size) == size && Self.modified(info) == modified
+        }
+
+        /// `info`'s modification time in nanoseconds since 1970.
+        private static func modified(_ info: stat) -> Int64 {
             #if os(Linux)
             let time = info.st_mtim
             #else
             let time = info.st_mtimespec
             #endif
-            return Int(info.st_size) == size && Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) == modified
+            return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
         }
 
         /// This entry, checked again at `time`.
