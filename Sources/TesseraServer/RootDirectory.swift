@@ -178,7 +178,7 @@ final class CheckedPaths: Sendable {
         /// `SIZE-MTIME_NS-INODE`: changes when the file does.
         let version: String
         /// When the file was last checked (`RootDirectory.monotonicNanoseconds`; 0 without a recheck interval).
-        let checkedAt: UInt64
+        private(set) var checkedAt: UInt64
 
         init(realPath: String, _ info: stat, checkedAt: UInt64) {
             self.realPath = realPath
@@ -187,16 +187,6 @@ final class CheckedPaths: Sendable {
             size = Int(info.st_size)
             modified = Self.modified(info)
             version = "\(size)-\(modified)-\(inode)"
-            self.checkedAt = checkedAt
-        }
-
-        private init(_ entry: Entry, checkedAt: UInt64) {
-            realPath = entry.realPath
-            device = entry.device
-            inode = entry.inode
-            size = entry.size
-            modified = entry.modified
-            version = entry.version
             self.checkedAt = checkedAt
         }
 
@@ -216,7 +206,11 @@ final class CheckedPaths: Sendable {
         }
 
         /// This entry, checked again at `time`.
-        func checked(at time: UInt64) -> Entry { Entry(self, checkedAt: time) }
+        func checked(at time: UInt64) -> Entry {
+            var entry = self
+            entry.checkedAt = time
+            return entry
+        }
     }
 
     static let capacity = 65_536
