@@ -27,7 +27,7 @@ struct RootDirectory: Sendable {
     private let checked = CheckedPaths()
 
     /// The root at `path`, whose sources' checks are trusted for `recheckSeconds` (0: never).
-    init(_ path: String, recheckSeconds: Double = 0) throws(ServerConfigurationError) {
+    init(_ path: String, recheckSeconds: Double) throws(ServerConfigurationError) {
         recheckNanoseconds = recheckSeconds > 0 ? UInt64(min(recheckSeconds, 1e9) * 1e9) : 0
         guard let real = Self.realPath(path) else { throw ServerConfigurationError("--root '\(path)' does not exist") }
         var isDirectory: ObjCBool = false
@@ -48,16 +48,12 @@ struct RootDirectory: Sendable {
         /// interval was reused.
         let verified: Bool
 
-        init(relativePath: String, realPath: String, version: String, size: Int, verified: Bool = true) {
-            self.relativePath = relativePath
-            self.realPath = realPath
-            self.version = version
-            self.size = size
-            self.verified = verified
-        }
-
         init(_ relative: String, _ entry: CheckedPaths.Entry, verified: Bool) {
-            self.init(relativePath: relative, realPath: entry.realPath, version: entry.version, size: entry.size, verified: verified)
+            relativePath = relative
+            realPath = entry.realPath
+            version = entry.version
+            size = entry.size
+            self.verified = verified
         }
     }
 
