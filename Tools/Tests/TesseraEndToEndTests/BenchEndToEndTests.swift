@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tessera
+import TesseraTestSupport
 @_spi(Internal) import TesseraRemote
 
 /// Every `tessera bench … --json` (release build) on tiny inputs: the JSON decodes, describes the
@@ -140,9 +141,8 @@ struct BenchEndToEndTests {
     /// The thumbor virtualenv `make test` creates before the tests (`tessera bench peers --only thumbor`):
     /// `.build/thumbor-venv` of the package the release binary was built in.
     static func thumborVirtualenv() throws -> URL {
-        var url = try #require(ReleaseCLI.binary).resolvingSymlinksInPath()
-        while url.path != "/" && url.lastPathComponent != ".build" { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("thumbor-venv")
+        let binary = try #require(ReleaseCLI.binary).resolvingSymlinksInPath()
+        return try #require(buildDirectory(containing: binary), "\(binary.path) lies in a .build directory").appendingPathComponent("thumbor-venv")
     }
 
     /// `bench serve` in a tiny mode (5 sources, 12 hot thumbnails of 64 px, 2 s wrk rounds, 4 connections)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TesseraTestSupport
 
 /// A virtualenv under `.build` holding one PyPI package for a benchmark's peer (Pillow for `bench ingest`,
 /// thumbor for `bench serve`), never the system's Python packages.
@@ -7,12 +8,8 @@ enum PythonVirtualenv {
     /// `.build/NAME` of the package this binary was built in (found from the binary's real path), else
     /// `.build/NAME` in the current directory.
     static func defaultLocation(_ name: String) -> URL {
-        var url = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            if url.lastPathComponent == ".build" { return url.appendingPathComponent(name) }
-        }
-        return URL(fileURLWithPath: ".build/\(name)")
+        let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        return (buildDirectory(containing: executable) ?? URL(fileURLWithPath: ".build")).appendingPathComponent(name)
     }
 
     /// The Python peers of the benchmarks: the PyPI package, the module it provides and the virtualenv's
