@@ -2,19 +2,24 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import Prometheus
 
-/// The service's HTTP face: `GET /v1/{preset}/{path…}`, `GET /v1/resize`, `GET /healthz`, `GET /metrics`.
-/// Mount it in any Hummingbird router:
+/// The service's HTTP face: `GET`/`HEAD /v1/{preset}/{path…}`, `/v1/resize`, `/healthz` and, with a
+/// registry, `/metrics`. Mount it in any Hummingbird router:
 ///
 /// ```swift
-/// let service = try ImageService(configuration: ServerConfiguration(root: "/srv/images"))
+/// let registry = PrometheusCollectorRegistry()
+/// let service = try ImageService(configuration: ServerConfiguration(root: "/srv/images"),
+///                                metricsFactory: PrometheusMetricsFactory(registry: registry))
 /// let router = Router()
-/// ImageRoutes(service: service).add(to: router)
+/// ImageRoutes(service: service, registry: registry).add(to: router)
+/// // GET /v1/thumb/cat.jpg: the default presets are thumb (200×200, fill) and lowres (40×40, fill).
 /// ```
 ///
-/// Every response of the service goes through `respond(_:_:)`: request time limit, in-flight gauge,
-/// requests counter by status and preset, and one log line per request with its latency and cache outcome.
+/// Every answer goes through one place (``handle(_:route:label:_:)``): the request's duration by route
+/// and status, the requests counter by status and preset, and one log line with the method, the
+/// latency and the cache outcome; a thrown ``ServiceError`` becomes its own response there.
 public struct ImageRoutes: Sendable {
     /// The service that answers every image route.
     public let service: ImageService
@@ -31,121 +36,92 @@ public struct ImageRoutes: Sendable {
         self.logger = logger
     }
 
-    /// Adds the routes to `router`.
+    /// Adds the routes to `router`, each for `GET` and `HEAD` (the `GET` answer's status and headers,
+    /// `Content-Length` included, without the body; a `HEAD` of a thumbnail not made yet makes it).
     public func add<Context: RequestContext>(to router: Router<Context>) {
-        router.get("/healthz") { _, _ -> Response in
-            Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: "{\"status\":\"ok\"}")))
-        }
-        if let registry {
-            router.get("/metrics") { _, _ -> Response in
-                Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        for method in [HTTPRequest.Method.get, .head] {
+            router.on("/healthz", method: method) { request, _ in
+                await handle(request, route: .healthz, label: "healthz") { () throws(ServiceError) -> Response in
+                    Self.healthResponse
+                }
             }
-        }
-        router.get("/v1/**") { request, _ -> Response in
-            await self.respondToImageRequest(request)
+            if let registry {
+                router.on("/metrics", method: method) { request, _ in
+                    await handle(request, route: .metrics, label: "metrics") { () throws(ServiceError) -> Response in
+                        Self.metricsResponse(registry)
+                    }
+                }
+            }
+            router.on("/v1/resize", method: method) { request, _ in
+                await image(request, route: .resize)
+            }
+            router.on("/v1/:preset", method: method) { request, _ in   // a preset without a path
+                await handle(request, route: .preset, label: "unknown") { () throws(ServiceError) -> Response in
+                    throw ServiceError(.notFound, "no such image")
+                }
+            }
+            router.on("/v1/:preset/**", method: method) { request, context in
+                // The preset as a route parameter; the path after it as sent (percent-encoded, empty
+                // components kept), which the root's checks read.
+                let name = context.parameters.get("preset") ?? ""
+                let prefix = "/v1/" + name + "/"
+                let raw = request.uri.path.hasPrefix(prefix) ? String(request.uri.path.dropFirst(prefix.count)) : ""
+                return await image(request, route: .preset(name: Self.decodedPresetName(name), path: raw))
+            }
         }
     }
 
-    /// `/v1/resize` and `/v1/{preset}/{path…}`. A preset request answered from the encoded-response memory
-    /// cache (or with a `304`) is answered at once, without the timed task group, whose two child tasks and
-    /// timer would cost more than the hit itself; everything else runs under the request time limit.
-    func respondToImageRequest(_ request: Request) async -> Response {
-        let path = request.uri.path
-        if path == "/v1/resize" { return await respond(request) { info in ("resize", try await service.resizedImage(request: info)) } }
-        guard let (preset, rawPath) = Self.presetRoute(path) else {
-            return await respond(request) { _ in throw ServiceError(404, "not_found", "no such route") }
+    /// `GET /healthz`'s answer.
+    static var healthResponse: Response {
+        Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: "{\"status\":\"ok\"}")))
+    }
+
+    /// `GET /metrics`'s answer: `registry` in Prometheus' text format.
+    public static func metricsResponse(_ registry: PrometheusCollectorRegistry) -> Response {
+        Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+    }
+
+    /// An image route's answer, through the service's one request path.
+    private func image(_ request: Request, route: ImageService.Route) async -> Response {
+        let metricsRoute: ServiceMetrics.Route = route == .resize ? .resize : .preset
+        return await handle(request, route: metricsRoute, label: route.label) { () throws(ServiceError) -> Response in
+            let info = ImageService.RequestInfo(route: route, path: request.uri.path, rawQuery: request.uri.query,
+                                                accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch])
+            let image = try await service.respond(to: info)
+            return Self.response(image)
         }
+    }
+
+    /// The one place where an answer or an error becomes the response, and where every request is
+    /// measured and logged.
+    func handle(_ request: Request, route: ServiceMetrics.Route, label: String,
+                _ body: () async throws(ServiceError) -> Response) async -> Response {
         let start = ContinuousClock.now
         service.metrics.inFlight.increment()
         defer { service.metrics.inFlight.decrement() }
-        let info = Self.requestInfo(request)
-        do {
-            let (resolved, cached) = try service.cachedPresetImage(preset: preset, rawPath: rawPath, request: info)
-            if let cached { return finish(request, start: start, .success((preset, cached))) }
-            return finish(request, start: start, await timed(info) { _ in (preset, try await service.producePresetImage(resolved)) })
+        var response: Response
+        var outcome = "-"
+        do throws(ServiceError) {
+            response = try await body()
+            outcome = response.headers[Self.cacheOutcomeField] ?? "-"
         } catch {
-            return finish(request, start: start, .failure(error))
+            if error.status.code >= 500 { logger.warning("request failed", metadata: ["error": "\(error)"]) }
+            response = error.response
+            outcome = "error"
         }
+        if request.method == .head { response = response.createHeadResponse() }   // Content-Length kept
+        record(method: request.method.rawValue, path: request.uri.path, route: route, label: label,
+               status: response.status.code, outcome: outcome, start: start)
+        return response
     }
 
-    /// The answer to `GET /v1/{preset}/{path…}` when it needs no waiting: an encoded-response memory hit or
-    /// a `304`. `nil` for every other request, errors included: the route answers those. The
-    /// `MemoryHitHandler` calls this on the connection's event loop.
-    func memoryResponse(path: String, rawQuery: String?, accept: String?, ifNoneMatch: String?)
-        -> (preset: String, image: ImageService.ImageResponse)? {
-        guard let (preset, rawPath) = Self.presetRoute(path) else { return nil }
-        let info = ImageService.RequestInfo(path: path, rawQuery: rawQuery, accept: accept, ifNoneMatch: ifNoneMatch)
-        guard let (_, cached) = try? service.cachedPresetImage(preset: preset, rawPath: rawPath, request: info), let cached else { return nil }
-        return (preset, cached)
-    }
-
-    /// `/v1/{preset}/{rest}` split into the preset's name (percent-decoded) and the still-encoded rest.
-    private static func presetRoute(_ path: String) -> (preset: String, rawPath: String)? {
-        guard path.hasPrefix("/v1/") else { return nil }
-        let rest = path.dropFirst(4)
-        guard let slash = rest.firstIndex(of: "/") else { return nil }
-        let name = rest[..<slash]
-        let preset = name.utf8.contains(UInt8(ascii: "%")) ? String(name).removingPercentEncoding ?? "" : String(name)
-        return (preset, String(rest[rest.index(after: slash)...]))
-    }
-
-    /// Runs one image request with the request time limit, and turns its result or error into a response.
-    func respond(_ request: Request,
-                 _ body: @escaping @Sendable (ImageService.RequestInfo) async throws -> (String, ImageService.ImageResponse)) async -> Response {
-        let start = ContinuousClock.now
-        service.metrics.inFlight.increment()
-        defer { service.metrics.inFlight.decrement() }
-        return finish(request, start: start, await timed(Self.requestInfo(request), body))
-    }
-
-    private static func requestInfo(_ request: Request) -> ImageService.RequestInfo {
-        ImageService.RequestInfo(path: request.uri.path, rawQuery: request.uri.query,
-                                 accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch])
-    }
-
-    /// `body` raced against the request time limit (`503 timeout` when the limit comes first).
-    private func timed(_ info: ImageService.RequestInfo,
-                       _ body: @escaping @Sendable (ImageService.RequestInfo) async throws -> (String, ImageService.ImageResponse)) async
-        -> Result<(String, ImageService.ImageResponse), ServiceError> {
-        let limit = Duration.seconds(service.configuration.limits.requestTimeoutSeconds)
-        return await withTaskGroup(of: Result<(String, ImageService.ImageResponse), ServiceError>?.self) { group in
-            group.addTask {
-                do { return .success(try await body(info)) } catch { return .failure(ServiceError.from(error)) }
-            }
-            group.addTask {
-                await RequestTimer.sleep(for: limit)
-                return Task.isCancelled ? nil : .failure(ServiceError(503, "timeout", "the request took longer than the limit"))
-            }
-            var first: Result<(String, ImageService.ImageResponse), ServiceError>?
-            while first == nil, let next = await group.next() { first = next }
-            group.cancelAll()
-            return first ?? .failure(ServiceError(503, "cancelled", "the request was cancelled"))
-        }
-    }
-
-    /// The response for a result: headers, the requests counter by status and preset, one log line.
-    private func finish(_ request: Request, start: ContinuousClock.Instant,
-                        _ result: Result<(String, ImageService.ImageResponse), ServiceError>) -> Response {
-        switch result {
-        case .success(let (preset, image)):
-            record(path: request.uri.path, preset: preset, status: image.status, outcome: image.outcome, start: start)
-            if image.status == 304 { return Response(status: .notModified, headers: Self.fields(for: image)) }
-            return Response(status: .ok, headers: Self.fields(for: image), body: ResponseBody(byteBuffer: image.bodyBuffer))
-        case .failure(let error):
-            if error.status >= 500 { logger.warning("request failed", metadata: ["error": "\(error)"]) }
-            record(path: request.uri.path, preset: Self.presetLabel(request.uri.path), status: error.status, outcome: "error", start: start)
-            return Response(status: HTTPResponse.Status(code: error.status),
-                            headers: [.contentType: "application/json", .cacheControl: "no-store"],
-                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: error.jsonBody)))
-        }
-    }
-
-    /// The headers of an image response or `304` (without `Content-Length`, `Date` and `Server`).
-    static func fields(for image: ImageService.ImageResponse) -> HTTPFields {
+    /// The response of an image answer.
+    static func response(_ image: ImageService.ImageResponse) -> Response {
         var fields = HTTPFields()
         forEachField(of: image) { fields.append(HTTPFields.Element(name: $0, value: $1)) }
-        return fields
+        if image.status == 304 { return Response(status: .notModified, headers: fields) }
+        return Response(status: .ok, headers: fields, body: ResponseBody(byteBuffer: image.bodyBuffer))
     }
 
     /// Calls `body` with each header of an image response or `304` (without `Content-Length`, `Date` and
@@ -154,32 +130,43 @@ public struct ImageRoutes: Sendable {
         body(.vary, "Accept")
         body(.eTag, image.etag)
         body(.cacheControl, image.cacheControl)
-        body(cacheOutcomeField, image.outcome)
+        body(cacheOutcomeField, image.outcome.rawValue)
         if image.status != 304 { body(.contentType, image.contentType) }
     }
 
-    /// Counts a finished request by status and preset and writes its log line.
-    func record(path: String, preset: String, status: Int, outcome: String, start: ContinuousClock.Instant) {
-        service.metrics.request(status: status, preset: service.presets[preset] == nil && preset != "resize" ? "unknown" : preset)
+    /// The route of an image path as the `MemoryHitHandler` reads it (`/v1/resize`, `/v1/{preset}/{rest}`),
+    /// the same as the router's routes give; `nil` for any other path.
+    static func route(forPath path: String) -> ImageService.Route? {
+        guard path.hasPrefix("/v1/") else { return nil }
+        let rest = path.dropFirst(4)
+        if rest == "resize" { return .resize }
+        guard let slash = rest.firstIndex(of: "/"), slash != rest.startIndex else { return nil }
+        return .preset(name: decodedPresetName(rest[..<slash]), path: String(rest[rest.index(after: slash)...]))
+    }
+
+    /// A preset's name from the URL, percent-decoded (undecodable: empty, an unknown preset).
+    private static func decodedPresetName(_ raw: some StringProtocol) -> String {
+        raw.utf8.contains(UInt8(ascii: "%")) ? String(raw).removingPercentEncoding ?? "" : String(raw)
+    }
+
+    /// Counts a finished request (duration by route and status; requests by status and preset) and
+    /// writes its log line.
+    func record(method: String, path: String, route: ServiceMetrics.Route, label: String, status: Int, outcome: String,
+                start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        let (seconds, attoseconds) = elapsed.components
+        service.metrics.duration(route: route, status: status, nanoseconds: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let isImage = route == .preset || route == .resize
+        if isImage {
+            service.metrics.request(status: status, preset: route == .resize || service.presets[label] != nil ? label : "unknown")
+        }
         logger.info("request", metadata: [
-            "method": "GET", "path": "\(path)", "status": "\(status)", "preset": "\(preset)",
-            "cache": "\(outcome)", "latency_ms": "\(Self.milliseconds(since: start))",
+            "method": "\(method)", "path": "\(path)", "status": "\(status)", "preset": "\(isImage ? label : "-")",
+            "cache": "\(outcome)", "latency_ms": "\(String(format: "%.2f", Double(seconds) * 1000 + Double(attoseconds) / 1e15))",
         ])
     }
 
     /// `X-Tessera-Cache`.
-    private static let cacheOutcomeField = HTTPFields.Element.Name("X-Tessera-Cache")!
-
-    /// Milliseconds since `start`, with two decimals.
-    private static func milliseconds(since start: ContinuousClock.Instant) -> String {
-        let elapsed = (ContinuousClock.now - start).components
-        return String(format: "%.2f", Double(elapsed.seconds) * 1000 + Double(elapsed.attoseconds) / 1e15)
-    }
-
-    /// The preset a path names, for errors' labels (unknown names are counted as `unknown`).
-    private static func presetLabel(_ path: String) -> String {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        return parts.count > 2 ? String(parts[2]) : "unknown"
-    }
+    static let cacheOutcomeField = HTTPFields.Element.Name("X-Tessera-Cache")!
 }
 #endif

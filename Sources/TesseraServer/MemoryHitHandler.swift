@@ -7,7 +7,7 @@ import NIOHTTP1
 @_spi(Internal) import TesseraImaging
 import Tessera
 
-/// Answers `GET /v1/{preset}/…` requests whose encoded response is in memory (or that get a `304`) on the
+/// Answers `GET /v1/…` requests (a preset, or `/v1/resize` of a local source) whose encoded response is in memory (or that get a `304`) on the
 /// connection's event loop, before Hummingbird's request task sees them. A hot thumbnail then costs the
 /// HTTP parse, one cache lookup and one socket write: no task, no hop between threads, no conversion to
 /// swift-http-types, no copy of the body (the cache's `ByteBuffer` is written as it is). Every other
@@ -68,8 +68,9 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             guard let held else { context.fireChannelRead(data); return }
             self.held = nil
             answer(held.hit.image, context: context)
-            routes.record(path: held.hit.path, preset: held.hit.preset, status: held.hit.image.status,
-                          outcome: held.hit.image.outcome, start: held.start)
+            routes.record(method: "GET", path: held.hit.path, route: held.hit.route == .resize ? .resize : .preset,
+                          label: held.hit.route.label, status: held.hit.image.status, outcome: held.hit.image.outcome.rawValue,
+                          start: held.start)
         }
     }
 
@@ -86,7 +87,7 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
-    private typealias Hit = (path: String, preset: String, image: ImageService.ImageResponse)
+    private typealias Hit = (path: String, route: ImageService.Route, image: ImageService.ImageResponse)
 
     /// The route's memory answer to `request`, when it is a plain HTTP/1.1 `GET` the handler may answer.
     private func memoryHit(_ request: HTTPRequestHead) -> Hit? {
@@ -94,8 +95,10 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
               !request.headers.contains(name: "connection") else { return nil }
         let uri = URI(request.uri)
         let path = uri.path
-        return routes.memoryResponse(path: path, rawQuery: uri.query, accept: request.headers.first(name: "accept"),
-                                     ifNoneMatch: request.headers.first(name: "if-none-match")).map { (path, $0.preset, $0.image) }
+        guard let route = ImageRoutes.route(forPath: path) else { return nil }
+        let info = ImageService.RequestInfo(route: route, path: path, rawQuery: uri.query, accept: request.headers.first(name: "accept"),
+                                            ifNoneMatch: request.headers.first(name: "if-none-match"))
+        return routes.service.cachedResponse(to: info).map { (path, route, $0) }
     }
 
     /// Writes the response; the flush waits for the end of this read, so pipelined answers go out together.

@@ -24,7 +24,7 @@ struct OutputChoice: Sendable {
             case "png": explicit = .png
             case "webp": explicit = .webp
             case "avif": explicit = .avif
-            default: throw ServiceError(400, "bad_format", "fmt is jpeg, png, webp or avif")
+            default: throw ServiceError(.badFormat, "fmt is jpeg, png, webp or avif")
             }
             accepted = nil
         } else {

@@ -60,7 +60,7 @@ struct RootDirectory: Sendable {
     /// Decodes `raw` (percent-encoded, as in the URL) once and checks it (see the type).
     static func decode(_ raw: String) throws(ServiceError) -> String {
         guard raw.utf8.contains(UInt8(ascii: "%")) else { return raw }
-        guard let decoded = raw.removingPercentEncoding else { throw ServiceError(400, "bad_path", "the path is not valid percent-encoding") }
+        guard let decoded = raw.removingPercentEncoding else { throw ServiceError(.badPath, "the path is not valid percent-encoding") }
         return decoded
     }
 
@@ -85,7 +85,7 @@ struct RootDirectory: Sendable {
             return File(relative, entry, verified: true)
         }
         let real = try resolveChecked(relative)
-        guard stat(real, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw ServiceError(404, "not_found", "no such image") }
+        guard stat(real, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw ServiceError(.notFound, "no such image") }
         let entry = CheckedPaths.Entry(realPath: real, info, checkedAt: now)
         checked.set(relative, entry)
         return File(relative, entry, verified: true)
@@ -113,8 +113,8 @@ struct RootDirectory: Sendable {
     /// `resolve` for a path whose text is already checked.
     private func resolveChecked(_ relative: String) throws(ServiceError) -> String {
         let joined = realPath + "/" + relative
-        guard let real = Self.realPath(joined) else { throw ServiceError(404, "not_found", "no such image") }
-        guard isInside(real) else { throw ServiceError(403, "path_escape", "the path leads outside the root") }
+        guard let real = Self.realPath(joined) else { throw ServiceError(.notFound, "no such image") }
+        guard isInside(real) else { throw ServiceError(.pathOutsideRoot, "the path leads outside the root") }
         return real
     }
 
@@ -122,7 +122,7 @@ struct RootDirectory: Sendable {
     /// makes them, hits included).
     private func checkSyntax(_ relative: String) throws(ServiceError) {
         let bytes = relative.utf8
-        guard let first = bytes.first else { throw ServiceError(400, "bad_path", "no path") }
+        guard let first = bytes.first else { throw ServiceError(.badPath, "no path") }
         var nul = false, escape = false, badComponent = false
         var length = 0, dots = 0   // of the component being read
         /// Ends the component being read: empty, `.` and `..` are refused.
@@ -144,10 +144,10 @@ struct RootDirectory: Sendable {
             length += 1
         }
         endComponent()
-        guard !nul else { throw ServiceError(400, "path_escape", "the path contains a NUL byte") }
-        guard first != UInt8(ascii: "/"), first != UInt8(ascii: "~") else { throw ServiceError(400, "path_escape", "absolute paths are refused") }
-        guard !escape else { throw ServiceError(400, "path_escape", "backslashes and double-encoded characters are refused") }
-        guard !badComponent else { throw ServiceError(400, "path_escape", "'..', '.' and empty path components are refused") }
+        guard !nul else { throw ServiceError(.pathEscape, "the path contains a NUL byte") }
+        guard first != UInt8(ascii: "/"), first != UInt8(ascii: "~") else { throw ServiceError(.pathEscape, "absolute paths are refused") }
+        guard !escape else { throw ServiceError(.pathEscape, "backslashes and double-encoded characters are refused") }
+        guard !badComponent else { throw ServiceError(.pathEscape, "'..', '.' and empty path components are refused") }
     }
 
     /// Whether a real path lies strictly below the root.

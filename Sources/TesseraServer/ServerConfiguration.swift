@@ -68,8 +68,11 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         public var maximumSourcePixels: Int = 50_000_000
         /// Largest output image, in pixels (400 above it).
         public var maximumOutputPixels: Int = 4_000_000
-        /// Longest time a request may take (503 after it).
+        /// Longest time a request may take: at this deadline it is answered `504 timeout`, whatever it
+        /// still waits for (the work itself goes on for other requests of the same image).
         public var requestTimeoutSeconds: Double = 30
+        /// Longest time the download of a remote source may take (`504 upstream_timeout` after it).
+        public var downloadTimeoutSeconds: Double = 10
         /// Decodes running at once; more wait in a queue.
         public var maximumConcurrentDecodes: Int = 4
         /// Requests that may wait for a decode slot; past this a request gets 503 at once.
@@ -79,12 +82,13 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         /// Heights `/v1/resize` accepts; empty: any height up to the output-pixel limit.
         public var allowedHeights: [Int] = []
 
-        /// The defaults: 32 MB and 50 megapixels per source, 4 megapixels per output, 30 s per request, 4
-        /// decodes at once with 64 waiting, any width and height.
+        /// The defaults: 32 MB and 50 megapixels per source, 4 megapixels per output, 30 s per request, 10 s
+        /// per download, 4 decodes at once with 64 waiting, any width and height.
         public init() {}
 
         private enum CodingKeys: String, CodingKey {
-            case maximumSourceBytes, maximumSourcePixels, maximumOutputPixels, requestTimeoutSeconds, maximumConcurrentDecodes,
+            case maximumSourceBytes, maximumSourcePixels, maximumOutputPixels, requestTimeoutSeconds, downloadTimeoutSeconds,
+                 maximumConcurrentDecodes,
                  maximumQueuedDecodes, allowedWidths, allowedHeights
         }
 
@@ -96,10 +100,38 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
             maximumSourcePixels = try c.decodeIfPresent(Int.self, forKey: .maximumSourcePixels) ?? d.maximumSourcePixels
             maximumOutputPixels = try c.decodeIfPresent(Int.self, forKey: .maximumOutputPixels) ?? d.maximumOutputPixels
             requestTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds) ?? d.requestTimeoutSeconds
+            downloadTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .downloadTimeoutSeconds) ?? d.downloadTimeoutSeconds
             maximumConcurrentDecodes = try c.decodeIfPresent(Int.self, forKey: .maximumConcurrentDecodes) ?? d.maximumConcurrentDecodes
             maximumQueuedDecodes = try c.decodeIfPresent(Int.self, forKey: .maximumQueuedDecodes) ?? d.maximumQueuedDecodes
             allowedWidths = try c.decodeIfPresent([Int].self, forKey: .allowedWidths) ?? []
             allowedHeights = try c.decodeIfPresent([Int].self, forKey: .allowedHeights) ?? []
+        }
+    }
+
+    /// What a connection may cost: how long it may stay silent, how long its headers may take, how many
+    /// may be open at once.
+    public struct Connections: Sendable, Codable, Hashable {
+        /// A keep-alive connection that sends nothing for this long is closed (`--idle-timeout`).
+        public var idleTimeoutSeconds: Double = 60
+        /// A request's headers must have arrived this long after its first byte, else the connection
+        /// is closed (`--header-timeout`).
+        public var headerTimeoutSeconds: Double = 10
+        /// Connections open at once; one more is closed as soon as it is accepted (`--max-connections`).
+        /// `nil`: no limit but the process's descriptor limit.
+        public var maximumConnections: Int? = nil
+
+        /// 60 s idle, 10 s for headers, no connection limit.
+        public init() {}
+
+        private enum CodingKeys: String, CodingKey { case idleTimeoutSeconds, headerTimeoutSeconds, maximumConnections }
+
+        /// Decodes the `connections` object of a config file; absent fields keep their defaults.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let d = Connections()
+            idleTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds) ?? d.idleTimeoutSeconds
+            headerTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .headerTimeoutSeconds) ?? d.headerTimeoutSeconds
+            maximumConnections = try c.decodeIfPresent(Int.self, forKey: .maximumConnections)
         }
     }
 
@@ -132,11 +164,15 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     public var root: String
     /// `HOST:PORT` to listen on.
     public var listen: String = "127.0.0.1:8080"
-    /// The presets. `lowres` is what the gallery shows while the grid scrolls fast (docs/SERVING.md, "Gallery").
+    /// `HOST:PORT` of a listener of its own for `GET /metrics` (`--metrics-listen`); `nil`: `/metrics` is
+    /// served on ``listen`` with the images.
+    public var metricsListen: String? = nil
+    /// The presets: by default `thumb` (200×200, `fill`) and `lowres` (40×40, `fill`, what the gallery
+    /// shows while the grid scrolls fast; docs/SERVING.md, "Gallery").
     public var presets: [Preset] = [Preset(name: "thumb", width: 200, height: 200, mode: .fill),
                                     Preset(name: "lowres", width: 40, height: 40, mode: .fill)]
-    /// Where the image tables live; `nil`: `<root>/.tessera-tables` is NOT used (it would be served):
-    /// the default is a `tessera-serve-tables` directory in the system's temporary directory.
+    /// Where the image tables live; `nil`: ``defaultTablesDirectory(root:environment:)``, a directory of
+    /// the user's cache named after the root's real path (never under the root, which would serve it).
     public var tablesDirectory: String? = nil
     /// Entries per preset table.
     public var tableCapacity: Int = 10_000
@@ -159,6 +195,8 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     public var limits = Limits()
     /// Remote sources (``Remote``): off by default.
     public var remote = Remote()
+    /// Connection limits (``Connections``).
+    public var connections = Connections()
     /// The gallery page (`/gallery`).
     public var gallery = Gallery()
 
@@ -168,8 +206,8 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case root, listen, presets, tablesDirectory, tableCapacity, responseCacheBytes, defaultQuality, maxAgeSeconds,
-             sourceCheckIntervalSeconds, signingKeys, limits, remote, gallery
+        case root, listen, metricsListen, presets, tablesDirectory, tableCapacity, responseCacheBytes, defaultQuality, maxAgeSeconds,
+             sourceCheckIntervalSeconds, signingKeys, limits, remote, connections, gallery
     }
 
     /// Decodes a config file; absent fields keep their defaults.
@@ -178,6 +216,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         root = try c.decodeIfPresent(String.self, forKey: .root) ?? ""
         let defaults = ServerConfiguration(root: root)
         listen = try c.decodeIfPresent(String.self, forKey: .listen) ?? defaults.listen
+        metricsListen = try c.decodeIfPresent(String.self, forKey: .metricsListen)
         presets = try c.decodeIfPresent([Preset].self, forKey: .presets) ?? defaults.presets
         tablesDirectory = try c.decodeIfPresent(String.self, forKey: .tablesDirectory)
         tableCapacity = try c.decodeIfPresent(Int.self, forKey: .tableCapacity) ?? defaults.tableCapacity
@@ -189,6 +228,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         signingKeys = try c.decodeIfPresent([SigningKey].self, forKey: .signingKeys) ?? []
         limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits()
         remote = try c.decodeIfPresent(Remote.self, forKey: .remote) ?? Remote()
+        connections = try c.decodeIfPresent(Connections.self, forKey: .connections) ?? Connections()
         gallery = try c.decodeIfPresent(Gallery.self, forKey: .gallery) ?? Gallery()
     }
 
@@ -209,10 +249,17 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         guard sourceCheckIntervalSeconds >= 0, sourceCheckIntervalSeconds.isFinite else {
             throw ServerConfigurationError("the source check interval must be 0 or more seconds")
         }
-        guard limits.maximumConcurrentDecodes > 0, limits.maximumQueuedDecodes >= 0, limits.requestTimeoutSeconds > 0 else {
+        guard limits.maximumConcurrentDecodes > 0, limits.maximumQueuedDecodes >= 0, limits.requestTimeoutSeconds > 0,
+              limits.requestTimeoutSeconds.isFinite, limits.downloadTimeoutSeconds > 0, limits.downloadTimeoutSeconds.isFinite else {
             throw ServerConfigurationError("limits must be positive")
         }
+        guard connections.idleTimeoutSeconds > 0, connections.idleTimeoutSeconds.isFinite,
+              connections.headerTimeoutSeconds > 0, connections.headerTimeoutSeconds.isFinite,
+              (connections.maximumConnections ?? 1) > 0 else {
+            throw ServerConfigurationError("the idle timeout, the header timeout and the connection limit must be positive")
+        }
         _ = try listenAddress()
+        if let metricsListen { _ = try Self.address(metricsListen, flag: "--metrics-listen") }
         guard gallery.maximumImages > 0 else { throw ServerConfigurationError("gallery.maximumImages must be positive") }
         for range in remote.allowedAddressRanges where AddressRange(range) == nil {
             throw ServerConfigurationError("address range '\(range)' is not CIDR (such as 127.0.0.0/8)")
@@ -221,11 +268,42 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
 
     /// ``listen`` split into host and port.
     public func listenAddress() throws(ServerConfigurationError) -> (host: String, port: Int) {
-        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
-              (0...65535).contains(port) else {
-            throw ServerConfigurationError("--listen '\(listen)' is not HOST:PORT")
+        try Self.address(listen, flag: "--listen")
+    }
+
+    /// ``metricsListen`` split into host and port, when set.
+    public func metricsListenAddress() throws(ServerConfigurationError) -> (host: String, port: Int)? {
+        guard let metricsListen else { return nil }
+        return try Self.address(metricsListen, flag: "--metrics-listen")
+    }
+
+    /// The tables' directory when ``tablesDirectory`` is not set: per user and kept across reboots, one per
+    /// served root, so that two servers of different roots never share (and lock) the same tables.
+    /// `$XDG_CACHE_HOME/tessera/serve/<name>-<hash>`, else `~/.cache/tessera/serve/<name>-<hash>`, where
+    /// `<name>` is the root's last path component and `<hash>` 16 hex digits of a hash of its real path.
+    public static func defaultTablesDirectory(root realRoot: String,
+                                              environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        let cache: String
+        if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+            cache = xdg
+        } else {
+            cache = (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/.cache"
         }
-        var host = String(listen[..<colon])
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325   // FNV-1a, 64 bits: stable across runs and platforms
+        for byte in realRoot.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        let name = URL(fileURLWithPath: realRoot).lastPathComponent.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+        let digits = String(hash, radix: 16)
+        return cache + "/tessera/serve/" + (name.isEmpty ? "root" : String(name.prefix(40))) + "-"
+            + String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    /// `text` (`HOST:PORT`, `[v6]:PORT`) split into host and port; `flag` names it in the error.
+    static func address(_ text: String, flag: String) throws(ServerConfigurationError) -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+              (0...65535).contains(port) else {
+            throw ServerConfigurationError("\(flag) '\(text)' is not HOST:PORT")
+        }
+        var host = String(text[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         return (host.isEmpty ? "127.0.0.1" : host, port)
     }

@@ -22,6 +22,27 @@ struct ServiceMetrics: Sendable {
     /// `tessera_requests_total` by "status|preset", made once each: statuses are few and presets are the
     /// configured names plus `resize` and `unknown`, so this stays small.
     private let requestCounters = LockedValue([String: Counter]())
+    /// `tessera_http_request_duration_seconds` (a histogram) by "route|status", made once each: routes are
+    /// a fixed set (``Route``) and statuses few.
+    private let durations = LockedValue([String: CoreMetrics.Timer]())
+    /// `tessera_serve_cache_outcomes_total` by outcome, made once.
+    private let outcomes: [CacheOutcome: Counter]
+
+    /// The `route` label of `tessera_http_request_duration_seconds`.
+    enum Route: String, Sendable {
+        /// `/v1/{preset}/…`.
+        case preset
+        /// `/v1/resize`.
+        case resize
+        /// `/healthz`.
+        case healthz
+        /// `/metrics`.
+        case metrics
+        /// `/gallery…`.
+        case gallery
+        /// Anything else (404s included).
+        case other
+    }
 
     init(factory: any MetricsFactory) {
         self.factory = factory
@@ -35,6 +56,29 @@ struct ServiceMetrics: Sendable {
         responseCacheBytes = Meter(label: "tessera_response_cache_bytes", factory: factory)
         decodesRunning = Meter(label: "tessera_decodes_running", factory: factory)
         decodesWaiting = Meter(label: "tessera_decodes_waiting", factory: factory)
+        var outcomes: [CacheOutcome: Counter] = [:]
+        for outcome in CacheOutcome.allCases where outcome != .notModified {
+            outcomes[outcome] = Counter(label: "tessera_serve_cache_outcomes_total", dimensions: [("outcome", outcome.rawValue)], factory: factory)
+        }
+        self.outcomes = outcomes
+    }
+
+    /// Counts one image answer by where it came from (a `304` is not counted).
+    func outcome(_ outcome: CacheOutcome) {
+        outcomes[outcome]?.increment()
+    }
+
+    /// Records one finished request's duration by route and status.
+    func duration(route: Route, status: Int, nanoseconds: Int64) {
+        let key = "\(route.rawValue)|\(status)"
+        let timer = durations.withLock { timers in
+            if let known = timers[key] { return known }
+            let made = CoreMetrics.Timer(label: "tessera_http_request_duration_seconds",
+                                         dimensions: [("route", route.rawValue), ("status", String(status))], factory: factory)
+            timers[key] = made
+            return made
+        }
+        timer.recordNanoseconds(nanoseconds)
     }
 
     /// Counts one finished request by status and preset.

@@ -32,14 +32,14 @@ public struct URLSigner: Sendable {
     /// Throws 403 unless the request carries a signature by one of the keys (compared in constant time).
     func verify(path: String, rawQuery: String?) throws(ServiceError) {
         guard let given = (rawQuery ?? "").split(separator: "&").first(where: { $0.hasPrefix("s=") })?.dropFirst(2) else {
-            throw ServiceError(403, "missing_signature", "this server serves signed URLs only")
+            throw ServiceError(.missingSignature, "this server serves signed URLs only")
         }
         var base64 = given.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
-        guard let mac = Data(base64Encoded: base64) else { throw ServiceError(403, "bad_signature", "the signature is not valid") }
+        guard let mac = Data(base64Encoded: base64) else { throw ServiceError(.badSignature, "the signature is not valid") }
         let message = Data(Self.message(path: path, rawQuery: rawQuery).utf8)
         for (_, key) in keys where HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: message, using: key) { return }
-        throw ServiceError(403, "bad_signature", "the signature is not valid")
+        throw ServiceError(.badSignature, "the signature is not valid")
     }
 }
 #endif

@@ -8,10 +8,25 @@ import Foundation
 /// `ImageManager` decodes. I/O (provider calls, downloads) stays outside the limit, except the loads
 /// of `ImageManager` requests with their own credentials, which bypass the download lanes and are
 /// bounded by a limit of their own (``runAsync(_:)``).
+///
+/// With a ``queueLimit``, at most that many callers wait: one more is refused at once with
+/// ``QueueFull`` (a server answers it with 503), so the memory held by waiting work stays bounded
+/// under any load. An `observer` hears the running and waiting counts after every change.
 @_spi(Internal) public final class ParallelismLimit: Sendable {
     /// How many bodies may run at once (at least 1).
     public let width: Int
+    /// How many callers may wait for a permit; `nil`: any number.
+    public let queueLimit: Int?
     private let state = LockedValue(State())
+    private let observer: (@Sendable (_ running: Int, _ waiting: Int) -> Void)?
+
+    /// Thrown by ``run(_:)`` and ``runAsync(_:)`` when ``queueLimit`` callers wait already.
+    public struct QueueFull: Error, Sendable, CustomStringConvertible {
+        /// The limit's ``queueLimit``.
+        public let queueLimit: Int
+        /// `"N callers wait already"`.
+        public var description: String { "\(queueLimit) callers wait already" }
+    }
 
     private struct State {
         var running = 0
@@ -23,9 +38,12 @@ import Foundation
     /// The machine's active cores: the default width everywhere.
     public static var coreCount: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
-    /// A limit of `width` (values below 1 count as 1).
-    public init(width: Int) {
+    /// A limit of `width` (values below 1 count as 1), with at most `queueLimit` callers waiting
+    /// (`nil`: no bound; negative counts as 0) and an `observer` of the counts.
+    public init(width: Int, queueLimit: Int? = nil, observer: (@Sendable (_ running: Int, _ waiting: Int) -> Void)? = nil) {
         self.width = max(1, width)
+        self.queueLimit = queueLimit.map { max(0, $0) }
+        self.observer = observer
     }
 
     /// Runs `body` once a permit is free and returns its result; the permit is returned afterwards,
@@ -66,47 +84,61 @@ import Foundation
 
     /// Bodies running now (for tests and diagnostics).
     public var running: Int { state.withLock { $0.running } }
+    /// Callers waiting for a permit now.
+    public var waiting: Int { state.withLock { $0.waiters.count } }
 
     private func acquire() async throws {
+        enum Outcome { case run, wait, cancelled, refused }
         let id = state.withLock { s -> Int in
             s.nextWaiter += 1
             return s.nextWaiter
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let outcome = state.withLock { s -> Bool? in
-                    if Task.isCancelled { return false }
-                    if s.running < width {
+                let (outcome, counts) = state.withLock { s -> (Outcome, (Int, Int)) in
+                    let outcome: Outcome
+                    if Task.isCancelled {
+                        outcome = .cancelled
+                    } else if s.running < width {
                         s.running += 1
-                        return true
+                        outcome = .run
+                    } else if let queueLimit, s.waiters.count >= queueLimit {
+                        outcome = .refused
+                    } else {
+                        s.waiters.append((id, continuation))
+                        outcome = .wait
                     }
-                    s.waiters.append((id, continuation))
-                    return nil
+                    return (outcome, (s.running, s.waiters.count))
                 }
+                if outcome == .run || outcome == .wait { observer?(counts.0, counts.1) }
                 switch outcome {
-                case true?: continuation.resume()
-                case false?: continuation.resume(throwing: CancellationError())
-                case nil: break
+                case .run: continuation.resume()
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .refused: continuation.resume(throwing: QueueFull(queueLimit: queueLimit ?? 0))
+                case .wait: break
                 }
             }
         } onCancel: {
-            let waiting = state.withLock { s -> CheckedContinuation<Void, any Error>? in
+            let waiting = state.withLock { s -> (CheckedContinuation<Void, any Error>, (Int, Int))? in
                 guard let index = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return s.waiters.remove(at: index).continuation
+                return (s.waiters.remove(at: index).continuation, (s.running, s.waiters.count))
             }
-            waiting?.resume(throwing: CancellationError())
+            guard let (continuation, counts) = waiting else { return }
+            observer?(counts.0, counts.1)
+            continuation.resume(throwing: CancellationError())
         }
     }
 
     /// Hands the permit to the first waiter, or frees it.
     private func release() {
-        let next = state.withLock { s -> CheckedContinuation<Void, any Error>? in
+        let (next, counts) = state.withLock { s -> (CheckedContinuation<Void, any Error>?, (Int, Int)) in
             if s.waiters.isEmpty {
                 s.running -= 1
-                return nil
+                return (nil, (s.running, 0))
             }
-            return s.waiters.removeFirst().continuation
+            return (s.waiters.removeFirst().continuation, (s.running, s.waiters.count))
         }
+        observer?(counts.0, counts.1)
         next?.resume()
     }
 }

@@ -62,6 +62,18 @@ final class CairoSurface {
         }
     }
 
+    /// Tells cairo that `pixels` changed behind its back (converting them into the scratch buffer again
+    /// for gray8), so that later drawing composites over them.
+    func reload(from pixels: UnsafeMutableRawPointer, layout: BitmapLayout) {
+        if let scratch, let wide = scratchLayout {
+            for y in 0..<layout.height {
+                PixelConversion.toBGRA(pixels + y * layout.bytesPerRow, style: .gray8,
+                                       to: scratch + y * wide.bytesPerRow, width: layout.width)
+            }
+        }
+        cairo_surface_mark_dirty(surface)
+    }
+
     deinit {
         cairo_surface_destroy(surface)
         scratch?.deallocate()

@@ -51,6 +51,16 @@ public final class DrawingContext {
         surface.writeBack(to: target.baseAddress, layout: layout)
     }
 
+    /// Runs `body` with the target's memory, for bytes that drawing cannot express (a record of what a
+    /// slot holds, say). Everything drawn so far is flushed into the target first, and what `body`
+    /// writes is what later drawing composites over (for ``PixelStyle/gray8`` targets the temporary
+    /// surface is loaded again from the target).
+    public func withTargetPixels<R>(_ body: (MutableBitmapView) throws -> R) rethrows -> R {
+        flush()
+        defer { surface.reload(from: target.baseAddress, layout: layout) }
+        return try body(target)
+    }
+
     /// Sets every pixel (inside the current clip) to `color`, replacing what was there. Styles
     /// without alpha get `color` composited over black (so ``PixelStyle/bgr32`` keeps its unused byte
     /// at 255).

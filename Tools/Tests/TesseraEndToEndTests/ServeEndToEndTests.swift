@@ -82,7 +82,7 @@ struct ServeEndToEndTests {
         #expect(card.status == 200)
         #expect(card.headers["cache-control"] == "public, max-age=60")   // from the config file
         #expect(card.headers["vary"] == "Accept")
-        #expect(card.headers["x-tessera-cache"] == "miss")
+        #expect(card.headers["x-tessera-cache"] == "produced")
         let cardImage = try ImageDecoder().decode(Data(card.body))
         #expect(card.body.starts(with: [0xFF, 0xD8, 0xFF]))
         #expect(PixelSize(width: cardImage.width, height: cardImage.height) == PixelSize(width: 160, height: 120))
@@ -104,7 +104,7 @@ struct ServeEndToEndTests {
         let exit = await server.terminate()
         #expect(exit.status == 0)
         #expect(exit.signal == nil)
-        #expect(server.log.contains("cache=miss"))
+        #expect(server.log.contains("cache=produced"))
         #expect(server.log.contains("latency_ms="))
 
         // A new process answers from the tables it left: no decode.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Tessera
 @testable import TesseraServer
+@_spi(Internal) import TesseraImaging
 import TesseraTestSupport
 
 /// The image service (`TesseraServer`) in process, on a real Hummingbird server on 127.0.0.1.
@@ -27,7 +28,10 @@ struct ServeTests {
             #expect(metrics.text.contains("tessera_bytes_served_total \(image.body.count)"))
             // The library's own metrics share the server's registry (docs/OBSERVABILITY.md).
             #expect(metrics.text.contains("tessera_image_table_stores_total{format=\"serve-thumb-"))
-            #expect(metrics.text.contains("tessera_image_cache_draw_seconds_count 1"))
+            #expect(metrics.text.contains("tessera_serve_cache_outcomes_total{outcome=\"produced\"} 1"))
+            #expect(metrics.text.contains("tessera_http_request_duration_seconds_bucket{"))
+            #expect(metrics.text.contains("route=\"preset\""))
+            #expect(metrics.text.contains("route=\"healthz\""))
         }
     }
 
@@ -41,7 +45,7 @@ struct ServeTests {
             #expect(first.headers["vary"] == "Accept")
             #expect(first.headers["cache-control"] == "public, max-age=86400")
             #expect(first.headers["etag"]?.hasPrefix("\"") == true)
-            #expect(first.headers["x-tessera-cache"] == "miss")
+            #expect(first.headers["x-tessera-cache"] == "produced")
             let second = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg")
             #expect(second.headers["x-tessera-cache"] == "memory")
             #expect(second.body == first.body)
@@ -155,7 +159,7 @@ struct ServeTests {
             try ServeFixture.jpeg(width: 200, height: 400).write(to: fixture.root.appendingPathComponent("photo.jpg"))
             let after = try await RawHTTP.get(port: port, "/v1/box/photo.jpg")
             #expect(after.headers["etag"] != before.headers["etag"])
-            #expect(after.headers["x-tessera-cache"] == "miss")
+            #expect(after.headers["x-tessera-cache"] == "produced")
             #expect(try DecodedBody(after.body) == DecodedBody(format: "jpeg", width: 50, height: 100))
         }
     }
@@ -175,7 +179,7 @@ struct ServeTests {
             #expect(trusted.headers["etag"] == before.headers["etag"])
             #expect(trusted.body == before.body)
             let png = try await RawHTTP.get(port: port, "/v1/box/photo.jpg?fmt=png")
-            #expect(png.headers["x-tessera-cache"] == "miss")
+            #expect(png.headers["x-tessera-cache"] == "produced")
             #expect(try DecodedBody(png.body) == DecodedBody(format: "png", width: 50, height: 100))
             let after = try await RawHTTP.get(port: port, "/v1/box/photo.jpg")
             #expect(after.headers["etag"] != before.headers["etag"])
@@ -300,47 +304,59 @@ struct ServeTests {
         }
     }
 
-    @Test func decodeSlotsRefuseBeyondTheQueue() async throws {
+    @Test func theWorkLimitRefusesBeyondItsQueueWith503() async throws {
         // One decode at a time and no queue: while one runs, another is refused at once with 503.
-        let slots = DecodeSlots(limit: 1, queueLimit: 0)
+        let limit = ParallelismLimit(width: 1, queueLimit: 0)
         let (holding, held) = AsyncStream<Void>.makeStream()
         let (released, release) = AsyncStream<Void>.makeStream()
         let first = Task {
-            try await slots.run {
+            try await limit.runAsync {
                 held.yield()
                 for await _ in released { break }
                 return 7
             }
         }
         for await _ in holding { break }
-        #expect(slots.running == 1)
-        let refusal = await #expect(throws: ServiceError.self) { try await slots.run { 0 } }
-        #expect(refusal?.status == 503)
-        #expect(refusal?.code == "too_many_decodes")
+        #expect(limit.running == 1)
+        let refusal = await #expect(throws: ParallelismLimit.QueueFull.self) { try await limit.run { 0 } }
+        let error = ServiceError.from(try #require(refusal))
+        #expect(error.status == .serviceUnavailable)
+        #expect(error.code == .tooManyDecodes)
         release.yield()
         #expect(try await first.value == 7)
-        #expect(slots.running == 0)
-        #expect(try await slots.run { 42 } == 42)
+        #expect(limit.running == 0)
+        #expect(try await limit.run { 42 } == 42)
     }
 
-    @Test func requestTimeAndRemoteAreBounded() async throws {
+    @Test func requestTimeAndDownloadTimeAreBoundedApart() async throws {
         let fixture = try ServeFixture()
         let origin = try await Origin.start()
         let gate = OriginGate()
         origin.set("/stuck.jpg", .init(body: Array(try ServeFixture.jpeg(width: 80, height: 60)), gate: gate))
         defer { gate.open() }
-        let configuration = fixture.configuration {
+        let stuck = "/v1/resize?src=\(origin.url("/stuck.jpg").absoluteString)&w=40&h=30"
+        // The request's limit first: 504 timeout, while the download may go on.
+        let requestBound = fixture.configuration {
             $0.limits.requestTimeoutSeconds = 0.2
             $0.remote.allowedHosts = ["127.0.0.1"]
             $0.remote.allowedAddressRanges = ["127.0.0.1/32"]
         }
-        try await fixture.withServer(configuration) { port, _ in
-            let response = try await RawHTTP.get(port: port, "/v1/resize?src=\(origin.url("/stuck.jpg").absoluteString)&w=40&h=30")
-            // The download's own limit is the request's: whichever timer fires first answers, the request's
-            // (503 timeout) or the download's (504 upstream_timeout).
-            #expect([503, 504].contains(response.status))
-            #expect(response.text.contains(response.status == 503 ? "\"timeout\"" : "\"upstream_timeout\""))
+        try await fixture.withServer(requestBound) { port, _ in
+            let response = try await RawHTTP.get(port: port, stuck)
+            #expect(response.status == 504)
+            #expect(response.text.contains("\"timeout\""))
             #expect(try await RawHTTP.get(port: port, "/healthz").status == 200)
+        }
+        // The download's own limit first: 504 upstream_timeout.
+        let downloadBound = fixture.configuration {
+            $0.limits.downloadTimeoutSeconds = 0.2
+            $0.remote.allowedHosts = ["127.0.0.1"]
+            $0.remote.allowedAddressRanges = ["127.0.0.1/32"]
+        }
+        try await fixture.withServer(downloadBound) { port, _ in
+            let response = try await RawHTTP.get(port: port, stuck)
+            #expect(response.status == 504)
+            #expect(response.text.contains("\"upstream_timeout\""))
         }
     }
 

@@ -61,8 +61,18 @@ final class ServeFixture: Sendable {
         }
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
-        defer { task.cancel() }
-        let result = try await body(port, server)
+        let result: R
+        do {
+            result = try await body(port, server)
+        } catch {
+            task.cancel()
+            _ = await task.result
+            throw error
+        }
+        // A graceful stop that ends before this returns: the tables are closed (and their locks
+        // released) once the server goes, so a test can open them again.
+        task.cancel()
+        _ = await task.result
         await server.service.shutdown()
         return result
     }

@@ -1,0 +1,40 @@
+#if Serving
+import NIOCore
+
+extension ImageService {
+    /// An encoded image, or a `304` for a matching `If-None-Match`.
+    public struct ImageResponse: Sendable {
+        /// 200 or 304.
+        public var status: Int
+        /// Empty for 304.
+        public var body: [UInt8] {
+            get { Array(bodyBuffer.readableBytesView) }
+            set { bodyBuffer = ByteBuffer(bytes: newValue) }
+        }
+        /// The body as held by the response cache: written to a socket without a copy.
+        var bodyBuffer: ByteBuffer
+        /// The `Content-Type` (`image/jpeg`, `image/png`, `image/webp`, `image/avif`).
+        public var contentType: String
+        /// The strong `ETag`, quoted: 128 bits of SHA-256 of the response's cache key, in hex.
+        public var etag: String
+        /// The `Cache-Control` value (`public, max-age=N`).
+        public var cacheControl: String
+        /// Where the answer came from (`X-Tessera-Cache`).
+        public var outcome: CacheOutcome
+    }
+}
+
+/// Counts of what the service did (also in `/metrics`).
+public struct ServiceStatistics: Sendable, Hashable {
+    /// Source images decoded (preset fills and ad-hoc resizes).
+    public var decodes = 0
+    /// Responses encoded.
+    public var encodes = 0
+    /// Responses served from the encoded-response memory cache.
+    public var memoryHits = 0
+    /// Preset requests answered from an image table.
+    public var tableHits = 0
+    /// Preset requests that had to fill the table.
+    public var tableMisses = 0
+}
+#endif

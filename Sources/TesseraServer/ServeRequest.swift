@@ -1,0 +1,163 @@
+#if Serving
+import Foundation
+@_spi(Internal) import TesseraImaging
+import Tessera
+
+extension ImageService {
+    /// The image route a request came through.
+    public enum Route: Sendable, Hashable {
+        /// `GET /v1/{preset}/{path…}`: `path` is the part after the preset, still percent-encoded.
+        case preset(name: String, path: String)
+        /// `GET /v1/resize?src=…&w=&h=&mode=`.
+        case resize
+
+        /// The label of the route in metrics and logs: the preset's name, or `resize`.
+        var label: String {
+            switch self {
+            case .preset(let name, _): name
+            case .resize: "resize"
+            }
+        }
+    }
+
+    /// An image request as the HTTP layer sees it: the route, the query and the two headers that matter.
+    public struct RequestInfo: Sendable {
+        /// Which route, with its parameters.
+        public var route: Route
+        /// The request path as sent (percent-encoded), which a signature covers.
+        public var path: String
+        /// The query parameters, percent-decoded; of a repeated name, the first value.
+        public var query: [String: String]
+        /// The query as sent, without the `?`, which a signature covers.
+        public var rawQuery: String?
+        /// The `Accept` header, for the output format negotiation.
+        public var accept: String?
+        /// The `If-None-Match` header: a matching tag (or `*`) gets `304`.
+        public var ifNoneMatch: String?
+
+        /// A request of `route` for `path` with the raw query (parsed into ``query``) and the two headers
+        /// that matter.
+        public init(route: Route, path: String, rawQuery: String?, accept: String?, ifNoneMatch: String?) {
+            self.route = route
+            self.path = path
+            self.rawQuery = rawQuery
+            self.query = Self.parse(rawQuery)
+            self.accept = accept
+            self.ifNoneMatch = ifNoneMatch
+        }
+
+        /// The parameters of a raw query, percent-decoded (`+` is a space); of a repeated name, the first.
+        static func parse(_ raw: String?) -> [String: String] {
+            var result: [String: String] = [:]
+            for pair in (raw ?? "").split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = String(parts[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[0])
+                let value = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ") : ""
+                if result[name] == nil { result[name] = value.removingPercentEncoding ?? "\u{0}" }   // undecodable: refused later
+            }
+            return result
+        }
+    }
+}
+
+/// A request resolved once: its signature checked, its source found and versioned, its output chosen
+/// and its cache key made. Presets, ad-hoc sizes and remote sources differ only in these fields.
+struct ServeRequest: Sendable {
+    /// Where the pixels come from.
+    enum Source: Sendable {
+        /// A file under the root, `stat`ed (or trusted from a recent check: ``RootDirectory/File/verified``).
+        case file(RootDirectory.File)
+        /// An `http(s)` URL whose host the SSRF guard allows; its address is checked when it is fetched.
+        case remote(URL)
+    }
+
+    /// The route's label (a preset's name or `resize`).
+    let label: String
+    /// The preset's table, for preset requests.
+    let preset: PresetTable?
+    let source: Source
+    let box: PixelSize
+    let mode: ServerConfiguration.Mode
+    let output: OutputChoice
+    let quality: Int
+    let ifNoneMatch: String?
+    /// The key of the request's work and, for local sources, of its encoded response (the ETag is its
+    /// hash). A remote response's key adds a digest of the downloaded bytes (``key(withDigest:)``).
+    let key: String
+
+    /// The local file, when the source is one.
+    var file: RootDirectory.File? {
+        if case .file(let file) = source { return file }
+        return nil
+    }
+
+    /// The response key of a remote source whose bytes have `digest`.
+    func key(withDigest digest: String) -> String { key + "|" + digest }
+}
+
+extension ImageService {
+    /// Resolves `info` (see ``ServeRequest``). With `trustingRecentCheck`, a file's check younger than
+    /// `sourceCheckIntervalSeconds` is reused (for answers from memory only).
+    func resolve(_ info: RequestInfo, trustingRecentCheck: Bool) throws(ServiceError) -> ServeRequest {
+        if let signer { try signer.verify(path: info.path, rawQuery: info.rawQuery) }
+        let limits = configuration.limits
+        let output = try OutputChoice(fmt: info.query["fmt"], accept: info.accept)
+        let quality = try Self.quality(info.query["q"], default: configuration.defaultQuality)
+        func checked(_ file: RootDirectory.File) throws(ServiceError) -> RootDirectory.File {
+            guard file.size <= limits.maximumSourceBytes else {
+                throw ServiceError(.sourceTooLarge, "the source has \(file.size) bytes, more than the limit of \(limits.maximumSourceBytes)")
+            }
+            return file
+        }
+        switch info.route {
+        case .preset(let name, let rawPath):
+            guard let table = presets[name] else { throw ServiceError(.unknownPreset, "no preset named '\(name)'") }
+            let file = try checked(try root.file(try RootDirectory.decode(rawPath), trustingRecentCheck: trustingRecentCheck))
+            let key = "p|\(name)|\(file.relativePath)|\(file.version)|\(output.key)|\(quality)"
+            return ServeRequest(label: name, preset: table, source: .file(file), box: table.box, mode: table.preset.mode,
+                                output: output, quality: quality, ifNoneMatch: info.ifNoneMatch, key: key)
+        case .resize:
+            guard let src = info.query["src"], !src.isEmpty else { throw ServiceError(.missingSource, "src is required") }
+            let width = try Self.dimension(info.query["w"], name: "w", allowed: limits.allowedWidths)
+            let height = try Self.dimension(info.query["h"], name: "h", allowed: limits.allowedHeights)
+            guard width * height <= limits.maximumOutputPixels else {
+                throw ServiceError(.outputTooLarge, "\(width)x\(height) is more than \(limits.maximumOutputPixels) output pixels")
+            }
+            guard let mode = ServerConfiguration.Mode(rawValue: info.query["mode"] ?? "fit") else {
+                throw ServiceError(.badMode, "mode is fill or fit")
+            }
+            let box = PixelSize(width: width, height: height)
+            let shape = "\(width)x\(height)|\(mode.rawValue)|\(output.key)|\(quality)"
+            let lowered = src.lowercased()
+            if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+                guard remote != nil else { throw ServiceError(.remoteDisabled, "remote sources are off (no allowed hosts configured)") }
+                guard let url = URL(string: src), let host = url.host, !host.isEmpty else { throw ServiceError(.badSource, "src is not a valid URL") }
+                guard remoteGuard.allows(host: host) else { throw ServiceError(.remoteRefused, "host '\(host)' is not allowed") }
+                return ServeRequest(label: "resize", preset: nil, source: .remote(url), box: box, mode: mode, output: output,
+                                    quality: quality, ifNoneMatch: info.ifNoneMatch, key: "u|\(src)|\(shape)")
+            }
+            if lowered.contains("://") { throw ServiceError(.badSource, "src is a path under the root or an http(s) URL") }
+            let file = try checked(try root.file(src, trustingRecentCheck: trustingRecentCheck))
+            return ServeRequest(label: "resize", preset: nil, source: .file(file), box: box, mode: mode, output: output,
+                                quality: quality, ifNoneMatch: info.ifNoneMatch,
+                                key: "r|\(file.relativePath)|\(file.version)|\(shape)")
+        }
+    }
+
+    static func dimension(_ text: String?, name: String, allowed: [Int]) throws(ServiceError) -> Int {
+        guard let text, let value = Int(text), value > 0, value <= 8192 else {
+            throw ServiceError(.badSize, "\(name) must be a whole number from 1 to 8192")
+        }
+        guard allowed.isEmpty || allowed.contains(value) else {
+            throw ServiceError(.sizeNotAllowed, "\(name)=\(value) is not one of the allowed sizes")
+        }
+        return value
+    }
+
+    static func quality(_ text: String?, default value: Int) throws(ServiceError) -> Int {
+        guard let text else { return value }
+        guard let q = Int(text), (1...100).contains(q) else { throw ServiceError(.badQuality, "q must be 1…100") }
+        return q
+    }
+}
+#endif

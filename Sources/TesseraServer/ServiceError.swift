@@ -1,0 +1,168 @@
+#if Serving
+import Foundation
+import Hummingbird
+@_spi(Internal) import TesseraImaging
+import Tessera
+
+/// A refused or failed request: one ``Code`` (which decides the HTTP status) and a sentence for people.
+///
+/// This is the only place where an error becomes a status and a body: as Hummingbird's
+/// `HTTPResponseError`, a route may simply throw it, and ``ImageRoutes`` answers with ``response``.
+/// The body is `{"error":"<code>","message":"…"}` with `Cache-Control: no-store`.
+public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPResponseError {
+    /// Every error the service answers with, by its JSON `error` string (docs/SERVING.md lists them).
+    public enum Code: String, Sendable, CaseIterable {
+        /// No such route, file or directory (404).
+        case notFound = "not_found"
+        /// `/v1/{preset}/…` names no configured preset (404).
+        case unknownPreset = "unknown_preset"
+        /// The path is not valid percent-encoding (400).
+        case badPath = "bad_path"
+        /// The path's text is refused: NUL, absolute, backslash, double-encoded, `.`/`..`/empty components (400).
+        case pathEscape = "path_escape"
+        /// The path's real path (symlinks resolved) lies outside the root (403).
+        case pathOutsideRoot = "path_outside_root"
+        /// Signed URLs are required and the request has no `s=` (403).
+        case missingSignature = "missing_signature"
+        /// The `s=` signature is not by any configured key (403).
+        case badSignature = "bad_signature"
+        /// `fmt` is not `jpeg`, `png`, `webp` or `avif` (400).
+        case badFormat = "bad_format"
+        /// `q` is not 1…100 (400).
+        case badQuality = "bad_quality"
+        /// `w` or `h` is not a whole number from 1 to 8192 (400).
+        case badSize = "bad_size"
+        /// `w` or `h` is not one of the configured sizes (400).
+        case sizeNotAllowed = "size_not_allowed"
+        /// `w × h` is more than the output-pixel limit (400).
+        case outputTooLarge = "output_too_large"
+        /// `mode` is not `fill` or `fit` (400).
+        case badMode = "bad_mode"
+        /// `/v1/resize` without `src` (400).
+        case missingSource = "missing_src"
+        /// `src` is neither a path under the root nor an `http(s)` URL (400).
+        case badSource = "bad_src"
+        /// A remote `src` while no host is allowed (403).
+        case remoteDisabled = "remote_disabled"
+        /// A remote host or address the SSRF guard refuses (403).
+        case remoteRefused = "remote_refused"
+        /// The source has more bytes than the limit (413).
+        case sourceTooLarge = "source_too_large"
+        /// The source has more pixels than the limit (413).
+        case sourceTooManyPixels = "source_too_many_pixels"
+        /// The source declares more frames or items than the limit (413).
+        case sourceTooManyItems = "source_too_many_items"
+        /// The source is not an image that can be decoded (415).
+        case undecodableSource = "undecodable_source"
+        /// The remote origin answered an error status (502).
+        case upstreamStatus = "upstream_status"
+        /// The remote origin redirected too often (502).
+        case upstreamRedirects = "upstream_redirects"
+        /// The remote source could not be loaded (502).
+        case upstreamFailed = "upstream_failed"
+        /// The remote origin did not answer within the download timeout (504).
+        case upstreamTimeout = "upstream_timeout"
+        /// The request took longer than the request timeout (504).
+        case timeout = "timeout"
+        /// The decode queue is full (503).
+        case tooManyDecodes = "too_many_decodes"
+        /// Every table entry is in use, or another bounded queue is full (503).
+        case busy = "busy"
+        /// The request was cancelled, for example because its client went away (503).
+        case cancelled = "cancelled"
+        /// Anything else (500): a bug or a failing disk, logged as a warning.
+        case `internal` = "internal"
+
+        /// The HTTP status this code answers with.
+        public var status: HTTPResponse.Status {
+            switch self {
+            case .notFound, .unknownPreset: .notFound
+            case .badPath, .pathEscape, .badFormat, .badQuality, .badSize, .sizeNotAllowed, .outputTooLarge, .badMode,
+                 .missingSource, .badSource: .badRequest
+            case .pathOutsideRoot, .missingSignature, .badSignature, .remoteDisabled, .remoteRefused: .forbidden
+            case .sourceTooLarge, .sourceTooManyPixels, .sourceTooManyItems: .contentTooLarge
+            case .undecodableSource: .unsupportedMediaType
+            case .upstreamStatus, .upstreamRedirects, .upstreamFailed: .badGateway
+            case .upstreamTimeout, .timeout: .gatewayTimeout
+            case .tooManyDecodes, .busy, .cancelled: .serviceUnavailable
+            case .internal: .internalServerError
+            }
+        }
+    }
+
+    /// What went wrong, which decides the status.
+    public let code: Code
+    /// A sentence for people.
+    public let message: String
+
+    /// An error with `code` and a `message` for people.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The HTTP status (``Code/status``).
+    public var status: HTTPResponse.Status { code.status }
+
+    /// `Content-Type: application/json` and `Cache-Control: no-store`.
+    public var headers: HTTPFields { [.contentType: "application/json", .cacheControl: "no-store"] }
+
+    /// `STATUS CODE: MESSAGE`, as logged.
+    public var description: String { "\(status.code) \(code.rawValue): \(message)" }
+
+    /// `{"error":"code","message":"…"}`.
+    public var jsonBody: [UInt8] {
+        let object = ["error": code.rawValue, "message": message]
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { Array($0) } ?? Array("{}".utf8)
+    }
+
+    /// The error as the service answers it: the status, the JSON body, `no-store`.
+    public var response: Response {
+        Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: jsonBody)))
+    }
+
+    /// `HTTPResponseError`: the same response, whatever the request.
+    public func response(from request: Request, context: some RequestContext) throws -> Response { response }
+
+    /// Maps an error from the library (possibly wrapped) to the service's error.
+    static func from(_ error: any Error) -> ServiceError {
+        var current: (any Error)? = error
+        while let error = current {
+            if let service = error as? ServiceError { return service }
+            if let refusal = error as? RemoteRefusal { return ServiceError(.remoteRefused, refusal.message) }
+            if error is ParallelismLimit.QueueFull { return ServiceError(.tooManyDecodes, "too many images are being decoded; try again") }
+            if error is CancellationError { return ServiceError(.cancelled, "the request was cancelled") }
+            guard let tessera = error as? TesseraError else { break }
+            switch tessera.reason {
+            case .decoding(.inputTooLarge(let bytes, let limit)):
+                return ServiceError(.sourceTooLarge, "the source has \(bytes) bytes, more than the limit of \(limit)")
+            case .decoding(.tooManyPixels(let w, let h, let limit)):
+                return ServiceError(.sourceTooManyPixels, "the source is \(w)x\(h), more than \(limit) pixels")
+            case .decoding(.tooManyItems(let count, let limit)):
+                return ServiceError(.sourceTooManyItems, "the source declares \(count) items, more than \(limit)")
+            case .decoding(.unsupportedFormat), .decoding(.empty), .decoding(.truncated), .decoding(.invalidDimensions), .decoding(.codec):
+                return ServiceError(.undecodableSource, "the source is not an image that can be decoded")
+            case .fetching(.tooLarge(let bytes, let limit, _)):
+                return ServiceError(.sourceTooLarge, "the source has \(bytes) bytes, more than the limit of \(limit)")
+            case .fetching(.timeout):
+                return ServiceError(.upstreamTimeout, "the remote source did not answer in time")
+            case .fetching(.httpStatus(let code, _)):
+                return ServiceError(.upstreamStatus, "the remote source answered \(code)")
+            case .fetching(.redirectLimit):
+                return ServiceError(.upstreamRedirects, "the remote source redirected too often")
+            case .fetching:
+                if let underlying = tessera.underlying { current = underlying; continue }
+                return ServiceError(.upstreamFailed, "the remote source could not be loaded")
+            case .storage(.allEntriesInUse):
+                return ServiceError(.busy, "every table entry is in use; try again")
+            case .cancelled:
+                return ServiceError(.cancelled, "the request was cancelled")
+            default:
+                if let underlying = tessera.underlying { current = underlying; continue }
+                return ServiceError(.internal, "the image could not be produced")
+            }
+        }
+        return ServiceError(.internal, "the image could not be produced")
+    }
+}
+#endif

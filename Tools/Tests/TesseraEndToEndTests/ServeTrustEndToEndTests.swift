@@ -1,0 +1,158 @@
+import Foundation
+import Testing
+import Tessera
+import TesseraTestSupport
+
+/// `tessera serve` (the release binary) where it once went wrong: presets of opposite shapes across a
+/// restart, slot records damaged on disk, a decode that outlives the request timeout, `HEAD`.
+@Suite("tessera serve, trust, release binary", .enabled(if: ReleaseCLI.isAvailable, "TESSERA_RELEASE_BINARY names the release tessera binary"))
+struct ServeTrustEndToEndTests {
+    typealias Server = ServeEndToEndTests.Server
+
+    /// Six real photographs under a root, by name, with their upright sizes.
+    static func photos(_ scratch: ScratchDirectory) throws -> (root: String, photos: [(name: String, size: PixelSize)]) {
+        let root = scratch.path("root")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        var photos: [(String, PixelSize)] = []
+        for (index, photo) in try RealPhotos.smallest(6, ext: "jpg").enumerated() {
+            let name = "p\(index).jpg"
+            try FileManager.default.copyItem(atPath: photo.path, toPath: root + "/" + name)
+            photos.append((name, try RealPhotos.size(of: root + "/" + name)))
+        }
+        return (root, photos)
+    }
+
+    /// The size of a `source` image in a `fit` box, computed here.
+    static func fitted(_ source: PixelSize, _ width: Int, _ height: Int) -> PixelSize {
+        let scale = min(Double(width) / Double(source.width), Double(height) / Double(source.height))
+        return PixelSize(width: max(1, Int((Double(source.width) * scale).rounded())), height: max(1, Int((Double(source.height) * scale).rounded())))
+    }
+
+    /// Asks for `name` in `preset` (a `fit` box of `width`×`height`) as PNG and checks it against the
+    /// library's own render of the file: the right size and the same pixels. Returns `X-Tessera-Cache`.
+    static func check(_ server: Server, root: String, photo: (name: String, size: PixelSize), preset: String,
+                      width: Int, height: Int) async throws -> String {
+        let response = try await server.get("/v1/\(preset)/\(photo.name)?fmt=png")
+        #expect(response.status == 200, "\(preset)/\(photo.name)")
+        let answer = try ImageDecoder().decode(Data(response.body))
+        let size = fitted(photo.size, width, height)
+        #expect(PixelSize(width: answer.width, height: answer.height) == size, "\(preset)/\(photo.name)")
+        let reference = try PixelComparison.libraryThumbnail(of: URL(fileURLWithPath: root + "/" + photo.name), size: size, mode: .aspectFill)
+        let difference = PixelComparison.meanAbsoluteDifference(answer, reference)
+        #expect(difference.map { $0 < 1 } == true, "\(preset)/\(photo.name): mean difference \(String(describing: difference))")
+        return response.headers["x-tessera-cache"] ?? ""
+    }
+
+    @Test("two fit presets of opposite shapes, a restart, the other order", arguments: [["a", "b"], ["b", "a"]])
+    func oppositeFitPresetsAreRightAfterARestart(order: [String]) async throws {
+        let scratch = try ScratchDirectory("serve-opposite")
+        let (root, photos) = try Self.photos(scratch)
+        let boxes = ["a": (300, 100), "b": (100, 300)]
+        let arguments = ["--root", root, "--tables", scratch.path("tables"), "--preset", "a:300x100:fit", "--preset", "b:100x300:fit"]
+        for (round, names) in [order, order.reversed()].enumerated() {
+            let server = try await Server(arguments, scratch: scratch)
+            for name in names {
+                for photo in photos {
+                    let outcome = try await Self.check(server, root: root, photo: photo, preset: name,
+                                                       width: boxes[name]!.0, height: boxes[name]!.1)
+                    #expect(outcome == (round == 0 ? "produced" : "table"))
+                }
+            }
+            #expect(await server.terminate().status == 0)
+        }
+    }
+
+    /// Bytes of a slot record changed on disk (the size it names): the table's checksum or the record's
+    /// digest refuses the entry, which is rebuilt from its source; nothing of the damaged slot is served.
+    @Test func aSlotRecordDamagedOnDiskIsRebuiltNotServed() async throws {
+        let scratch = try ScratchDirectory("serve-damaged")
+        let (root, photos) = try Self.photos(scratch)
+        let photo = photos[0]
+        let arguments = ["--root", root, "--tables", scratch.path("tables"), "--preset", "a:300x100:fit"]
+        let first = try await Server(arguments, scratch: scratch)
+        #expect(try await Self.check(first, root: root, photo: photo, preset: "a", width: 300, height: 100) == "produced")
+        #expect(await first.terminate().status == 0)
+        // Every record in the table file names the whole box instead.
+        let files = try FileManager.default.contentsOfDirectory(atPath: scratch.path("tables")).filter { $0.contains("serve-a-") }
+        let file = scratch.path("tables") + "/" + (try #require(files.first))
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        let magic = Array("TSRSLOT1".utf8)
+        var damaged = 0
+        var index = 0
+        while index + 16 <= bytes.count {
+            if bytes[index] == magic[0], Array(bytes[index..<index + 8]) == magic {
+                bytes[index + 8] = 44; bytes[index + 9] = 1   // width 300
+                bytes[index + 12] = 100; bytes[index + 13] = 0   // height 100
+                damaged += 1
+            }
+            index += 1
+        }
+        #expect(damaged == 1)
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        let second = try await Server(arguments, scratch: scratch)
+        #expect(try await Self.check(second, root: root, photo: photo, preset: "a", width: 300, height: 100) == "produced")
+        #expect(await second.terminate().status == 0)
+    }
+
+    /// A decode that outlives `--request-timeout` is answered `504 timeout` at the deadline; its work
+    /// goes on and the image is then served from it (one decode in all).
+    @Test func aDecodeOutlivingTheRequestTimeoutIs504AndItsWorkIsKept() async throws {
+        let scratch = try ScratchDirectory("serve-timeout")
+        let root = scratch.path("root")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        // A large PNG (no cheap downscaling in its decoder): a real photograph, tiled 2×2.
+        let photo = try ImageDecoder().decode(try Data(contentsOf: try RealPhotos.smallest(1, ext: "jpg")[0]))
+        let large = try Bitmap(width: photo.width * 2, height: photo.height * 2, style: .bgra32) { view in
+            photo.withUnsafeBytes { source in
+                for y in 0..<view.layout.height {
+                    for half in 0..<2 {
+                        (view.row(y) + half * photo.width * 4).copyMemory(from: source.baseAddress! + (y % photo.height) * photo.bytesPerRow,
+                                                                          byteCount: photo.width * 4)
+                    }
+                }
+            }
+        }
+        try Data(try PNGEncoder().encode(large)).write(to: URL(fileURLWithPath: root + "/large.png"))
+        let server = try await Server(["--root", root, "--tables", scratch.path("tables"), "--request-timeout", "0.02"], scratch: scratch)
+        let start = ContinuousClock.now
+        let first = try await server.get("/v1/thumb/large.png")
+        let elapsed = ContinuousClock.now - start
+        #expect(first.status == 504)
+        #expect(first.text.contains("\"timeout\""))
+        #expect(elapsed < .milliseconds(100), "answered after \(elapsed), the limit is 20 ms")
+        // The decode goes on: ask again until the image comes (each ask is bounded by the same limit).
+        var answer: RawHTTP.Response?
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            let response = try await server.get("/v1/thumb/large.png")
+            if response.status == 200 { answer = response; break }
+            #expect(response.status == 504)
+            await Task.yield()
+        }
+        let served = try #require(answer)
+        #expect(["table", "coalesced"].contains(served.headers["x-tessera-cache"] ?? ""))
+        let image = try ImageDecoder().decode(Data(served.body))
+        #expect(PixelSize(width: image.width, height: image.height) == PixelSize(width: 200, height: 200))
+        let metrics = try await server.get("/metrics")
+        #expect(metrics.text.contains("tessera_decode_seconds_count 1\n"))
+        #expect(metrics.text.contains("tessera_http_request_duration_seconds_count{route=\"preset\",status=\"504\"}")
+                || metrics.text.contains("tessera_http_request_duration_seconds_count{status=\"504\",route=\"preset\"}"))
+        #expect(await server.terminate().status == 0)
+    }
+
+    /// `HEAD` answers like `GET` without a body and is logged as `HEAD`.
+    @Test func headIsAnsweredAndLoggedAsHead() async throws {
+        let scratch = try ScratchDirectory("serve-head")
+        let (root, photos) = try Self.photos(scratch)
+        let server = try await Server(["--root", root, "--tables", scratch.path("tables")], scratch: scratch)
+        let head = try await RawHTTP.head(port: server.port, "/v1/thumb/\(photos[0].name)")
+        let get = try await server.get("/v1/thumb/\(photos[0].name)")
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        #expect(head.headers["content-length"] == String(get.body.count))
+        #expect(head.headers["etag"] == get.headers["etag"])
+        #expect(await server.terminate().status == 0)
+        #expect(server.log.contains("method=HEAD"))
+        #expect(server.log.contains("method=GET"))
+    }
+}
