@@ -134,7 +134,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Serving"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Serving"])),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The gallery page, compiled into the module as bytes (`PackageResources.gallery_html`): no bundle to find at run time.
+            resources: [.embedInCode("Resources/gallery.html")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -61,7 +61,10 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+                // The gallery's test mode (`serve --gallery-report`): its route, and its script compiled in as bytes.
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            resources: [.embedInCode("Serve/Resources/gallery-test-mode.js")]
         ),
         // Writer process for the image table crash test (killed with SIGKILL at random points).
         // Also the load tool for ImageManager (`--fetch-load`) against a TesseraTestSupport origin.

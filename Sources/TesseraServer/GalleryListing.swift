@@ -31,7 +31,7 @@ struct GalleryListing: Sendable, Encodable {
         let start = directory.isEmpty ? root.realPath : try root.resolve(directory)
         var info = stat()
         guard stat(start, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw ServiceError(404, "not_found", "no such directory")
+            throw ServiceError(.notFound, "no such directory")
         }
         var walker = Walker(root: root, maximumImages: maximumImages, maximumEntries: maximumImages.multipliedReportingOverflow(by: 4).partialValue)
         walker.walk(real: start, relative: directory.isEmpty ? "" : directory + "/", depth: 0)

@@ -5,10 +5,12 @@ import Logging
 @_spi(Internal) import TesseraImaging
 
 /// The gallery (docs/SERVING.md, "Gallery"): `GET /gallery[?dir=SUB]` is one HTML page with its script
-/// inline (``GalleryPage``), which asks `GET /gallery/list?dir=SUB` for the images under the root and the
-/// presets to show them in, then loads thumbnails from `/v1/{preset}/{path}`. With
-/// ``ServerConfiguration/Gallery/reportFile`` set, `POST /gallery/report` stores the page's test-mode
-/// measurements.
+/// inline (``GalleryPage``, the resource `gallery.html`), which asks `GET /gallery/list?dir=SUB` for the
+/// images under the root and the presets to show them in, then loads thumbnails from `/v1/{preset}/{path}`.
+///
+/// An application extends the gallery with an ``Addition``: a script the page runs after its own, which
+/// drives the page through `window.tesseraGallery`, and routes of its own beside `/gallery` (the browser
+/// test mode of `tessera serve --gallery-report FILE` is one, in the tools package).
 ///
 /// ```swift
 /// GalleryRoutes(service: service).add(to: router)
@@ -16,25 +18,30 @@ import Logging
 public struct GalleryRoutes: Sendable {
     /// The service whose root the gallery lists and whose presets its thumbnails come from.
     public let service: ImageService
-    /// Receives one line per listing and per report written (or not).
+    /// Receives one line per listing.
     public let logger: Logger
+    /// What the application adds to the page and the routes.
+    public let addition: Addition
+    /// The page, with the addition's script, encoded once.
+    private let page: ByteBuffer
     /// Listings walk the file system on a queue of their own, one at a time, off Swift's cooperative
     /// threads; at most ``maximumWaitingListings`` wait, later ones get `503 busy`.
     private let listings: ListingQueue
 
     /// Listings that may wait for the one running.
     public static let maximumWaitingListings = 8
-    /// Largest report body `POST /gallery/report` takes.
-    public static let maximumReportBytes = 1 << 20
 
-    /// Routes for `service`'s root and presets, logging to `logger`.
-    public init(service: ImageService, logger: Logger = Logger(label: "tessera.serve")) {
+    /// Routes for `service`'s root and presets, logging to `logger`, with `addition`'s script and routes.
+    /// The addition's script must not contain `</script` (a precondition).
+    public init(service: ImageService, logger: Logger = Logger(label: "tessera.serve"), addition: Addition = Addition()) {
         self.service = service
         self.logger = logger
+        self.addition = addition
+        page = ByteBuffer(string: GalleryPage.html(adding: addition.script))
         listings = ListingQueue()
     }
 
-    /// Adds the routes to `router`, unless the gallery is off or URLs must be signed.
+    /// Adds the routes to `router` (the addition's too), unless the gallery is off or URLs must be signed.
     public func add<Context: RequestContext>(to router: Router<Context>) {
         let settings = service.configuration.gallery
         guard settings.enabled, service.configuration.signingKeys.isEmpty else { return }
@@ -52,7 +59,7 @@ public struct GalleryRoutes: Sendable {
                 .contentType: "text/html; charset=utf-8", .cacheControl: "no-cache",
                 // Everything the page uses comes from this server; blobs are the thumbnails' object URLs.
                 .contentSecurityPolicy: "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' blob:",
-            ], body: ResponseBody(byteBuffer: ByteBuffer(string: GalleryPage.html)))
+            ], body: ResponseBody(byteBuffer: page))
         }
         router.get("/gallery/list") { request, _ -> Response in
             let query = ImageService.RequestInfo.parse(request.uri.query)
@@ -73,32 +80,56 @@ public struct GalleryRoutes: Sendable {
             } catch let error as ServiceError {
                 return error.response
             } catch {
-                return ServiceError(500, "internal", "the listing could not be encoded").response
+                return ServiceError(.internal, "the listing could not be encoded").response
             }
             return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-cache"],
                             body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
         }
-        if let file = settings.reportFile {
-            router.post("/gallery/report") { request, _ -> Response in
-                let buffer: ByteBuffer
-                do {
-                    buffer = try await request.body.collect(upTo: Self.maximumReportBytes)
-                } catch {
-                    return ServiceError(413, "report_too_large", "a report is at most \(Self.maximumReportBytes) bytes").response
-                }
-                let data = Data(buffer.readableBytesView)
-                guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
-                    return ServiceError(400, "bad_report", "a report is a JSON object").response
-                }
-                do {
-                    try data.write(to: URL(fileURLWithPath: file), options: .atomic)
-                } catch {
-                    logger.error("gallery report not written", metadata: ["file": "\(file)", "error": "\(error)"])
-                    return ServiceError(500, "report_not_written", "the report could not be written").response
-                }
-                logger.info("gallery report written", metadata: ["file": "\(file)", "bytes": "\(data.count)"])
-                return Response(status: .noContent)
-            }
+        for route in addition.routes {
+            let handler = route.handler
+            router.on(RouterPath(route.path), method: route.method) { request, _ in try await handler(request) }
+        }
+    }
+}
+
+extension GalleryRoutes {
+    /// What an application adds to the gallery: a script the page runs after its own, and routes beside
+    /// the gallery's. Both exist only while the gallery does (on, and URLs not signed).
+    ///
+    /// The script reads and drives the page through `window.tesseraGallery`, which the page's script
+    /// documents at its top (`gallery.html`): a `ready` promise, the scroller, the layout, `scrolled()` and
+    /// `settled()` promises, the cells on screen, the measurements, and a note in the bar on top. The
+    /// page's Content-Security-Policy allows inline scripts and requests to this server only.
+    public struct Addition: Sendable {
+        /// JavaScript appended to the page in a `<script>` element of its own, after the page's script.
+        /// It must not contain `</script`.
+        public var script: String?
+        /// Routes added next to the gallery's, for example one the script sends its results to.
+        public var routes: [Route]
+
+        /// An addition of `script` and `routes`; by default nothing.
+        public init(script: String? = nil, routes: [Route] = []) {
+            self.script = script
+            self.routes = routes
+        }
+    }
+
+    /// A route of an ``Addition``: a method and path, and the handler that answers it. The handler may
+    /// throw an `HTTPResponseError` (Hummingbird's `HTTPError`, ``ServiceError``, one of its own), which
+    /// answers with that error's response; any other error answers 500.
+    public struct Route: Sendable {
+        /// The method the route answers, `POST` for example.
+        public var method: HTTPRequest.Method
+        /// The path, as Hummingbird's router reads it (`/gallery/report`).
+        public var path: String
+        /// Answers a request.
+        public var handler: @Sendable (Request) async throws -> Response
+
+        /// A route answering `method` on `path` with `handler`.
+        public init(_ method: HTTPRequest.Method, _ path: String, handler: @escaping @Sendable (Request) async throws -> Response) {
+            self.method = method
+            self.path = path
+            self.handler = handler
         }
     }
 }
@@ -123,7 +154,7 @@ struct GalleryPresets: Sendable {
         let configured = service.configuration.presets
         func named(_ name: String) throws(ServiceError) -> ServerConfiguration.Preset {
             guard let preset = configured.first(where: { $0.name == name }) else {
-                throw ServiceError(404, "unknown_preset", "no preset named '\(name)'")
+                throw ServiceError(.unknownPreset, "no preset named '\(name)'")
             }
             return preset
         }
@@ -136,7 +167,7 @@ struct GalleryPresets: Sendable {
         } else if let first = configured.first {
             fullPreset = first
         } else {
-            throw ServiceError(404, "unknown_preset", "no presets are configured")
+            throw ServiceError(.unknownPreset, "no presets are configured")
         }
         full = choice(fullPreset)
         let area = { (preset: ServerConfiguration.Preset) in preset.width * preset.height }
@@ -192,7 +223,7 @@ private final class ListingQueue: Sendable {
             count += 1
             return true
         }
-        guard accepted else { throw ServiceError(503, "busy", "too many gallery listings are running; try again") }
+        guard accepted else { throw ServiceError(.busy, "too many gallery listings are running; try again") }
         let result: Result<T, ServiceError> = await withCheckedContinuation { continuation in
             queue.async {
                 let result: Result<T, ServiceError>
@@ -205,12 +236,4 @@ private final class ListingQueue: Sendable {
     }
 }
 
-extension ServiceError {
-    /// The error as the service answers it: the status, `{"error":"code","message":"…"}`, `no-store`.
-    var response: Response {
-        Response(status: HTTPResponse.Status(code: status),
-                 headers: [.contentType: "application/json", .cacheControl: "no-store"],
-                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: jsonBody)))
-    }
-}
 #endif

@@ -5,12 +5,12 @@ import Tessera
 import TesseraTestSupport
 
 /// The gallery page of `tessera serve` (the release binary) in a real browser: headless Chromium scrolls
-/// it through 2,400 images by the page's own test mode and reports back to the server.
+/// it through 2,400 images by the test mode `--gallery-report` adds to the page, which reports back to the server.
 @Suite("gallery in headless Chromium, release binary", .enabled(if: ReleaseCLI.isAvailable, "TESSERA_RELEASE_BINARY names the release tessera binary"))
 struct GalleryEndToEndTests {
     typealias Server = ServeEndToEndTests.Server
 
-    /// What the page's test mode POSTs to `/gallery/report` (GalleryPage.swift builds it).
+    /// What the test mode POSTs to `/gallery/report` (Tools/Sources/TesseraCLI/Serve/Resources/gallery-test-mode.js builds it).
     struct Report: Decodable {
         struct Summary: Decodable {
             var count: Int
@@ -91,6 +91,10 @@ struct GalleryEndToEndTests {
         #expect(listing.status == 200)
         #expect(listing.text.contains(#""preset":{"height":200,"name":"thumb","width":200}"#))   // the default presets
         #expect(listing.text.contains(#""lowres":{"height":40,"name":"lowres","width":40}"#))
+        // `--gallery-report` appends the test-mode script to the page, after the page's own.
+        let page = try await server.get("/gallery")
+        #expect(page.text.contains("window.tesseraGallery = Object.freeze"))
+        #expect(page.text.contains("autoscroll") && page.text.contains("/gallery/report"))
 
         // The page's test mode rests on every screen and flings in between, then POSTs its report.
         let url = "http://127.0.0.1:\(server.port)/gallery?autoscroll=1&report=1"
@@ -181,7 +185,9 @@ struct GalleryEndToEndTests {
         #expect(page.status == 200)
         #expect(page.headers["content-type"] == "text/html; charset=utf-8")
         #expect(page.text.contains("AbortController"))
-        // No report route without --gallery-report.
+        // Without --gallery-report: the library's page, without the test mode, and no report route.
+        #expect(page.text.contains("window.tesseraGallery"))
+        #expect(!page.text.contains("autoscroll") && !page.text.contains("/gallery/report"))
         #expect(try await RawHTTP.post(port: server.port, "/gallery/report", body: Array("{}".utf8)).status == 404)
         #expect(await server.terminate().status == 0)
 

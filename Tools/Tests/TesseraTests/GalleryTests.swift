@@ -1,6 +1,8 @@
 import Foundation
+import Logging
 import Testing
 import Tessera
+@testable import TesseraCLI
 @testable import TesseraServer
 import TesseraTestSupport
 
@@ -20,6 +22,29 @@ struct GalleryTests {
         var lowres: Preset?
         var images: [String]
         var truncated: Bool
+    }
+
+    /// `fixture`'s server (`configuration`, by default the fixture's) with the gallery's test mode wired in as
+    /// `tessera serve --gallery-report FILE` wires it (`ImageServer.addGalleryTestMode(reportFile:)`).
+    static func withTestMode(_ fixture: ServeFixture, reportFile: String, configuration: ServerConfiguration? = nil,
+                             _ body: (Int) async throws -> Void) async throws {
+        var logger = Logger(label: "tessera.serve.test")
+        logger.logLevel = .critical
+        var server = try ImageServer(configuration: configuration ?? fixture.configuration(), logger: logger)
+        server.addGalleryTestMode(reportFile: reportFile)
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = server.application(host: "127.0.0.1", port: 0) { port in
+            continuation.yield(port)
+            continuation.finish()
+        }
+        let task = Task {
+            defer { continuation.finish() }
+            try await app.run()
+        }
+        defer { task.cancel() }
+        var iterator = ports.makeAsyncIterator()
+        try await body(try #require(await iterator.next()))
+        await server.service.shutdown()
     }
 
     static func listing(port: Int, _ query: String = "") async throws -> Listing {
@@ -109,23 +134,66 @@ struct GalleryTests {
         }
     }
 
-    @Test func reportRouteStoresJSONOnlyWhenConfigured() async throws {
+    @Test func reportRouteStoresJSONOnlyWithTheTestMode() async throws {
         let fixture = try ServeFixture()
         try await fixture.withServer(fixture.configuration()) { port, _ async throws in
             #expect(try await RawHTTP.post(port: port, "/gallery/report", body: Array("{}".utf8)).status == 404)
         }
         let reporting = try ServeFixture()   // a second server in one process needs tables of its own
         let file = reporting.base.appendingPathComponent("report.json")
-        try await reporting.withServer(reporting.configuration { $0.gallery.reportFile = file.path }) { port, _ in
+        try await Self.withTestMode(reporting, reportFile: file.path) { port in
             let body = Array(#"{"visited": 3}"#.utf8)
             #expect(try await RawHTTP.post(port: port, "/gallery/report", body: body).status == 204)
             #expect(Array(try Data(contentsOf: file)) == body)
             let notJSON = try await RawHTTP.post(port: port, "/gallery/report", body: Array("visited=3".utf8))
             #expect(notJSON.status == 400)
-            #expect(notJSON.text.contains("bad_report"))
-            let huge = Array(repeating: UInt8(ascii: " "), count: GalleryRoutes.maximumReportBytes + 1)
-            #expect(try await RawHTTP.post(port: port, "/gallery/report", body: huge).status == 413)
+            #expect(notJSON.headers["content-type"] == "application/json")
+            #expect(notJSON.text == #"{"error":"bad_report","message":"a report is a JSON object"}"#)
+            #expect(try await RawHTTP.post(port: port, "/gallery/report", body: Array("[3]".utf8)).status == 400)
+            let huge = Array(repeating: UInt8(ascii: " "), count: GalleryTestMode.maximumReportBytes + 1)
+            let tooLarge = try await RawHTTP.post(port: port, "/gallery/report", body: huge)
+            #expect(tooLarge.status == 413)
+            #expect(tooLarge.text.contains(#""error":"report_too_large""#))
             #expect(Array(try Data(contentsOf: file)) == body)   // the refused ones wrote nothing
+        }
+        // A report file that cannot be written: 500, and the route is there only while the gallery is.
+        let failing = try ServeFixture()
+        let unwritable = failing.base.appendingPathComponent("missing/report.json").path
+        try await Self.withTestMode(failing, reportFile: unwritable) { port in
+            let refused = try await RawHTTP.post(port: port, "/gallery/report", body: Array("{}".utf8))
+            #expect(refused.status == 500)
+            #expect(refused.text.contains(#""error":"report_not_written""#))
+        }
+        let off = try ServeFixture()
+        try await Self.withTestMode(off, reportFile: file.path, configuration: off.configuration { $0.gallery.enabled = false }) { port async throws in
+            #expect(try await RawHTTP.post(port: port, "/gallery/report", body: Array("{}".utf8)).status == 404)
+        }
+    }
+
+    @Test func libraryPageHasNoTestModeWhileTheServeTestModeAddsIt() async throws {
+        // The library's page exposes the hook and nothing of the test mode.
+        #expect(GalleryPage.html.contains("window.tesseraGallery = Object.freeze"))
+        #expect(!GalleryPage.html.contains("autoscroll") && !GalleryPage.html.contains("/gallery/report"))
+        #expect(GalleryPage.html(adding: nil) == GalleryPage.html)
+        let fixture = try ServeFixture()
+        try await fixture.withServer(fixture.configuration()) { port, _ in
+            let page = try await RawHTTP.get(port: port, "/gallery")
+            #expect(page.status == 200)
+            #expect(page.text == GalleryPage.html)
+            #expect(!page.text.contains("autoscroll"))
+        }
+        // `--gallery-report`'s page: the test-mode script in an element of its own, after the page's script.
+        let reporting = try ServeFixture()
+        try await Self.withTestMode(reporting, reportFile: reporting.base.appendingPathComponent("report.json").path) { port in
+            let page = try await RawHTTP.get(port: port, "/gallery?autoscroll=1&report=1")
+            #expect(page.status == 200)
+            #expect(page.headers["content-security-policy"]?.contains("default-src 'self'") == true)
+            #expect(GalleryTestMode.script.contains("autoscroll") && GalleryTestMode.script.contains("/gallery/report"))
+            let hook = try #require(page.text.range(of: "window.tesseraGallery = Object.freeze"))
+            let script = try #require(page.text.range(of: "<script>\n" + GalleryTestMode.script + "\n</script>\n</body>"))
+            #expect(hook.upperBound < script.lowerBound)
+            let body = try #require(GalleryPage.html.range(of: "</body>"))
+            #expect(page.text.hasPrefix(GalleryPage.html[..<body.lowerBound]))
         }
     }
 }
