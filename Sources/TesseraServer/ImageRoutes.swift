@@ -98,8 +98,9 @@ public struct ImageRoutes: Sendable {
     func handle(_ request: Request, route: ServiceMetrics.Route, label: String,
                 _ body: () async throws(ServiceError) -> Response) async -> Response {
         let start = ContinuousClock.now
-        service.metrics.inFlight.increment()
-        defer { service.metrics.inFlight.decrement() }
+        let isImage = route == .preset || route == .resize
+        if isImage { service.metrics.inFlight.increment() }   // image requests only: the gauge is the service's load
+        defer { if isImage { service.metrics.inFlight.decrement() } }
         var response: Response
         var outcome = "-"
         do throws(ServiceError) {

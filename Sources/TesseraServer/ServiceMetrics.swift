@@ -22,14 +22,15 @@ struct ServiceMetrics: Sendable {
     /// `tessera_requests_total` by "status|preset", made once each: statuses are few and presets are the
     /// configured names plus `resize` and `unknown`, so this stays small.
     private let requestCounters = LockedValue([String: Counter]())
-    /// `tessera_http_request_duration_seconds` (a histogram) by "route|status", made once each: routes are
-    /// a fixed set (``Route``) and statuses few.
-    private let durations = LockedValue([String: CoreMetrics.Timer]())
+    /// `tessera_http_request_duration_seconds` (a histogram) by route and status (the key
+    /// `route index × 1000 + status`, no string made per request), made once each: routes are a fixed set
+    /// (``Route``) and statuses few.
+    private let durations = LockedValue([Int: CoreMetrics.Timer]())
     /// `tessera_serve_cache_outcomes_total` by outcome, made once.
     private let outcomes: [CacheOutcome: Counter]
 
     /// The `route` label of `tessera_http_request_duration_seconds`.
-    enum Route: String, Sendable {
+    enum Route: String, Sendable, CaseIterable {
         /// `/v1/{preset}/…`.
         case preset
         /// `/v1/resize`.
@@ -70,7 +71,7 @@ struct ServiceMetrics: Sendable {
 
     /// Records one finished request's duration by route and status.
     func duration(route: Route, status: Int, nanoseconds: Int64) {
-        let key = "\(route.rawValue)|\(status)"
+        let key = (Route.allCases.firstIndex(of: route) ?? 0) * 1000 + status
         let timer = durations.withLock { timers in
             if let known = timers[key] { return known }
             let made = CoreMetrics.Timer(label: "tessera_http_request_duration_seconds",

@@ -130,7 +130,9 @@ struct ServeTrustEndToEndTests {
             await Task.yield()
         }
         let served = try #require(answer)
-        #expect(["table", "coalesced"].contains(served.headers["x-tessera-cache"] ?? ""))
+        // From the table the first decode filled, or from that decode itself when this request joined it
+        // while it ran (`produced`): either way one decode in all (below).
+        #expect(["table", "coalesced", "produced"].contains(served.headers["x-tessera-cache"] ?? ""))
         let image = try ImageDecoder().decode(Data(served.body))
         #expect(PixelSize(width: image.width, height: image.height) == PixelSize(width: 200, height: 200))
         let metrics = try await server.get("/metrics")
@@ -154,5 +156,27 @@ struct ServeTrustEndToEndTests {
         #expect(await server.terminate().status == 0)
         #expect(server.log.contains("method=HEAD"))
         #expect(server.log.contains("method=GET"))
+    }
+
+    /// Without `--tables`, two servers of two roots run side by side (no shared lock), and a restart
+    /// answers from the tables the last run left (kept in the user's cache directory, not in /tmp).
+    @Test func defaultTablesArePerRootAndOutliveARestart() async throws {
+        let scratch = try ScratchDirectory("serve-default-tables")
+        let (root, photos) = try Self.photos(scratch)
+        let other = scratch.path("other")
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: root + "/" + photos[1].name, toPath: other + "/" + photos[1].name)
+        let environment = ["XDG_CACHE_HOME": scratch.path("cache")]
+        let first = try await Server(["--root", root], scratch: scratch, environment: environment)
+        let second = try await Server(["--root", other], scratch: scratch, environment: environment)
+        #expect(try await first.get("/v1/thumb/\(photos[0].name)").headers["x-tessera-cache"] == "produced")
+        #expect(try await second.get("/v1/thumb/\(photos[1].name)").headers["x-tessera-cache"] == "produced")
+        #expect(await first.terminate().status == 0)
+        #expect(await second.terminate().status == 0)
+        let directories = try FileManager.default.contentsOfDirectory(atPath: scratch.path("cache") + "/tessera/serve")
+        #expect(directories.count == 2)
+        let again = try await Server(["--root", root], scratch: scratch, environment: environment)
+        #expect(try await again.get("/v1/thumb/\(photos[0].name)").headers["x-tessera-cache"] == "table")
+        #expect(await again.terminate().status == 0)
     }
 }

@@ -5,7 +5,7 @@ import TesseraTestSupport
 /// One server of `bench serve`, a child process leading its own process group on 127.0.0.1:`port`:
 /// `tessera serve` (this very binary), thumbor (several processes) or nginx (master and workers).
 final class BenchServer {
-    /// `tessera`, `thumbor` or `nginx`.
+    /// `tessera`, `tessera-baseline`, `thumbor`, `thumbor-result-storage` or `nginx`.
     let name: String
     let port: Int
     /// The request path of the thumbnail of a source at `relative` (a path under the root, percent-encoded).
@@ -72,9 +72,9 @@ final class BenchServer {
 
     /// `tessera serve` with one preset `thumb:SIZExSIZE:fill`, tables in `tables()` (a fresh directory on every
     /// start when the closure says so), per-request log lines off (`--log-level warning`).
-    static func tessera(binary: String, root: URL, size: Int, port: Int, sourceCheckInterval: Int, tables: @escaping () -> URL,
-                        log: URL) -> BenchServer {
-        BenchServer(name: "tessera", port: port, target: { "/v1/thumb/\($0)" }) {
+    static func tessera(name: String = "tessera", binary: String, root: URL, size: Int, port: Int, sourceCheckInterval: Int,
+                        tables: @escaping () -> URL, log: URL) -> BenchServer {
+        BenchServer(name: name, port: port, target: { "/v1/thumb/\($0)" }) {
             try spawn(binary, ["serve", "--root", root.path, "--listen", "127.0.0.1:\(port)", "--preset", "thumb:\(size)x\(size):fill",
                                "--tables", tables().path, "--log-level", "warning", "--source-check-interval", "\(sourceCheckInterval)"], log: log)
         }

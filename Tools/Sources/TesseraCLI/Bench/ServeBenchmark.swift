@@ -23,6 +23,8 @@ struct ServeBenchmark: AsyncParsableCommand {
         processes (default: the number of cores); URL /unsafe/SIZExSIZE/filters:format(jpeg)/PATH
           thumbor-result-storage   the same with thumbor's file result storage on (finished thumbnails kept as \
         files and served from there: thumbor's own cache)
+          tessera-baseline   with --baseline BINARY: another tessera binary (an earlier build, say) run exactly as \
+        tessera, in the same interleaved rounds: before and after a change in one run
           nginx     /usr/sbin/nginx serving the thumbnails tessera made, as files (the limit for a hot hit), \
         one worker per core, sendfile, open_file_cache with open_file_cache_valid = --source-check-interval (none at 0)
         Every thumbnail used is first fetched from each server and must decode as a SIZExSIZE image.
@@ -40,7 +42,8 @@ struct ServeBenchmark: AsyncParsableCommand {
         requestsPerSecond, p50Milliseconds, p99Milliseconds: medians of rounds; peakRSSBytes; errors summed over \
         rounds; rounds: requests, seconds, requestsPerSecond, p50Milliseconds, p99Milliseconds, errors), ratios \
         ("hot tessera/thumbor", "hot tessera/thumbor-result-storage", "hot tessera/nginx", "cold tessera/thumbor", \
-        "cold tessera/thumbor-result-storage": requestsPerSecond ratios) and targets (name, goal, value, met).
+        "cold tessera/thumbor-result-storage", with --baseline "hot tessera/tessera-baseline" and "cold tessera/tessera-baseline": \
+        requestsPerSecond ratios) and targets (name, goal, value, met).
         """
     )
 
@@ -58,6 +61,8 @@ struct ServeBenchmark: AsyncParsableCommand {
     var sourceCheckInterval = 60
     @Option(help: "The thumbor virtualenv (`tessera bench peers` makes it; default: .build/thumbor-venv next to this binary).") var venv: String?
     @Flag(help: "Leave thumbor out (for quick tests where it cannot be installed); listed in `skipped`.") var skipThumbor = false
+    @Option(help: "Another tessera binary (an earlier build) to measure as `tessera-baseline` in the same interleaved rounds.")
+    var baseline: String?
     @Flag(help: "Print JSON.") var json = false
 
     struct Measurement: Codable {
@@ -145,6 +150,13 @@ struct ServeBenchmark: AsyncParsableCommand {
                                           tables: { fresh("tables") }, log: scratch.appendingPathComponent("tessera.log"))
         var servers = [tessera]
         var versions = ["tessera": "this binary"]
+        if let baseline {
+            guard FileManager.default.isExecutableFile(atPath: baseline) else { throw ValidationError("--baseline \(baseline) is not an executable") }
+            servers.append(BenchServer.tessera(name: "tessera-baseline", binary: baseline, root: root, size: size, port: try Origin.unusedPort(),
+                                               sourceCheckInterval: sourceCheckInterval, tables: { fresh("baseline-tables") },
+                                               log: scratch.appendingPathComponent("tessera-baseline.log")))
+            versions["tessera-baseline"] = baseline
+        }
         if skipThumbor {
             skipped.append("thumbor: --skip-thumbor")
         } else {
@@ -270,7 +282,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         }
         var ratios: [String: Double] = [:]
         for (workload, other) in [("hot", "thumbor"), ("hot", "thumbor-result-storage"), ("hot", "nginx"), ("cold", "thumbor"),
-                                  ("cold", "thumbor-result-storage")] {
+                                  ("cold", "thumbor-result-storage"), ("hot", "tessera-baseline"), ("cold", "tessera-baseline")] {
             if let a = rate("tessera", workload), let b = rate(other, workload), b > 0 { ratios["\(workload) tessera/\(other)"] = a / b }
         }
         var targets: [Target] = []
@@ -279,6 +291,10 @@ struct ServeBenchmark: AsyncParsableCommand {
         for (name, goal) in [("hot tessera/thumbor", 20.0), ("hot tessera/thumbor-result-storage", 20.0), ("hot tessera/nginx", 0.5),
                              ("cold tessera/thumbor", 2.0), ("cold tessera/thumbor-result-storage", 2.0)] {
             if let value = ratios[name] { targets.append(Target(name: name, goal: "≥ \(goal)", value: value, met: value >= goal)) }
+        }
+        // Against an earlier build: no slower, within the rounds' noise.
+        for name in ["hot tessera/tessera-baseline", "cold tessera/tessera-baseline"] {
+            if let value = ratios[name] { targets.append(Target(name: name, goal: "≥ 0.95", value: value, met: value >= 0.95)) }
         }
         if let hot = measurements.first(where: { $0.server == "tessera" && $0.workload == "hot" }) {
             targets.append(Target(name: "hot tessera p99 ms at \(connections) connections", goal: "< 5", value: hot.p99Milliseconds,
