@@ -8,7 +8,7 @@ import Testing
 @testable import TesseraServer
 
 /// `MemoryHitHandler` in the pipeline `tessera serve` builds (`ImageHTTPChannel.addHandlers`: NIO's HTTP/1
-/// codec, the handler, the HTTPTypes codec, Hummingbird's connection state), on an `EmbeddedChannel`: raw request bytes in, raw response bytes out, and a recorder at the
+/// codec, the connection deadlines, the handler, the HTTPTypes codec, Hummingbird's connection state), on an `EmbeddedChannel`: raw request bytes in, raw response bytes out, and a recorder at the
 /// tail standing for Hummingbird's router, which sees what the handler passes on.
 @Suite("Memory hits on the event loop")
 struct MemoryHitHandlerTests {
@@ -33,8 +33,8 @@ struct MemoryHitHandlerTests {
         init() async throws {
             serveFixture = try ServeFixture()
             server = try ImageServer(configuration: serveFixture.configuration(), logger: Logger(label: "test"))
-            let info = ImageService.RequestInfo(path: "/v1/thumb/photo.jpg", rawQuery: nil, accept: nil, ifNoneMatch: nil)
-            photo = try await server.service.presetImage(preset: "thumb", rawPath: "photo.jpg", request: info).body
+            let info = ImageService.RequestInfo(route: .preset(name: "thumb", path: "photo.jpg"), path: "/v1/thumb/photo.jpg", rawQuery: nil, accept: nil, ifNoneMatch: nil)
+            photo = try await server.service.respond(to: info).body
             channel = EmbeddedChannel()
             router = Router()
             let operations = channel.pipeline.syncOperations
@@ -101,8 +101,8 @@ struct MemoryHitHandlerTests {
         #expect(answer.headers["server"] == "tessera")
         #expect(answer.headers["date"]?.hasSuffix(" GMT") == true)
         // The same tag the route gives.
-        let info = ImageService.RequestInfo(path: "/v1/thumb/photo.jpg", rawQuery: nil, accept: nil, ifNoneMatch: nil)
-        #expect(answer.headers["etag"] == (try await fixture.server.service.presetImage(preset: "thumb", rawPath: "photo.jpg", request: info).etag))
+        let info = ImageService.RequestInfo(route: .preset(name: "thumb", path: "photo.jpg"), path: "/v1/thumb/photo.jpg", rawQuery: nil, accept: nil, ifNoneMatch: nil)
+        #expect(answer.headers["etag"] == (try await fixture.server.service.respond(to: info).etag))
         #expect(fixture.server.service.statistics.memoryHits >= 1)
     }
 
@@ -198,28 +198,5 @@ struct MemoryHitHandlerTests {
         try busy.routerAnswers(body: "second")
         #expect(!busy.channel.isActive)
         #expect(try Self.responses(try busy.written()).map(\.body) == [Array("first".utf8), Array("second".utf8)])
-    }
-}
-
-/// The request time limit's timer (`RequestTimer`).
-@Suite("Request timer")
-struct RequestTimerTests {
-    @Test func itWakesWhenTheTimeIsUp() async {
-        await RequestTimer.sleep(for: .milliseconds(20))
-        #expect(!Task.isCancelled)
-    }
-
-    /// A ten-minute sleep ends as soon as its task is cancelled (the test's time limit would fail it otherwise).
-    @Test(.timeLimit(.minutes(1))) func cancellationEndsTheSleepAtOnce() async {
-        let (started, signal) = AsyncStream<Void>.makeStream()
-        let sleeper = Task {
-            signal.yield()
-            await RequestTimer.sleep(for: .seconds(600))
-            return Task.isCancelled
-        }
-        var iterator = started.makeAsyncIterator()
-        await iterator.next()
-        sleeper.cancel()
-        #expect(await sleeper.value)
     }
 }

@@ -17,10 +17,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "The directory of images served under /v1/ (TESSERA_ROOT).") var root: String?
     @Option(help: "HOST:PORT to listen on (TESSERA_LISTEN; default 127.0.0.1:8080).") var listen: String?
-    @Option(name: .customLong("preset"), help: "A preset NAME:WxH:MODE, MODE fill or fit; repeatable (TESSERA_PRESETS, comma-separated).")
+    @Option(name: .customLong("preset"), help: "A preset NAME:WxH:MODE, MODE fill or fit; repeatable (TESSERA_PRESETS, comma-separated; default thumb:200x200:fill and lowres:40x40:fill).")
     var presets: [String] = []
     @Option(help: "A JSON config file (TESSERA_CONFIG).") var config: String?
-    @Option(name: .customLong("tables"), help: "Directory of the image tables (TESSERA_TABLES).") var tablesDirectory: String?
+    @Option(name: .customLong("tables"),
+            help: "Directory of the image tables (TESSERA_TABLES; default $XDG_CACHE_HOME/tessera/serve/ROOTNAME-HASH, else ~/.cache/…, one per root, kept across restarts).")
+    var tablesDirectory: String?
     @Option(name: .customLong("signing-key"), help: "ID:SECRET of an HMAC key for signed URLs; repeatable (TESSERA_SIGNING_KEYS).")
     var signingKeys: [String] = []
     @Option(name: .customLong("allow-host"), help: "A host remote sources may come from; repeatable (TESSERA_ALLOW_HOSTS).")
@@ -30,7 +32,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-source-bytes"), help: "Largest source, in bytes (TESSERA_MAX_SOURCE_BYTES).") var maximumSourceBytes: Int?
     @Option(name: .customLong("max-source-pixels"), help: "Largest source, in pixels (TESSERA_MAX_SOURCE_PIXELS).") var maximumSourcePixels: Int?
     @Option(name: .customLong("max-output-pixels"), help: "Largest output, in pixels (TESSERA_MAX_OUTPUT_PIXELS).") var maximumOutputPixels: Int?
-    @Option(name: .customLong("request-timeout"), help: "Seconds a request may take (TESSERA_REQUEST_TIMEOUT).") var requestTimeout: Double?
+    @Option(name: .customLong("request-timeout"), help: "Seconds a request may take before it is answered 504 (TESSERA_REQUEST_TIMEOUT; default 30).")
+    var requestTimeout: Double?
+    @Option(name: .customLong("download-timeout"), help: "Seconds the download of a remote source may take (TESSERA_DOWNLOAD_TIMEOUT; default 10).")
+    var downloadTimeout: Double?
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a keep-alive connection may send nothing before it is closed (TESSERA_IDLE_TIMEOUT; default 60).")
+    var idleTimeout: Double?
+    @Option(name: .customLong("header-timeout"), help: "Seconds a request's headers may take to arrive (TESSERA_HEADER_TIMEOUT; default 10).")
+    var headerTimeout: Double?
+    @Option(name: .customLong("max-connections"), help: "Connections open at once; more are closed when accepted (TESSERA_MAX_CONNECTIONS; default no limit).")
+    var maximumConnections: Int?
+    @Option(name: .customLong("metrics-listen"), help: "HOST:PORT of a listener of its own for /metrics (TESSERA_METRICS_LISTEN; default: /metrics on --listen).")
+    var metricsListen: String?
     @Option(name: .customLong("max-decodes"), help: "Decodes at once (TESSERA_MAX_DECODES).") var maximumDecodes: Int?
     @Option(name: .customLong("max-queued-decodes"), help: "Requests waiting for a decode before 503 (TESSERA_MAX_QUEUED_DECODES).")
     var maximumQueuedDecodes: Int?
@@ -47,23 +60,55 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"),
             help: "Least level logged: trace, debug, info (one line per request), notice, warning, error, critical (TESSERA_LOG_LEVEL; default info).")
     var logLevel: String?
+    @Option(name: .customLong("log-format"),
+            help: "text (swift-log's lines) or json (one JSON object per line), on standard error (TESSERA_LOG_FORMAT; default text).")
+    var logFormat: String?
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let configuration = try makeConfiguration(environment: environment)
+        if try Self.logFormat(logFormat ?? environment["TESSERA_LOG_FORMAT"]) == .json {
+            LoggingSystem.bootstrap { label in JSONLogHandler(label: label) }
+        }
         var logger = Logger(label: "tessera.serve")
         if let name = logLevel ?? environment["TESSERA_LOG_LEVEL"] {
             guard let level = Logger.Level(rawValue: name.lowercased()) else { throw ValidationError("log level '\(name)' is not one of trace, debug, info, notice, warning, error, critical") }
             logger.logLevel = level
         }
         Self.configureHeap()
-        let server = try ImageServer(configuration: configuration, logger: logger)
+        var server = try ImageServer(configuration: configuration, logger: logger)
+        if let file = galleryReport ?? environment["TESSERA_GALLERY_REPORT"] { server.addGalleryTestMode(reportFile: file) }
         let trimming = Task.detached(priority: .background) { [registry = server.registry] in await Self.returnFreedHeapPages(reportingTo: registry) }
         defer { trimming.cancel() }
-        try await server.run { port in
-            let line = "tessera serve: listening on \(configuration.listen.split(separator: ":").dropLast().joined(separator: ":")):\(port)\n"
-            FileHandle.standardOutput.write(Data(line.utf8))
+        try await server.run(onListening: { port in
+            Self.announce("listening on", address: configuration.listen, port: port)
+        }, onMetricsListening: { port in
+            Self.announce("metrics on", address: configuration.metricsListen ?? "", port: port)
+        })
+    }
+
+    /// The log formats of `--log-format`.
+    enum LogFormat: String, CaseIterable {
+        /// swift-log's `StreamLogHandler` lines (the default).
+        case text
+        /// ``JSONLogHandler``'s lines.
+        case json
+    }
+
+    /// `name` as a log format (`nil`: text).
+    static func logFormat(_ name: String?) throws -> LogFormat {
+        guard let name else { return .text }
+        guard let format = LogFormat(rawValue: name.lowercased()) else {
+            throw ValidationError("log format '\(name)' is not one of \(LogFormat.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        return format
+    }
+
+    /// Prints `tessera serve: WHAT HOST:PORT` on standard output, with the host of `address` and the port
+    /// bound (so `:0` shows the port the system chose); tests and scripts wait for these lines.
+    static func announce(_ what: String, address: String, port: Int) {
+        let line = "tessera serve: \(what) \(address.split(separator: ":").dropLast().joined(separator: ":")):\(port)\n"
+        FileHandle.standardOutput.write(Data(line.utf8))
     }
 
     /// glibc serves blocks of 128 kB and more with their own `mmap`, returned to the system on `free`, but
@@ -155,13 +200,17 @@ struct ServeCommand: AsyncParsableCommand {
         if let value = try number(maximumSourcePixels, "TESSERA_MAX_SOURCE_PIXELS") { configuration.limits.maximumSourcePixels = value }
         if let value = try number(maximumOutputPixels, "TESSERA_MAX_OUTPUT_PIXELS") { configuration.limits.maximumOutputPixels = value }
         if let value = try number(requestTimeout, "TESSERA_REQUEST_TIMEOUT") { configuration.limits.requestTimeoutSeconds = value }
+        if let value = try number(downloadTimeout, "TESSERA_DOWNLOAD_TIMEOUT") { configuration.limits.downloadTimeoutSeconds = value }
+        if let value = try number(idleTimeout, "TESSERA_IDLE_TIMEOUT") { configuration.connections.idleTimeoutSeconds = value }
+        if let value = try number(headerTimeout, "TESSERA_HEADER_TIMEOUT") { configuration.connections.headerTimeoutSeconds = value }
+        if let value = try number(maximumConnections, "TESSERA_MAX_CONNECTIONS") { configuration.connections.maximumConnections = value }
+        if let value = metricsListen ?? environment["TESSERA_METRICS_LISTEN"] { configuration.metricsListen = value }
         if let value = try number(maximumDecodes, "TESSERA_MAX_DECODES") { configuration.limits.maximumConcurrentDecodes = value }
         if let value = try number(maximumQueuedDecodes, "TESSERA_MAX_QUEUED_DECODES") { configuration.limits.maximumQueuedDecodes = value }
         if let value = try number(responseCacheBytes, "TESSERA_RESPONSE_CACHE_BYTES") { configuration.responseCacheBytes = value }
         if let value = try number(sourceCheckInterval, "TESSERA_SOURCE_CHECK_INTERVAL") { configuration.sourceCheckIntervalSeconds = value }
         if noGallery || environment["TESSERA_GALLERY"] == "off" { configuration.gallery.enabled = false }
         if let value = try number(galleryMaximumImages, "TESSERA_GALLERY_MAX_IMAGES") { configuration.gallery.maximumImages = value }
-        if let value = galleryReport ?? environment["TESSERA_GALLERY_REPORT"] { configuration.gallery.reportFile = value }
         do throws(ServerConfigurationError) { try configuration.validate() } catch { throw ValidationError(error.description) }
         return configuration
     }
