@@ -18,7 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
         // The test-support origin (TesseraTestSupport) on 127.0.0.1 for the tests, the demo and the benchmarks.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // 1.11: `LogEvent` and `LogHandler.log(event:)`, which the serve command's JSON log handler implements.
+        .package(url: "https://github.com/apple/swift-log", from: "1.11.0"),
         // MetricsTestKit: the test metrics backend of the observability tests.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // NIO's HTTPTypes parts, for the memory-hit handler's tests on an EmbeddedChannel.
