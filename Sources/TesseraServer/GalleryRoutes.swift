@@ -47,14 +47,10 @@ public struct GalleryRoutes: Sendable {
         guard settings.enabled, service.configuration.signingKeys.isEmpty else { return }
         router.get("/gallery") { request, _ -> Response in
             let query = ImageService.RequestInfo.parse(request.uri.query)
-            do throws(ServiceError) {
-                // A bad link answers 4xx here rather than with a page whose listing fails.
-                _ = try GalleryPresets(service: service, query: query)
-                let directory = query["dir"] ?? ""
-                if !directory.isEmpty { _ = try service.root.resolve(directory) }
-            } catch {
-                return error.response
-            }
+            // A bad link answers 4xx here (a thrown ServiceError) rather than with a page whose listing fails.
+            _ = try GalleryPresets(service: service, query: query)
+            let directory = query["dir"] ?? ""
+            if !directory.isEmpty { _ = try service.root.resolve(directory) }
             return Response(status: .ok, headers: [
                 .contentType: "text/html; charset=utf-8", .cacheControl: "no-cache",
                 // Everything the page uses comes from this server; blobs are the thumbnails' object URLs.
@@ -78,9 +74,9 @@ public struct GalleryRoutes: Sendable {
                     "latency_ms": "\(String(format: "%.2f", (ContinuousClock.now - start).timeInterval * 1000))",
                 ])
             } catch let error as ServiceError {
-                return error.response
+                throw error
             } catch {
-                return ServiceError(.internal, "the listing could not be encoded").response
+                throw ServiceError(.internal, "the listing could not be encoded")
             }
             return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-cache"],
                             body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))

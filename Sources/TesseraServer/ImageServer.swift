@@ -42,9 +42,14 @@ public struct ImageServer: Sendable {
         // `HEAD` on every `GET` route: the `GET` response's status and headers (its `Content-Length`
         // included), without the body.
         let router = Router(options: .autoGenerateHeadEndpoints)
+        let routes = routes
         routes.add(to: router)
         GalleryRoutes(service: service, logger: logger, addition: galleryAddition).add(to: router)
-        router.get("**") { _, _ -> Response in ServiceError(.notFound, "no such route").response }
+        router.get("**") { request, _ -> Response in   // measured and logged as route "other"
+            await routes.handle(request, route: .other, label: "-") { () throws(ServiceError) -> Response in
+                throw ServiceError(.notFound, "no such route")
+            }
+        }
         return router
     }
 
@@ -94,7 +99,7 @@ public struct ImageServer: Sendable {
                 }
             }
         }
-        router.get("**") { _, _ -> Response in ServiceError(.notFound, "no such route").response }
+        router.get("**") { _, _ -> Response in throw ServiceError(.notFound, "no such route") }
         let idle = TimeAmount.nanoseconds(Int64((service.configuration.connections.idleTimeoutSeconds * 1e9).rounded()))
         return Application(router: router, server: .http1(configuration: .init(idleTimeout: idle)),
                            configuration: .init(address: .hostname(host, port: port), serverName: Self.serverName),
