@@ -15,7 +15,7 @@ import NIOHTTP1
 /// | **idle**: every request answered, no byte of a new one | the idle timeout after the last answer ended (or after the connection opened) |
 /// | **reading a head**: bytes arrived, no complete head yet | the header timeout after the first read of those bytes |
 /// | **reading a body**: a head arrived, its `.end` has not | the idle timeout after the last read of its head or body |
-/// | **busy**: every request read, an answer not ended yet | none: the request time limit is the route's (`503 timeout`) |
+/// | **busy**: every request read, an answer not ended yet | none: the request time limit is the route's (`504 timeout`) |
 ///
 /// At its deadline the connection is closed, without an answer (there is no request to answer, and a
 /// client too slow to send its headers is not owed one).
