@@ -119,5 +119,8 @@ final class WorkPool<Value: Sendable>: Sendable {
 
     /// Jobs registered now (for tests).
     var jobCount: Int { jobs.withLock { $0.all.count } }
+
+    /// Callers waiting for `key`'s job now (for tests).
+    func waiterCount(for key: String) -> Int { jobs.withLock { $0[key]?.waiters.count ?? 0 } }
 }
 #endif
