@@ -29,7 +29,7 @@ struct OutputChoice: Sendable {
             accepted = nil
         } else {
             explicit = nil
-            accepted = Self.accepts("image/avif", in: accept) ? .avif : Self.accepts("image/webp", in: accept) ? .webp : nil
+            accepted = accept.flatMap(Self.bestAccepted)
         }
     }
 
@@ -39,16 +39,78 @@ struct OutputChoice: Sendable {
         return accepted ?? (hasAlpha ? .png : .jpeg)
     }
 
-    /// Whether `Accept` lists `type` explicitly with a non-zero quality.
-    static func accepts(_ type: String, in accept: String?) -> Bool {
+    /// Whether `Accept` lists `type` (`image/avif` or `image/webp`) explicitly with a non-zero quality.
+    static func accepts(_ type: Format, in accept: String?) -> Bool {
         guard let accept else { return false }
-        for range in accept.lowercased().split(separator: ",") {
-            let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard parts.first == type else { continue }
-            let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-            return q > 0
+        let verdicts = verdicts(of: accept)
+        return (type == .avif ? verdicts.avif : type == .webp ? verdicts.webp : nil) == true
+    }
+
+    /// AVIF when `Accept` lists `image/avif` with q > 0, else WebP when it lists `image/webp` with q > 0.
+    static func bestAccepted(_ accept: String) -> Format? {
+        let verdicts = verdicts(of: accept)
+        return verdicts.avif == true ? .avif : verdicts.webp == true ? .webp : nil
+    }
+
+    /// What the first range naming `image/avif`, and the first naming `image/webp`, say (`nil`: not
+    /// named): their q is above 0, or absent. One pass over the header's bytes, case-insensitive, no
+    /// allocation (every request reads it, memory hits included): `image/*` and `*/*` name neither.
+    static func verdicts(of accept: String) -> (avif: Bool?, webp: Bool?) {
+        var header = accept
+        return header.withUTF8 { bytes -> (avif: Bool?, webp: Bool?) in
+            var avif: Bool?, webp: Bool?
+            var start = 0
+            while start <= bytes.count, avif == nil || webp == nil {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+                let range = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                if let (type, q) = Self.mediaRange(range) {
+                    if type == .avif, avif == nil { avif = q }
+                    if type == .webp, webp == nil { webp = q }
+                }
+                start = end + 1
+            }
+            return (avif, webp)
         }
-        return false
+    }
+
+    /// The format a media range (`image/webp;q=0.8`) names, if AVIF or WebP, with whether its q is above 0.
+    private static func mediaRange(_ range: UnsafeBufferPointer<UInt8>) -> (Format, Bool)? {
+        var end = 0
+        while end < range.count, range[end] != UInt8(ascii: ";") { end += 1 }
+        let type = trimmed(range[0..<end])
+        let format: Format
+        if equalsIgnoringCase(type, "image/avif") { format = .avif } else if equalsIgnoringCase(type, "image/webp") { format = .webp } else { return nil }
+        var start = end + 1
+        while start < range.count {   // the parameters, `;`-separated: the first `q=` decides
+            end = start
+            while end < range.count, range[end] != UInt8(ascii: ";") { end += 1 }
+            let text = trimmed(range[start..<end])
+            if text.count >= 2, text[text.startIndex] | 0x20 == UInt8(ascii: "q"), text[text.startIndex + 1] == UInt8(ascii: "=") {
+                let value = Double(String(decoding: text.dropFirst(2), as: UTF8.self)) ?? 1
+                return (format, value > 0)
+            }
+            start = end + 1
+        }
+        return (format, true)
+    }
+
+    private static func trimmed(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Slice<UnsafeBufferPointer<UInt8>> {
+        var lower = bytes.startIndex, upper = bytes.endIndex
+        while lower < upper, bytes[lower] == UInt8(ascii: " ") || bytes[lower] == UInt8(ascii: "\t") { lower += 1 }
+        while upper > lower, bytes[upper - 1] == UInt8(ascii: " ") || bytes[upper - 1] == UInt8(ascii: "\t") { upper -= 1 }
+        return bytes[lower..<upper]
+    }
+
+    /// Whether `bytes` spell `lowercase` (ASCII letters compared without case).
+    private static func equalsIgnoringCase(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        for (byte, want) in zip(bytes, expected) {
+            let folded = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+            if folded != want { return false }
+        }
+        return true
     }
 }
 #endif
