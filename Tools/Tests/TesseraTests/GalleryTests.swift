@@ -28,23 +28,9 @@ struct GalleryTests {
     /// `tessera serve --gallery-report FILE` wires it (`ImageServer.addGalleryTestMode(reportFile:)`).
     static func withTestMode(_ fixture: ServeFixture, reportFile: String, configuration: ServerConfiguration? = nil,
                              _ body: (Int) async throws -> Void) async throws {
-        var logger = Logger(label: "tessera.serve.test")
-        logger.logLevel = .critical
-        var server = try ImageServer(configuration: configuration ?? fixture.configuration(), logger: logger)
-        server.addGalleryTestMode(reportFile: reportFile)
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = server.application(host: "127.0.0.1", port: 0) { port in
-            continuation.yield(port)
-            continuation.finish()
+        try await fixture.withServer(configuration ?? fixture.configuration(), prepare: { $0.addGalleryTestMode(reportFile: reportFile) }) { port, _ in
+            try await body(port)
         }
-        let task = Task {
-            defer { continuation.finish() }
-            try await app.run()
-        }
-        defer { task.cancel() }
-        var iterator = ports.makeAsyncIterator()
-        try await body(try #require(await iterator.next()))
-        await server.service.shutdown()
     }
 
     static func listing(port: Int, _ query: String = "") async throws -> Listing {

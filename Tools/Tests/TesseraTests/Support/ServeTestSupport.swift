@@ -44,11 +44,15 @@ final class ServeFixture: Sendable {
         return configuration
     }
 
-    /// Runs `body` with a server on 127.0.0.1 and an ephemeral port, then stops it.
-    func withServer<R>(_ configuration: ServerConfiguration, _ body: (Int, ImageServer) async throws -> R) async throws -> R {
+    /// Runs `body` with a server on 127.0.0.1 and an ephemeral port, then stops it. `prepare` changes the
+    /// server before it starts (an addition to the gallery, say).
+    func withServer<R>(_ configuration: ServerConfiguration, prepare: (inout ImageServer) -> Void = { _ in },
+                       _ body: (Int, ImageServer) async throws -> R) async throws -> R {
         var logger = Logger(label: "tessera.serve.test")
         logger.logLevel = .critical
-        let server = try ImageServer(configuration: configuration, logger: logger)
+        var prepared = try ImageServer(configuration: configuration, logger: logger)
+        prepare(&prepared)
+        let server = prepared
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         // The application `tessera serve` runs, memory-hit handler included.
         let app = server.application(host: "127.0.0.1", port: 0) { port in
