@@ -15,11 +15,20 @@ public struct DecodingLimits: Sendable, Hashable {
     /// 512×512 tiles, a thumbnail, Exif), and 1,024 tiles of 256×256 already make 67 megapixels,
     /// more than ``maximumPixelCount``. Checked before libheif decodes a tile.
     public var maximumItemCount: Int
+    /// What to do with damaged or truncated data; ``DecodingPolicy/lenient`` by default, as browsers are.
+    public var policy: DecodingPolicy
+    /// The smallest fraction of an image's rows that a truncated file must deliver to be decoded under
+    /// ``DecodingPolicy/lenient``. Default 0.1: a 3000-row photo needs 300 rows; below that the decode
+    /// fails with ``DecodingFailure/truncated(_:)`` under either policy, since a picture that is mostly
+    /// filler is not worth showing or caching.
+    public var minimumDecodedFraction: Double
 
     /// Creates limits.
     public init(maximumPixelCount: Int = 64_000_000, maximumInputBytes: Int = 128 << 20,
                 maximumFrameCount: Int = 1_000, maximumAnimationPixelCount: Int = 128_000_000,
-                maximumItemCount: Int = 1_024) {
+                maximumItemCount: Int = 1_024, policy: DecodingPolicy = .lenient, minimumDecodedFraction: Double = 0.1) {
+        self.policy = policy
+        self.minimumDecodedFraction = minimumDecodedFraction
         self.maximumItemCount = maximumItemCount
         self.maximumPixelCount = maximumPixelCount
         self.maximumInputBytes = maximumInputBytes
@@ -27,8 +36,32 @@ public struct DecodingLimits: Sendable, Hashable {
         self.maximumAnimationPixelCount = maximumAnimationPixelCount
     }
 
-    /// The defaults: 64 megapixels, 128 MiB, 1,000 frames, 128 megapixels over all frames, 1,024 HEIF items.
+    /// The defaults: 64 megapixels, 128 MiB, 1,000 frames, 128 megapixels over all frames, 1,024 HEIF items,
+    /// lenient decoding of at least 10 % of the rows.
     public static let `default` = DecodingLimits()
+
+    /// The defaults with ``DecodingPolicy/strict``.
+    public static let strict = DecodingLimits(policy: .strict)
+
+    /// The integrity of a decode whose data ended after `decodedRows` of `rows` rows (stored orientation)
+    /// had arrived: ``DecodeIntegrity/truncated`` under ``DecodingPolicy/lenient`` when at least
+    /// ``minimumDecodedFraction`` of the rows arrived. Throws ``DecodingFailure/truncated(_:)`` otherwise.
+    /// A 1000-row image at the default 0.1 needs 100 rows: 99 throws, 100 decodes.
+    public func acceptTruncation(decodedRows: Int, of rows: Int, format: ImageFileFormat) throws(TesseraError) -> DecodeIntegrity {
+        guard policy == .lenient, rows > 0, decodedRows > 0,
+              Double(decodedRows) >= (minimumDecodedFraction * Double(rows)).rounded(.up) else {
+            throw TesseraError(.decoding(.truncated(format)))
+        }
+        return .truncated
+    }
+
+    /// The integrity of a decode during which the codec recovered from damage and reported `message`:
+    /// ``DecodeIntegrity/damaged`` under ``DecodingPolicy/lenient``; throws ``DecodingFailure/codec(_:message:)``
+    /// under ``DecodingPolicy/strict``.
+    public func acceptDamage(_ message: String, format: ImageFileFormat) throws(TesseraError) -> DecodeIntegrity {
+        guard policy == .lenient else { throw TesseraError(.decoding(.codec(format, message: message))) }
+        return .damaged
+    }
 
     /// Throws unless `bytes` is acceptable input size.
     public func checkInput(byteCount: Int) throws(TesseraError) {

@@ -41,7 +41,13 @@ public struct GIFDecoder: AnimatedImageDecoding {
     public func supportsDirectDecode(to style: PixelStyle) -> Bool { style == .bgra32 || style == .bgr32 }
 
     /// Decodes the first frame into `target`, which must have the screen size.
-    public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
+    @discardableResult
+    public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> DecodeIntegrity {
+        try decodePixels(data, info: info, into: target)
+        return .intact
+    }
+
+    private func decodePixels(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
         try withGIF(data) { (gif: UnsafeMutablePointer<GifFileType>) throws(TesseraError) in
             let layout = target.layout
             guard supportsDirectDecode(to: layout.style), layout.width == Int(gif.pointee.SWidth),

@@ -77,8 +77,11 @@ public struct HEIFDecoder: ImageDecoding {
     /// ``PixelStyle/bgra32`` and ``PixelStyle/bgr32``.
     public func supportsDirectDecode(to style: PixelStyle) -> Bool { style == .bgra32 || style == .bgr32 }
 
-    /// Decodes the primary image, or the thumbnail item of the target's size, into `target`.
-    public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
+    /// Decodes the primary image, or the thumbnail item of the target's size, into `target`. Always
+    /// ``DecodeIntegrity/intact``: libheif decodes a whole item or fails, so a cut HEIC or AVIF file
+    /// throws ``DecodingFailure/truncated(_:)`` under either policy.
+    @discardableResult
+    public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> DecodeIntegrity {
         let layout = target.layout
         guard supportsDirectDecode(to: layout.style), layout.width > 0, layout.height > 0 else {
             throw TesseraError(.invalidLayout(width: layout.width, height: layout.height, bytesPerRow: layout.bytesPerRow))
@@ -101,6 +104,7 @@ public struct HEIFDecoder: ImageDecoding {
         }
         let premultiplied = layout.style == .bgra32 && hasAlpha
         profile.flatMap { ColourConversion.use(of: $0, for: .rgb).transform }?.apply(to: target, premultiplied: premultiplied)
+        return .intact
     }
 
     /// The primary image's embedded ICC profile (`colr` box of type `prof` or `rICC`), raw, or

@@ -11,6 +11,10 @@ import Foundation
 /// try decoder.decode(data, into: slotView, mode: .aspectFill)   // straight into a table slot
 /// ```
 ///
+/// Damaged and truncated files decode as browsers show them under ``DecodingPolicy/lenient`` (the
+/// default of ``DecodingLimits/policy``): every method that returns a ``Bitmap`` sets its
+/// ``Bitmap/integrity``, and the ones that decode into caller memory return the ``DecodeIntegrity``.
+///
 /// The value is immutable and `Sendable`; share one instance across threads.
 public struct ImageDecoder: Sendable {
     /// Limits checked before any pixel memory is allocated.
@@ -55,13 +59,18 @@ public struct ImageDecoder: Sendable {
             let (decoder, info) = try probe(bytes: bytes)
             let stored = decoder.decodedSize(for: info, atLeast: minimumSize.map { info.orientation.swapsAxes ? $0.transposed : $0 })
             if info.orientation == .up, decoder.supportsDirectDecode(to: style) {
-                return try Bitmap(width: stored.width, height: stored.height, style: style) { (view) throws(TesseraError) in
-                    try decoder.decode(bytes, info: info, into: view)
+                var integrity = DecodeIntegrity.intact
+                var bitmap = try Bitmap(width: stored.width, height: stored.height, style: style) { (view) throws(TesseraError) in
+                    integrity = try decoder.decode(bytes, info: info, into: view)
                 }
+                bitmap.integrity = integrity
+                return bitmap
             }
             let raw = try decodeStored(bytes, decoder: decoder, info: info, size: stored)
             let shown = info.orientation.displaySize(of: stored)
-            return try Self.render(raw, orientation: info.orientation, size: shown, style: style, mode: .fill)
+            var bitmap = try Self.render(raw, orientation: info.orientation, size: shown, style: style, mode: .fill)
+            bitmap.integrity = raw.integrity
+            return bitmap
         }
     }
 
@@ -69,10 +78,13 @@ public struct ImageDecoder: Sendable {
     /// ``ContentMode/aspectFit`` leaves transparent bars), decoded with the cheap downscaling path.
     public func thumbnail(_ data: Data, size: PixelSize, mode: ContentMode = .aspectFill,
                           style: PixelStyle = .bgra32) throws(TesseraError) -> Bitmap {
-        try Bitmap(width: size.width, height: size.height, style: style) { (view) throws(TesseraError) in
+        var integrity = DecodeIntegrity.intact
+        var bitmap = try Bitmap(width: size.width, height: size.height, style: style) { (view) throws(TesseraError) in
             view.prepareForDrawing()
-            try Self.withBytes(of: data) { (bytes) throws(TesseraError) in try decode(bytes: bytes, into: view, mode: mode) }
+            integrity = try Self.withBytes(of: data) { (bytes) throws(TesseraError) in try decode(bytes: bytes, into: view, mode: mode) }
         }
+        bitmap.integrity = integrity
+        return bitmap
     }
 
     /// Decodes once, upright in `style`, just large enough (through the cheap path) to be drawn with
@@ -97,12 +109,15 @@ public struct ImageDecoder: Sendable {
     /// pixels are decoded straight into `target` with no intermediate buffer. Otherwise the cheap
     /// scaled decode goes to a temporary bitmap that cairo resamples into `target` (box filter).
     /// Pixels of `target` outside the placed image (``ContentMode/aspectFit`` bars) are left as they are.
-    public func decode(_ data: Data, into target: MutableBitmapView, mode: ContentMode = .aspectFill) throws(TesseraError) {
+    /// Returns how complete the decoded pixels are.
+    @discardableResult
+    public func decode(_ data: Data, into target: MutableBitmapView, mode: ContentMode = .aspectFill) throws(TesseraError) -> DecodeIntegrity {
         try Self.withBytes(of: data) { (bytes) throws(TesseraError) in try decode(bytes: bytes, into: target, mode: mode) }
     }
 
     /// ``decode(_:into:mode:)`` on raw bytes.
-    public func decode(bytes: UnsafeRawBufferPointer, into target: MutableBitmapView, mode: ContentMode = .aspectFill) throws(TesseraError) {
+    @discardableResult
+    public func decode(bytes: UnsafeRawBufferPointer, into target: MutableBitmapView, mode: ContentMode = .aspectFill) throws(TesseraError) -> DecodeIntegrity {
         let (decoder, info) = try probe(bytes: bytes)
         let bounds = Rect(size: target.layout.size)
         let placed = mode.placement(of: info.displaySize, in: bounds)
@@ -111,22 +126,25 @@ public struct ImageDecoder: Sendable {
         let stored = decoder.decodedSize(for: info, atLeast: storedNeeded)
         if info.orientation == .up, stored == target.layout.size, placed == bounds,
            decoder.supportsDirectDecode(to: target.layout.style) {
-            try decoder.decode(bytes, info: info, into: target)
-            return
+            return try decoder.decode(bytes, info: info, into: target)
         }
         let raw = try decodeStored(bytes, decoder: decoder, info: info, size: stored)
         try Self.drawing(into: target) { (context) throws(TesseraError) in
             try context.draw(raw, in: bounds, mode: mode, orientation: info.orientation)
         }
+        return raw.integrity
     }
 
     // MARK: Internals
 
     private func decodeStored(_ bytes: UnsafeRawBufferPointer, decoder: any ImageDecoding, info: ImageInfo,
                               size: PixelSize) throws(TesseraError) -> Bitmap {
-        try Bitmap(width: size.width, height: size.height, style: .bgra32) { (view) throws(TesseraError) in
-            try decoder.decode(bytes, info: info, into: view)
+        var integrity = DecodeIntegrity.intact
+        var bitmap = try Bitmap(width: size.width, height: size.height, style: .bgra32) { (view) throws(TesseraError) in
+            integrity = try decoder.decode(bytes, info: info, into: view)
         }
+        bitmap.integrity = integrity
+        return bitmap
     }
 
     /// Draws `source` into a new bitmap of `size`/`style`, turned by `orientation`.

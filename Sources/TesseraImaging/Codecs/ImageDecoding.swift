@@ -22,5 +22,11 @@ public protocol ImageDecoding: Sendable {
     /// Decodes into `target`, whose size is a value returned by ``decodedSize(for:atLeast:)`` and whose
     /// style is one ``supportsDirectDecode(to:)`` accepts, honouring its `bytesPerRow`.
     /// `info` is what ``probe(_:)`` returned for the same data.
-    func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError)
+    ///
+    /// Returns how complete the pixels are. Under ``DecodingPolicy/lenient`` (``DecodingLimits/policy``)
+    /// recoverable damage returns ``DecodeIntegrity/damaged`` and data that ends early returns
+    /// ``DecodeIntegrity/truncated`` with the missing rows filled (``DecodeIntegrity/fillGray``, or
+    /// transparent where the format has alpha); under ``DecodingPolicy/strict`` both throw.
+    @discardableResult
+    func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> DecodeIntegrity
 }

@@ -21,10 +21,17 @@ public struct ImageInfo: Sendable, Hashable, Codable {
     /// first; empty for the other formats. ``ImageDecoding/decodedSize(for:atLeast:)`` picks one
     /// when it covers the target.
     public var thumbnailSizes: [PixelSize]
+    /// ``DecodeIntegrity/truncated`` when the header already shows that the data ends before the image
+    /// does (no JPEG EOI, no PNG IEND, a WebP shorter than its RIFF size, a GIF without its trailer);
+    /// ``DecodeIntegrity/intact`` otherwise. Damage inside the data shows only when decoding: see the
+    /// integrity that ``ImageDecoding/decode(_:info:into:)`` returns.
+    public var integrity: DecodeIntegrity
 
     /// Creates an info value.
     public init(format: ImageFileFormat, width: Int, height: Int, orientation: ImageOrientation = .up,
-                hasAlpha: Bool, isGrayscale: Bool = false, frameCount: Int = 1, thumbnailSizes: [PixelSize] = []) {
+                hasAlpha: Bool, isGrayscale: Bool = false, frameCount: Int = 1, thumbnailSizes: [PixelSize] = [],
+                integrity: DecodeIntegrity = .intact) {
+        self.integrity = integrity
         self.frameCount = frameCount
         self.thumbnailSizes = thumbnailSizes
         self.format = format

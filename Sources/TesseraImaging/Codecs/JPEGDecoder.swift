@@ -91,7 +91,13 @@ public struct JPEGDecoder: ImageDecoding {
     public func supportsDirectDecode(to style: PixelStyle) -> Bool { style != .bgr565 }
 
     /// Decodes into `target` (a size from ``decodedSize(for:atLeast:)``).
-    public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
+    @discardableResult
+    public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> DecodeIntegrity {
+        try decodePixels(data, info: info, into: target)
+        return .intact
+    }
+
+    private func decodePixels(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
         try limits.checkInput(byteCount: data.count)
         let layout = target.layout
         guard let handle = tjInitDecompress() else { throw codecError("cannot create a TurboJPEG handle") }

@@ -83,7 +83,13 @@ public struct PNGDecoder: ImageDecoding {
 
     /// Decodes the image into `target`, whose size is the stored size or a reduction of it from
     /// ``decodedSize(for:atLeast:)``.
-    public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
+    @discardableResult
+    public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> DecodeIntegrity {
+        try decodePixels(data, info: info, into: target)
+        return .intact
+    }
+
+    private func decodePixels(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
         try limits.checkInput(byteCount: data.count)
         // Colour (docs/COLOUR.md): a usable iCCP profile of a colour image converts the decoded pixels
         // to sRGB and overrides gAMA/cHRM, which are then cut from a copy that libpng decodes;

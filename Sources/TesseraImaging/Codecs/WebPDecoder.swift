@@ -51,7 +51,13 @@ public struct WebPDecoder: AnimatedImageDecoding {
     public func supportsDirectDecode(to style: PixelStyle) -> Bool { style == .bgra32 || style == .bgr32 }
 
     /// Decodes into `target`, scaling when its size is smaller than the stored size.
-    public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
+    @discardableResult
+    public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> DecodeIntegrity {
+        try decodePixels(data, info: info, into: target)
+        return .intact
+    }
+
+    private func decodePixels(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
         let features = try readFeatures(data)
         try decodePixels(data, features: features, into: target)
         // An ICCP profile converts the decoded pixels to sRGB (docs/COLOUR.md); bgr32 is opaque by now.

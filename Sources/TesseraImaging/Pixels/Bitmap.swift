@@ -3,6 +3,9 @@
 public struct Bitmap: BitmapImage, CustomStringConvertible {
     /// Size, style and row stride.
     public let layout: BitmapLayout
+    /// How complete the decode that produced these pixels was (``DecodeIntegrity/intact`` for pixels that
+    /// did not come from a decoder). ``ImageDecoder`` sets it; drawing into a new bitmap does not carry it.
+    public var integrity: DecodeIntegrity = .intact
     private let storage: Storage
 
     /// Allocates zeroed memory for `layout` and lets `fill` write the pixels. After `fill` returns the

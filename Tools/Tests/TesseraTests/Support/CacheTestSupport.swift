@@ -21,9 +21,9 @@ struct CountingDecoder: ImageDecoding {
     func probe(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> ImageInfo { try base.probe(data) }
     func decodedSize(for info: ImageInfo, atLeast target: PixelSize?) -> PixelSize { base.decodedSize(for: info, atLeast: target) }
     func supportsDirectDecode(to style: PixelStyle) -> Bool { base.supportsDirectDecode(to: style) }
-    func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
+    func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> DecodeIntegrity {
         decodes.increment()
-        try base.decode(data, info: info, into: target)
+        return try base.decode(data, info: info, into: target)
     }
 }
 
