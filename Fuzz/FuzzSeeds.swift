@@ -7,7 +7,7 @@ enum FuzzSeeds {
     /// Writes the seeds for `target` into `directory` and returns how many.
     static func write(for target: FuzzTarget, into directory: URL) -> Int {
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let seeds: [[UInt8]]
+        var seeds: [[UInt8]]
         switch target {
         case .jpeg:
             seeds = images().compactMap { try? JPEGEncoder(quality: 80).encode($0) }
