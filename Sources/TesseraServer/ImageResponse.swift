@@ -1,5 +1,6 @@
 #if Serving
 import NIOCore
+import Tessera
 
 extension ImageService {
     /// An encoded image, or a `304` for a matching `If-None-Match`.
@@ -17,10 +18,14 @@ extension ImageService {
         public var contentType: String
         /// The strong `ETag`, quoted: 128 bits of SHA-256 of the response's cache key, in hex.
         public var etag: String
-        /// The `Cache-Control` value (`public, max-age=N`).
+        /// The `Cache-Control` value (`public, max-age=N`; the shorter
+        /// ``ServerConfiguration/partialMaxAgeSeconds`` for a truncated source).
         public var cacheControl: String
         /// Where the answer came from (`X-Tessera-Cache`).
         public var outcome: CacheOutcome
+        /// How complete the decode of the source was: `X-Tessera-Decode: partial` for
+        /// ``DecodeIntegrity/truncated``, `damaged` for ``DecodeIntegrity/damaged``, no header when intact.
+        public var integrity: DecodeIntegrity = .intact
     }
 }
 

@@ -132,6 +132,11 @@ public struct ImageRoutes: Sendable {
         body(.eTag, image.etag)
         body(.cacheControl, image.cacheControl)
         body(cacheOutcomeField, image.outcome.rawValue)
+        switch image.integrity {
+        case .intact: break
+        case .damaged: body(decodeField, "damaged")
+        case .truncated: body(decodeField, "partial")
+        }
         if image.status != 304 { body(.contentType, image.contentType) }
     }
 
@@ -169,5 +174,7 @@ public struct ImageRoutes: Sendable {
 
     /// `X-Tessera-Cache`.
     static let cacheOutcomeField = HTTPFields.Element.Name("X-Tessera-Cache")!
+    /// `X-Tessera-Decode`: `partial` when the source ended early, `damaged` when its codec recovered from damage.
+    static let decodeField = HTTPFields.Element.Name("X-Tessera-Decode")!
 }
 #endif

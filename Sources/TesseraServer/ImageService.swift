@@ -36,6 +36,9 @@ public final class ImageService: Sendable {
     let metrics: ServiceMetrics
     /// The `Cache-Control` of every image response, `public, max-age=N` (made once).
     let cacheControl: String
+    /// The `Cache-Control` of a response made from a truncated source: `public, max-age=N` with
+    /// ``ServerConfiguration/partialMaxAgeSeconds`` (at most ``ServerConfiguration/maxAgeSeconds``).
+    let partialCacheControl: String
     let counters = LockedValue(ServiceStatistics())
 
     /// Opens (or creates) one image table per preset and, when remote hosts are allowed, an `ImageManager`
@@ -51,6 +54,7 @@ public final class ImageService: Sendable {
         try configuration.validate()
         self.configuration = configuration
         cacheControl = "public, max-age=\(configuration.maxAgeSeconds)"
+        partialCacheControl = "public, max-age=\(max(0, min(configuration.partialMaxAgeSeconds, configuration.maxAgeSeconds)))"
         root = try RootDirectory(configuration.root, recheckSeconds: configuration.sourceCheckIntervalSeconds)
         let tables = URL(fileURLWithPath: configuration.tablesDirectory
             ?? ServerConfiguration.defaultTablesDirectory(root: root.realPath))
@@ -61,7 +65,7 @@ public final class ImageService: Sendable {
         tablesDirectory = tables
         let limits = configuration.limits
         decoder = ImageDecoder(limits: DecodingLimits(maximumPixelCount: limits.maximumSourcePixels,
-                                                      maximumInputBytes: limits.maximumSourceBytes))
+                                                      maximumInputBytes: limits.maximumSourceBytes, policy: configuration.decoding))
         let metrics = ServiceMetrics(factory: metricsFactory ?? MetricsSystem.factory)
         self.metrics = metrics
         work = ParallelismLimit(width: limits.maximumConcurrentDecodes, queueLimit: limits.maximumQueuedDecodes) { running, waiting in
@@ -126,7 +130,7 @@ public final class ImageService: Sendable {
             let request = request
             let done = try await jobs.value(for: request.key, deadline: deadline) { [self] in try await produce(request) }
             let (entry, outcome) = done.value
-            if Self.matches(request.ifNoneMatch, entry.etag) { return notModified(entry.etag) }
+            if Self.matches(request.ifNoneMatch, entry.etag) { return notModified(entry) }
             return ok(entry, outcome: done.joined ? .coalesced : outcome)
         } catch {
             throw ServiceError.from(error)
@@ -146,7 +150,7 @@ public final class ImageService: Sendable {
     /// ETag, so a hit computes no hash).
     private func fromMemory(_ request: ServeRequest) -> ImageResponse? {
         guard request.file != nil, let hit = responses.get(request.key) else { return nil }
-        return Self.matches(request.ifNoneMatch, hit.etag) ? notModified(hit.etag) : ok(hit, outcome: .memory)
+        return Self.matches(request.ifNoneMatch, hit.etag) ? notModified(hit) : ok(hit, outcome: .memory)
     }
 
     func ok(_ entry: ResponseCache.Entry, outcome: CacheOutcome) -> ImageResponse {
@@ -154,11 +158,30 @@ public final class ImageService: Sendable {
         metrics.bytesServed.increment(by: Int64(entry.body.readableBytes))
         metrics.outcome(outcome)
         return ImageResponse(status: 200, bodyBuffer: entry.body, contentType: entry.contentType, etag: entry.etag,
-                             cacheControl: cacheControl, outcome: outcome)
+                             cacheControl: cacheControl(for: entry.integrity), outcome: outcome, integrity: entry.integrity)
     }
 
+    /// A `304` for a response whose ETag is `etag`: one of an intact source (see ``etag(_:integrity:)``).
     private func notModified(_ etag: String) -> ImageResponse {
         ImageResponse(status: 304, bodyBuffer: ByteBuffer(), contentType: "", etag: etag, cacheControl: cacheControl, outcome: .notModified)
+    }
+
+    /// A `304` for `entry`, with its `Cache-Control` and `X-Tessera-Decode`.
+    private func notModified(_ entry: ResponseCache.Entry) -> ImageResponse {
+        ImageResponse(status: 304, bodyBuffer: ByteBuffer(), contentType: "", etag: entry.etag,
+                      cacheControl: cacheControl(for: entry.integrity), outcome: .notModified, integrity: entry.integrity)
+    }
+
+    /// The `Cache-Control` of an answer whose source decoded with `integrity`.
+    func cacheControl(for integrity: DecodeIntegrity) -> String {
+        integrity == .truncated ? partialCacheControl : cacheControl
+    }
+
+    /// The ETag of a response of `key` whose source decoded with `integrity`. An intact or damaged source's
+    /// is ``etag(_:)`` of the key, so a conditional request is answered `304` before any lookup; a truncated
+    /// source's differs, so that its `304` comes from the stored response and carries the short `Cache-Control`.
+    static func etag(_ key: String, integrity: DecodeIntegrity) -> String {
+        etag(integrity == .truncated ? key + "|truncated" : key)
     }
 
     /// A strong ETag: 128 bits of SHA-256 of the response's cache key, as 32 hex digits in quotes.

@@ -48,13 +48,13 @@ struct PresetTable: Sendable {
     /// with its record, and returns the image part.
     func store(_ data: Data, of file: RootDirectory.File, info: ImageInfo, decoder: ImageDecoder) throws -> SlotView {
         let content = Renderer.outputSize(of: info.displaySize, box: box, mode: preset.mode)
-        let record = SlotRecord(content: content)
         let sourceID = sourceID(of: file)
+        var record = SlotRecord(content: content)
         let entry = try table.store(entityID: Self.entityID(of: file), sourceID: sourceID) { slot in
             let target = MutableBitmapView(layout: try BitmapLayout(width: content.width, height: content.height, style: slot.layout.style,
                                                                     bytesPerRow: slot.layout.bytesPerRow),
                                            baseAddress: slot.baseAddress)
-            try Renderer.render(data, into: target, decoder: decoder)
+            record = SlotRecord(content: content, integrity: try Renderer.render(data, into: target, decoder: decoder))
             record.write(to: slot.row(box.height), sourceID: sourceID, box: box)
         }
         guard let view = SlotView(entry, record: record) else { throw ServiceError(.internal, "a table slot is smaller than its image") }

@@ -17,11 +17,12 @@ enum Renderer {
     }
 
     /// Decodes `data` to exactly `target`'s size, covering it and cropping the excess (the aspect ratio of
-    /// a `fit` size is the source's, so nothing is cropped beyond rounding).
-    static func render(_ data: Data, into target: MutableBitmapView, decoder: ImageDecoder) throws {
+    /// a `fit` size is the source's, so nothing is cropped beyond rounding). Returns how complete the decode was.
+    @discardableResult
+    static func render(_ data: Data, into target: MutableBitmapView, decoder: ImageDecoder) throws -> DecodeIntegrity {
         target.prepareForDrawing()
         // An untyped closure: a `throws(TesseraError)` one here crashes the 6.3 compiler (docs/COMPILER-BUGS.md).
-        try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws in
+        return try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws -> DecodeIntegrity in
             try decoder.decode(bytes: bytes, into: target, mode: .aspectFill)
         }
     }
@@ -30,9 +31,12 @@ enum Renderer {
     static func render(_ data: Data, info: ImageInfo, box: PixelSize, mode: ServerConfiguration.Mode,
                        decoder: ImageDecoder) throws -> Bitmap {
         let size = outputSize(of: info.displaySize, box: box, mode: mode)
-        return try Bitmap(width: size.width, height: size.height, style: .bgra32) { view in
-            try render(data, into: view, decoder: decoder)
+        var integrity = DecodeIntegrity.intact
+        var bitmap = try Bitmap(width: size.width, height: size.height, style: .bgra32) { view in
+            integrity = try render(data, into: view, decoder: decoder)
         }
+        bitmap.integrity = integrity
+        return bitmap
     }
 }
 #endif

@@ -14,6 +14,9 @@ final class ResponseCache: Sendable {
         var bytes: Int { body.capacity }
         var contentType: String
         var etag: String
+        /// How complete the decode behind the body was (`X-Tessera-Decode`, and a short `Cache-Control`
+        /// for a truncated source).
+        var integrity: DecodeIntegrity = .intact
     }
 
     private struct State {

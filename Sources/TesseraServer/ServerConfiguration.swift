@@ -182,6 +182,12 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     public var defaultQuality: Int = 82
     /// `Cache-Control` `max-age` of image responses, in seconds.
     public var maxAgeSeconds: Int = 86_400
+    /// How sources that are damaged or end early are decoded: ``DecodingPolicy/lenient`` (the default) answers
+    /// with what a browser would show, ``DecodingPolicy/strict`` refuses them (`422 undecodable`).
+    public var decoding: DecodingPolicy = .lenient
+    /// `Cache-Control` `max-age` of an answer made from a truncated source (`X-Tessera-Decode: partial`), in
+    /// seconds; at most ``maxAgeSeconds``. Short, so that browsers and CDNs ask again once the file is whole.
+    public var partialMaxAgeSeconds: Int = 60
     /// How long a source's check (a `stat`: its real path still inside the root, its size, modification
     /// time and inode) answers for it, in seconds. 0 (the default): every request checks its source, so a
     /// replaced file is served new at once. N > 0: a request answered from the encoded-response cache
@@ -207,7 +213,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
 
     private enum CodingKeys: String, CodingKey {
         case root, listen, metricsListen, presets, tablesDirectory, tableCapacity, responseCacheBytes, defaultQuality, maxAgeSeconds,
-             sourceCheckIntervalSeconds, signingKeys, limits, remote, connections, gallery
+             decoding, partialMaxAgeSeconds, sourceCheckIntervalSeconds, signingKeys, limits, remote, connections, gallery
     }
 
     /// Decodes a config file; absent fields keep their defaults.
@@ -223,6 +229,8 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         responseCacheBytes = try c.decodeIfPresent(Int.self, forKey: .responseCacheBytes) ?? defaults.responseCacheBytes
         defaultQuality = try c.decodeIfPresent(Int.self, forKey: .defaultQuality) ?? defaults.defaultQuality
         maxAgeSeconds = try c.decodeIfPresent(Int.self, forKey: .maxAgeSeconds) ?? defaults.maxAgeSeconds
+        decoding = try c.decodeIfPresent(DecodingPolicy.self, forKey: .decoding) ?? defaults.decoding
+        partialMaxAgeSeconds = try c.decodeIfPresent(Int.self, forKey: .partialMaxAgeSeconds) ?? defaults.partialMaxAgeSeconds
         sourceCheckIntervalSeconds = try c.decodeIfPresent(Double.self, forKey: .sourceCheckIntervalSeconds)
             ?? defaults.sourceCheckIntervalSeconds
         signingKeys = try c.decodeIfPresent([SigningKey].self, forKey: .signingKeys) ?? []

@@ -140,7 +140,9 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
                 return ServiceError(.sourceTooManyPixels, "the source is \(w)x\(h), more than \(limit) pixels")
             case .decoding(.tooManyItems(let count, let limit)):
                 return ServiceError(.sourceTooManyItems, "the source declares \(count) items, more than \(limit)")
-            case .decoding(.unsupportedFormat), .decoding(.empty), .decoding(.truncated), .decoding(.invalidDimensions), .decoding(.codec):
+            case .decoding(.truncated):
+                return ServiceError(.undecodableSource, "the source ends before its image does")
+            case .decoding(.unsupportedFormat), .decoding(.empty), .decoding(.invalidDimensions), .decoding(.codec):
                 return ServiceError(.undecodableSource, "the source is not an image that can be decoded")
             case .fetching(.tooLarge(let bytes, let limit, _)):
                 return ServiceError(.sourceTooLarge, "the source has \(bytes) bytes, more than the limit of \(limit)")

@@ -313,6 +313,7 @@ public final class ImageCache: Sendable {
     /// Draws `source` into each waiter's format (and family) once per entity and format, then resumes them.
     private func serve(_ waiters: [RequestState.Waiter], with source: Bitmap) {
         var results: [String: Result<TableImage, any Error>] = [:]
+        var dropped: [(ImageFormat, UUID)] = []
         func key(_ entity: any ImageEntity, _ format: ImageFormat) -> String { "\(entity.entityID)/\(format.name)" }
         for waiter in waiters {
             var targets = [waiter.format]
@@ -321,11 +322,15 @@ public final class ImageCache: Sendable {
             }
             for format in targets where results[key(waiter.entity, format)] == nil {
                 results[key(waiter.entity, format)] = Result { try store(source, entity: waiter.entity, format: format) }
+                if source.integrity == .truncated, !format.storesTruncatedImages { dropped.append((format, waiter.entity.entityID)) }
             }
         }
         for waiter in waiters {
             waiter.continuation.resume(with: results[key(waiter.entity, waiter.format)]!)
         }
+        // A truncated source's entries reached their waiters (their leases keep the pixels); formats that do
+        // not keep such entries drop them now, so the next request loads the source again.
+        for (format, entityID) in dropped { tables[format.name]?.delete(entityID: entityID) }
     }
 
     /// Decodes encoded sources once, just large enough to cover every configured format (aspect fill).

@@ -33,10 +33,19 @@ public struct ImageFormat: Sendable, Hashable, Codable, CustomStringConvertible 
     public var maximumCount: Int
     /// The permission mode of the table file.
     public var protection: FileProtection
+    /// Whether ``ImageCache`` keeps an entry decoded from a source that ended early
+    /// (``/TesseraImaging/DecodeIntegrity/truncated``, under the lenient decoding policy). `false` by default:
+    /// the image is drawn and handed to the requests waiting for it, then dropped from the table, so the
+    /// next request loads the source again (a file still being written, a download cut short) instead of
+    /// keeping the partial picture for as long as the entity's source id stays the same. Set it when the
+    /// source id changes with the source's bytes. Damaged but complete decodes are always kept: the same
+    /// bytes always decode to the same pixels.
+    public var storesTruncatedImages: Bool
 
     /// Creates a format.
     public init(name: String, family: String = "", style: PixelStyle, size: PixelSize, scale: Int = 1,
-                maximumCount: Int, protection: FileProtection = .ownerOnly) {
+                maximumCount: Int, protection: FileProtection = .ownerOnly, storesTruncatedImages: Bool = false) {
+        self.storesTruncatedImages = storesTruncatedImages
         self.name = name
         self.family = family
         self.style = style
@@ -44,6 +53,20 @@ public struct ImageFormat: Sendable, Hashable, Codable, CustomStringConvertible 
         self.scale = scale
         self.maximumCount = maximumCount
         self.protection = protection
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, family, style, size, scale, maximumCount, protection, storesTruncatedImages
+    }
+
+    /// Decodes a format; `storesTruncatedImages` may be absent (`false`), as in formats written before it existed.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(name: try c.decode(String.self, forKey: .name), family: try c.decode(String.self, forKey: .family),
+                  style: try c.decode(PixelStyle.self, forKey: .style), size: try c.decode(PixelSize.self, forKey: .size),
+                  scale: try c.decode(Int.self, forKey: .scale), maximumCount: try c.decode(Int.self, forKey: .maximumCount),
+                  protection: try c.decode(FileProtection.self, forKey: .protection),
+                  storesTruncatedImages: try c.decodeIfPresent(Bool.self, forKey: .storesTruncatedImages) ?? false)
     }
 
     /// The layout of one entry's pixels (aligned rows, see ``/TesseraImaging/PixelStyle/bytesPerRow(forWidth:)``).

@@ -12,7 +12,9 @@ struct ThumbnailCommand: ParsableCommand {
         stretch ignores the aspect ratio. Each output is DIR/<name>.png, .jpg, .webp or .avif. \
         --quality applies to jpeg (1-100, default 85), lossy webp (0-100, default 80) and avif \
         (0-100, default 60; libaom at speed 8, 4:2:0); --format webp --lossless writes lossless WebP. \
-        Inputs may be JPEG, PNG, WebP, GIF, HEIC or AVIF.
+        Inputs may be JPEG, PNG, WebP, GIF, HEIC or AVIF. Damaged and truncated inputs decode as browsers \
+        show them (a truncated file's missing rows are grey, or transparent where the format has alpha) and \
+        the line of such a file says "damaged" or "truncated"; --decoding strict refuses them.
         """
     )
 
@@ -41,6 +43,8 @@ struct ThumbnailCommand: ParsableCommand {
     @Option(help: "Output format: png, jpeg, webp or avif.") var format: OutputFormat = .png
     @Option(help: "Quality for jpeg (1-100), lossy webp (0-100) and avif (0-100).") var quality: Int?
     @Flag(help: "Lossless WebP (with --format webp).") var lossless = false
+    @Option(help: "lenient (the default: decode what browsers show) or strict (refuse damaged and truncated files).")
+    var decoding: DecodingPolicyArgument = .lenient
     @Flag(help: "Print nothing per file.") var quiet = false
 
     func validate() throws {
@@ -62,7 +66,7 @@ struct ThumbnailCommand: ParsableCommand {
         guard let target = PixelSize(parsing: size) else { throw ValidationError("--size must be WxH, e.g. 100x100") }
         guard let pixelStyle = PixelStyle(rawValue: style) else { throw ValidationError("--style must be one of \(PixelStyle.allCases.map(\.rawValue).joined(separator: ", "))") }
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let decoder = ImageDecoder(), encoder = self.encoder
+        let decoder = ImageDecoder(limits: DecodingLimits(policy: decoding.policy)), encoder = self.encoder
         var failures = 0
         var decodeSeconds = 0.0
         let start = Stopwatch.now()
@@ -73,7 +77,8 @@ struct ThumbnailCommand: ParsableCommand {
                 decodeSeconds += seconds
                 let path = (out as NSString).appendingPathComponent(ImageFiles.stem(file) + "." + encoder.format.fileExtension)
                 try Data(try encoder.encode(thumb)).write(to: URL(fileURLWithPath: path))
-                if !quiet { print("\(file) -> \(path) (\(Terminal.ms(seconds)) ms)") }
+                let integrity = thumb.integrity.isPartial ? ", \(thumb.integrity)" : ""
+                if !quiet { print("\(file) -> \(path) (\(Terminal.ms(seconds)) ms\(integrity))") }
             } catch {
                 failures += 1
                 Terminal.error("\(file): error: \(error)")

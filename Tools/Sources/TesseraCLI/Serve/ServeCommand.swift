@@ -44,6 +44,12 @@ struct ServeCommand: AsyncParsableCommand {
     var maximumConnections: Int?
     @Option(name: .customLong("metrics-listen"), help: "HOST:PORT of a listener of its own for /metrics (TESSERA_METRICS_LISTEN; default: /metrics on --listen).")
     var metricsListen: String?
+    @Option(name: .customLong("decoding"),
+            help: "lenient (the default: damaged and truncated sources are served as browsers show them, marked X-Tessera-Decode) or strict (refused with 422) (TESSERA_DECODING).")
+    var decoding: DecodingPolicyArgument?
+    @Option(name: .customLong("partial-max-age"),
+            help: "Cache-Control max-age, in seconds, of an answer made from a truncated source (TESSERA_PARTIAL_MAX_AGE; default 60).")
+    var partialMaxAge: Int?
     @Option(name: .customLong("max-decodes"), help: "Decodes at once (TESSERA_MAX_DECODES).") var maximumDecodes: Int?
     @Option(name: .customLong("max-queued-decodes"), help: "Requests waiting for a decode before 503 (TESSERA_MAX_QUEUED_DECODES).")
     var maximumQueuedDecodes: Int?
@@ -205,6 +211,13 @@ struct ServeCommand: AsyncParsableCommand {
         if let value = try number(headerTimeout, "TESSERA_HEADER_TIMEOUT") { configuration.connections.headerTimeoutSeconds = value }
         if let value = try number(maximumConnections, "TESSERA_MAX_CONNECTIONS") { configuration.connections.maximumConnections = value }
         if let value = metricsListen ?? environment["TESSERA_METRICS_LISTEN"] { configuration.metricsListen = value }
+        if let name = decoding?.rawValue ?? environment["TESSERA_DECODING"] {
+            guard let value = DecodingPolicyArgument(rawValue: name.lowercased()) else {
+                throw ValidationError("decoding '\(name)' is not one of lenient, strict")
+            }
+            configuration.decoding = value.policy
+        }
+        if let value = try number(partialMaxAge, "TESSERA_PARTIAL_MAX_AGE") { configuration.partialMaxAgeSeconds = value }
         if let value = try number(maximumDecodes, "TESSERA_MAX_DECODES") { configuration.limits.maximumConcurrentDecodes = value }
         if let value = try number(maximumQueuedDecodes, "TESSERA_MAX_QUEUED_DECODES") { configuration.limits.maximumQueuedDecodes = value }
         if let value = try number(responseCacheBytes, "TESSERA_RESPONSE_CACHE_BYTES") { configuration.responseCacheBytes = value }
