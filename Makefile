@@ -8,7 +8,7 @@ TOOLS = --package-path Tools
 # The release tessera binary (what `make release` builds), as a shell expression.
 TESSERA_RELEASE = "$$($(SWIFT) build $(TOOLS) -c release --show-bin-path)/tessera"
 
-.PHONY: setup setup-build build release demo test bench bench-serve soak-serve sanitize fuzz crash-test docs check-docs clean
+.PHONY: setup setup-build build release demo test bench bench-serve soak-serve sanitize fuzz fuzz-smoke crash-test docs check-docs clean
 
 # Build dependencies, the photographs and nginx (the tests and the demo use both).
 setup:
@@ -31,9 +31,12 @@ demo: setup release
 # release binary that users run. Before them, the thumbor virtualenv for bench serve's test (the one step that
 # goes to PyPI; without it that test leaves thumbor out and says so). scripts/test-run bounds the run
 # (TESSERA_TEST_MINUTES, 20 by default) and, past the bound, names the tests still running and prints the
-# test process's threads.
+# test process's threads. After check-docs (whose debug build fetches the packages the fuzzer compiles from
+# .build/checkouts), the fuzz smoke step: build the libFuzzer binary and run every target FUZZ_SMOKE_SECONDS
+# from its seeds (about 2 minutes with the build); a build error or a crash fails `make test`.
 test: setup-build
 	scripts/check-docs
+	scripts/fuzz smoke $(FUZZ_SMOKE_SECONDS)
 	$(SWIFT) build $(TOOLS) -c release --product tessera
 	if [ -z "$${TESSERA_E2E_SKIP_THUMBOR:-}" ]; then timeout 900 $(TESSERA_RELEASE) bench peers --only thumbor \
 	  || echo "make test: thumbor could not be installed from PyPI; the bench serve test compares tessera and nginx only"; fi
@@ -60,10 +63,16 @@ sanitize: setup-build
 	$(SWIFT) test $(TOOLS) --sanitize=thread --scratch-path .build-tsan
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp $(SWIFT) test $(TOOLS) --sanitize=address --scratch-path .build-asan
 
-# libFuzzer over every decoder, the table file reader, the disk cache reader and the HTTP freshness parsers, FUZZ_SECONDS each (scripts/fuzz).
+# libFuzzer over every decoder, the table file reader, the disk cache reader, the HTTP freshness parsers and ICC
+# profiles, FUZZ_SECONDS each (scripts/fuzz).
 FUZZ_SECONDS ?= 60
 fuzz: setup-build
 	scripts/fuzz all $(FUZZ_SECONDS)
+
+# What `make test` runs: build the fuzzer, every target FUZZ_SMOKE_SECONDS from its seeds, fresh corpus.
+FUZZ_SMOKE_SECONDS ?= 5
+fuzz-smoke: setup-build
+	scripts/fuzz smoke $(FUZZ_SMOKE_SECONDS)
 
 # SIGKILL the table and disk cache writers CRASH_ROUNDS times, verifying after each (scripts/crash-test).
 CRASH_ROUNDS ?= 200
