@@ -14,8 +14,58 @@ struct tessera_error {
     struct jpeg_error_mgr base;
     jmp_buf jump;
     char *message;
-    int warned;   /* a warning other than extraneous bytes before a marker was seen */
+    int warned;       /* a warning other than extraneous bytes before a marker was seen */
+    int warnings;     /* every warning, extraneous bytes included */
+    int extraneous;   /* of which "extraneous bytes before marker" */
+    /* Where the data first ran out (libjpeg's memory source then inserts an EOI and warns
+     * JWRN_JPEG_EOF): the iMCU row being read, and for each component whether its rows up to there
+     * (1) or all its rows (2) had received their DC coefficients, or none (0). */
+    int eof;
+    JDIMENSION eof_imcu_row;
+    unsigned char eof_coverage[MAX_COMPONENTS];
+    /* Components that have been in a scan (sequential multi-scan files), noted by the progress monitor. */
+    unsigned char scanned[MAX_COMPONENTS];
 };
+
+/* Notes which components already have data when the source first runs dry: the ones in the scan
+ * being read cover the rows up to the current iMCU row (a progressive scan only if it brings their
+ * first DC bits), the others all rows when an earlier scan brought their DC coefficients. */
+static void tessera_note_eof(j_decompress_ptr cinfo, struct tessera_error *error) {
+    error->eof = 1;
+    error->eof_imcu_row = cinfo->input_iMCU_row;
+    int in_scan[MAX_COMPONENTS] = {0};
+    for (int i = 0; i < cinfo->comps_in_scan && i < MAX_COMPS_IN_SCAN; i++) {
+        if (!cinfo->cur_comp_info[i]) continue;
+        int c = cinfo->cur_comp_info[i]->component_index;
+        if (c >= 0 && c < MAX_COMPONENTS) in_scan[c] = 1;
+    }
+    for (int c = 0; c < cinfo->num_components && c < MAX_COMPONENTS; c++) {
+        int had_dc = cinfo->progressive_mode ? (cinfo->coef_bits && cinfo->coef_bits[c][0] >= 0) : error->scanned[c];
+        if (in_scan[c] && (!cinfo->progressive_mode || (cinfo->Ss == 0 && cinfo->Ah == 0)))
+            error->eof_coverage[c] = 1;
+        else
+            error->eof_coverage[c] = had_dc ? 2 : 0;
+    }
+}
+
+/* The output rows that came from data after the source ran dry: the smallest coverage of any
+ * component, in whole iMCU rows (the one being read when the data ended counts: part of it arrived). */
+static int tessera_rows_covered(j_decompress_ptr cinfo, const struct tessera_error *error) {
+    if (!error->eof) return (int)cinfo->output_height;
+#if JPEG_LIB_VERSION >= 70
+    long imcu_rows = (long)cinfo->max_v_samp_factor * cinfo->min_DCT_v_scaled_size;
+#else
+    long imcu_rows = (long)cinfo->max_v_samp_factor * cinfo->min_DCT_scaled_size;
+#endif
+    long partial = error->eof_imcu_row >= cinfo->total_iMCU_rows ? (long)cinfo->output_height
+                                                                  : ((long)error->eof_imcu_row + 1) * imcu_rows;
+    long rows = (long)cinfo->output_height;
+    for (int c = 0; c < cinfo->num_components && c < MAX_COMPONENTS; c++) {
+        long covered = error->eof_coverage[c] == 2 ? (long)cinfo->output_height : error->eof_coverage[c] == 1 ? partial : 0;
+        if (covered < rows) rows = covered;
+    }
+    return (int)(rows < 0 ? 0 : rows);
+}
 
 static void tessera_error_exit(j_common_ptr cinfo) {
     struct tessera_error *error = (struct tessera_error *)cinfo->err;
@@ -23,12 +73,19 @@ static void tessera_error_exit(j_common_ptr cinfo) {
     longjmp(error->jump, 1);
 }
 
-/* Warnings (level -1) are recorded, the first one's text kept; trace messages are dropped. */
+/* Warnings (level -1) are counted, the first one's text kept (extraneous bytes before a marker only
+ * counted), and the first end of data noted; trace messages are dropped. */
 static void tessera_emit_message(j_common_ptr cinfo, int level) {
     struct tessera_error *error = (struct tessera_error *)cinfo->err;
     if (level >= 0) return;
     cinfo->err->num_warnings++;
-    if (cinfo->err->msg_code == JWRN_EXTRANEOUS_DATA) return;
+    error->warnings++;
+    if (cinfo->err->msg_code == JWRN_EXTRANEOUS_DATA) {
+        error->extraneous++;
+        return;
+    }
+    if (cinfo->err->msg_code == JWRN_JPEG_EOF && !error->eof && cinfo->is_decompressor)
+        tessera_note_eof((j_decompress_ptr)cinfo, error);
     if (!error->warned && error->message) (*cinfo->err->format_message)(cinfo, error->message);
     error->warned = 1;
 }
@@ -37,7 +94,14 @@ static void tessera_output_message(j_common_ptr cinfo) { (void)cinfo; }
 
 /* The same guard as TurboJPEG's TJFLAG_LIMITSCANS: CPU-exhaustion inputs with thousands of scans. */
 static void tessera_progress(j_common_ptr cinfo) {
-    if (cinfo->is_decompressor && ((j_decompress_ptr)cinfo)->input_scan_number > TESSERA_JPEG_MAX_SCANS) {
+    if (!cinfo->is_decompressor) return;
+    j_decompress_ptr dinfo = (j_decompress_ptr)cinfo;
+    struct tessera_error *noted = (struct tessera_error *)cinfo->err;
+    for (int i = 0; i < dinfo->comps_in_scan && i < MAX_COMPS_IN_SCAN; i++) {
+        int c = dinfo->cur_comp_info[i] ? dinfo->cur_comp_info[i]->component_index : -1;
+        if (c >= 0 && c < MAX_COMPONENTS) noted->scanned[c] = 1;
+    }
+    if (dinfo->input_scan_number > TESSERA_JPEG_MAX_SCANS) {
         cinfo->err->msg_code = JERR_UNKNOWN_MARKER;   /* any code: the message is replaced below */
         struct tessera_error *error = (struct tessera_error *)cinfo->err;
         if (error->message)
@@ -55,6 +119,12 @@ static void tessera_setup(struct jpeg_decompress_struct *cinfo, struct tessera_e
     error->base.output_message = tessera_output_message;
     error->message = message;
     error->warned = 0;
+    error->warnings = 0;
+    error->extraneous = 0;
+    error->eof = 0;
+    error->eof_imcu_row = 0;
+    memset(error->eof_coverage, 0, sizeof error->eof_coverage);
+    memset(error->scanned, 0, sizeof error->scanned);
     if (message) message[0] = 0;
     progress->progress_monitor = tessera_progress;
 }
@@ -174,16 +244,47 @@ static uint8_t *tessera_filter_scans(const uint8_t *data, size_t size, const uin
     return NULL;
 }
 
-int tessera_jpeg_decode(const uint8_t *data, size_t size, int scale_num, int scale_denom, int format,
-                        uint8_t *pixels, size_t pitch, int width, int height, int skip_unneeded_scans,
-                        char message[TESSERA_JPEG_MESSAGE_LENGTH]) {
+/* The length of the longest prefix of `data` that ends where a marker segment starts, after at least
+ * one scan whose entropy-coded data is complete: the data to decode again when libjpeg failed on a
+ * file cut inside a marker segment between scans (a progressive file cut in a DHT segment). 0 when
+ * there is no such prefix shorter than `size`. */
+static size_t tessera_complete_prefix(const uint8_t *data, size_t size) {
+    if (size < 4 || data[0] != 0xFF || data[1] != 0xD8) return 0;
+    size_t i = 2, last_boundary = 0;
+    int scans = 0;
+    while (i + 2 <= size) {
+        if (data[i] != 0xFF) return 0;
+        uint8_t marker = data[i + 1];
+        if (marker == 0xFF) { i++; continue; }
+        if (marker == 0xD9) return 0;   /* a complete file */
+        if (scans > 0) last_boundary = i;
+        if (i + 4 > size) break;
+        size_t length = ((size_t)data[i + 2] << 8) | data[i + 3];
+        if (length < 2) return 0;
+        if (i + 2 + length > size) break;   /* this segment is cut */
+        if (marker != 0xDA) { i += 2 + length; continue; }
+        size_t end = tessera_entropy_end(data, size, i + 2 + length);
+        if (end >= size) return 0;   /* cut inside entropy-coded data: nothing to gain */
+        scans++;
+        i = end;
+    }
+    return scans > 0 && last_boundary > 0 && last_boundary < size ? last_boundary : 0;
+}
+
+static int tessera_decode_once(const uint8_t *data, size_t size, int scale_num, int scale_denom, int format,
+                               uint8_t *pixels, size_t pitch, int width, int height, int skip_unneeded_scans,
+                               tessera_jpeg_report *report, char message[TESSERA_JPEG_MESSAGE_LENGTH]) {
     struct jpeg_decompress_struct cinfo;
     struct tessera_error error;
     struct jpeg_progress_mgr progress;
     /* volatile: read after a longjmp. */
     uint8_t *volatile filtered = NULL;
+    memset(report, 0, sizeof *report);
     tessera_setup(&cinfo, &error, message, &progress);
     if (setjmp(error.jump)) {
+        report->warnings = error.warnings;
+        report->extraneous = error.extraneous;
+        report->truncated = error.eof;
         jpeg_destroy_decompress(&cinfo);
         free(filtered);
         return TESSERA_JPEG_ERROR;
@@ -217,8 +318,11 @@ int tessera_jpeg_decode(const uint8_t *data, size_t size, int scale_num, int sca
                 return TESSERA_JPEG_ERROR;
             }
             if (filtered) {
-                /* Start over on the filtered stream with the same settings. */
+                /* Start over on the filtered stream with the same settings (and a fresh record of
+                 * warnings: the header's are seen again). */
                 jpeg_abort_decompress(&cinfo);
+                error.warned = 0; error.warnings = 0; error.extraneous = 0;
+                if (message) message[0] = 0;
                 jpeg_mem_src(&cinfo, filtered, (unsigned long)filtered_size);
                 jpeg_read_header(&cinfo, TRUE);
                 cinfo.scale_num = (unsigned int)scale_num;
@@ -241,16 +345,53 @@ int tessera_jpeg_decode(const uint8_t *data, size_t size, int scale_num, int sca
         free(filtered);
         return TESSERA_JPEG_ERROR;
     }
+    int stopped = 0;
     while (cinfo.output_scanline < cinfo.output_height) {
+        /* A single-scan file whose data ran out: once the rows that came from data are out, the rest
+         * would only be libjpeg's grey for the missing blocks, which the caller fills anyway. */
+        if (error.eof && !jpeg_has_multiple_scans(&cinfo) &&
+            (int)cinfo.output_scanline >= tessera_rows_covered(&cinfo, &error)) {
+            stopped = 1;
+            break;
+        }
         JSAMPROW rows[4];
         int n = 0;
         for (; n < 4 && cinfo.output_scanline + (unsigned)n < cinfo.output_height; n++)
             rows[n] = pixels + (size_t)(cinfo.output_scanline + (unsigned)n) * pitch;
         jpeg_read_scanlines(&cinfo, rows, (JDIMENSION)n);
     }
-    jpeg_finish_decompress(&cinfo);
+    if (!stopped) jpeg_finish_decompress(&cinfo);
     int warned = error.warned;
+    report->warnings = error.warnings;
+    report->extraneous = error.extraneous;
+    report->truncated = error.eof;
+    report->decoded_rows = tessera_rows_covered(&cinfo, &error);
+    if (report->decoded_rows > height) report->decoded_rows = height;
     jpeg_destroy_decompress(&cinfo);
     free(filtered);
     return warned ? TESSERA_JPEG_WARNING : TESSERA_JPEG_OK;
+}
+
+int tessera_jpeg_decode(const uint8_t *data, size_t size, int scale_num, int scale_denom, int format,
+                        uint8_t *pixels, size_t pitch, int width, int height, int skip_unneeded_scans,
+                        tessera_jpeg_report *report, char message[TESSERA_JPEG_MESSAGE_LENGTH]) {
+    int result = tessera_decode_once(data, size, scale_num, scale_denom, format, pixels, pitch, width, height,
+                                     skip_unneeded_scans, report, message);
+    if (result != TESSERA_JPEG_ERROR || !report->truncated) return result;
+    /* The data ran out and libjpeg then failed: a file cut inside a marker segment between scans
+     * reads the inserted EOI as part of that segment. Decode again up to where that segment starts,
+     * so that the scans before it count. */
+    size_t prefix = tessera_complete_prefix(data, size);
+    if (prefix == 0) return result;
+    char first[TESSERA_JPEG_MESSAGE_LENGTH];
+    memcpy(first, message, TESSERA_JPEG_MESSAGE_LENGTH);
+    tessera_jpeg_report first_report = *report;
+    int retried = tessera_decode_once(data, prefix, scale_num, scale_denom, format, pixels, pitch, width, height,
+                                      skip_unneeded_scans, report, message);
+    if (retried == TESSERA_JPEG_ERROR || !report->truncated) {
+        memcpy(message, first, TESSERA_JPEG_MESSAGE_LENGTH);
+        *report = first_report;
+        return result;
+    }
+    return retried;
 }

@@ -12,7 +12,9 @@
  * are decoded with their values and reduced by libjpeg's 2x2 inverse DCT, as libjpeg does at this
  * scale; 4:2:2 chroma is repeated across, as libjpeg does; colours use libjpeg's YCbCr tables. Files it does not take
  * (anything but 8-bit Huffman baseline with one interleaved scan, gray or YCbCr with 1x1 chroma) or
- * finds damaged or truncated return TESSERA_JPEG_UNSUPPORTED, and the caller decodes with libjpeg. */
+ * finds damaged or truncated, and files libjpeg would warn about (bytes between segments, a JFIF
+ * version other than 1.x, an unknown Adobe transform), return TESSERA_JPEG_UNSUPPORTED, and the
+ * caller decodes with libjpeg, which reports the damage. */
 
 #define SKIP_BITS 10
 #define MULTI_BITS 12
@@ -275,7 +277,7 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
     struct huffman *tables = calloc(8, sizeof(struct huffman));   /* DC 0-3, AC 0-3 */
     if (!tables) return TESSERA_JPEG_UNSUPPORTED;
     int result = TESSERA_JPEG_UNSUPPORTED;
-    int image_w = 0, image_h = 0, components = 0, restart_interval = 0, adobe_rgb = 0;
+    int image_w = 0, image_h = 0, components = 0, restart_interval = 0, adobe_rgb = 0, adobe_unknown = 0;
     int ids[3] = {0, 0, 0}, hs[3] = {0, 0, 0}, vs[3] = {0, 0, 0}, tq[3] = {0, 0, 0};
     int dc_sel[3] = {0, 0, 0}, ac_sel[3] = {0, 0, 0};
     uint8_t *planes[3] = {NULL, NULL, NULL}, *upsampled[2] = {NULL, NULL};
@@ -343,8 +345,14 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
             if (n != 2) goto done;
             restart_interval = body[0] << 8 | body[1];
             break;
-        case 0xEE:   /* APP14: Adobe transform 0 means RGB, not YCbCr */
-            if (n >= 12 && memcmp(body, "Adobe", 5) == 0 && body[11] == 0) adobe_rgb = 1;
+        case 0xEE:   /* APP14: Adobe transform 0 means RGB, 1 YCbCr; libjpeg warns about the others */
+            if (n >= 12 && memcmp(body, "Adobe", 5) == 0) {
+                if (body[11] == 0) adobe_rgb = 1;
+                else if (body[11] != 1) adobe_unknown = 1;
+            }
+            break;
+        case 0xE0:   /* APP0: libjpeg warns about a JFIF version other than 1.x; left to it */
+            if (n >= 14 && memcmp(body, "JFIF", 5) == 0 && body[5] != 1) goto done;
             break;
         case 0xDA: {   /* SOS */
             if (!components || n < 1) goto done;
@@ -370,7 +378,7 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
     }
 
     if (components == 3) {
-        if (adobe_rgb || (ids[0] == 'R' && ids[1] == 'G' && ids[2] == 'B')) goto done;
+        if (adobe_rgb || adobe_unknown || (ids[0] == 'R' && ids[1] == 'G' && ids[2] == 'B')) goto done;
         if (hs[0] < 1 || hs[0] > 2 || vs[0] < 1 || vs[0] > 2) goto done;
         if (hs[1] != 1 || vs[1] != 1 || hs[2] != 1 || vs[2] != 1) goto done;
         if (vs[0] == 2 && hs[0] == 1) goto done;   /* 4:4:0: left to libjpeg */

@@ -16,17 +16,34 @@ enum ExifOrientationReader {
         var endedEarly = false
         /// Whether the walk reached a start-of-scan marker.
         var reachedScan = false
+        /// The offset of the first start-of-scan marker (`FF DA`), when the walk reached one.
+        var scanOffset: Int?
         /// The payloads of the APP2 segments that start with "ICC_PROFILE\0", in file order.
         var iccSegments: [Range<Int>] = []
     }
 
-    /// Whether a JPEG that failed to decode was cut short: its headers end before the first scan,
-    /// or it has a scan but does not end with EOI (`FF D9`, which cannot occur inside entropy-coded data).
+    /// Whether a JPEG was cut short: its headers end before the first scan, or it has a scan but no
+    /// EOI (`FF D9`, which cannot occur inside entropy-coded data) after the first scan's header.
+    /// Bytes after the EOI (padding, appended data) do not count. Cheap: a file that ends with EOI is
+    /// answered from its last two bytes; otherwise the bytes after the first scan are searched
+    /// backwards for an EOI.
     static func looksTruncated(jpeg data: UnsafeRawBufferPointer) -> Bool {
-        let findings = scan(jpeg: data)
+        looksTruncated(jpeg: data, findings: scan(jpeg: data))
+    }
+
+    /// ``looksTruncated(jpeg:)`` with the marker walk `findings` of `data` already made.
+    static func looksTruncated(jpeg data: UnsafeRawBufferPointer, findings: Findings) -> Bool {
         if findings.endedEarly { return true }
+        guard findings.reachedScan, let start = findings.scanOffset, let base = data.baseAddress else { return false }
         let n = data.count
-        return findings.reachedScan && !(n >= 2 && data[n - 2] == 0xFF && data[n - 1] == 0xD9)
+        if n >= 2 && data[n - 2] == 0xFF && data[n - 1] == 0xD9 { return false }
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        var i = n - 1
+        while i > start + 1 {
+            if bytes[i] == 0xD9 && bytes[i - 1] == 0xFF { return false }
+            i -= 1
+        }
+        return true
     }
 
     /// The EXIF orientation of a JPEG file.
@@ -43,7 +60,12 @@ enum ExifOrientationReader {
         var i = 2
         findings.endedEarly = true   // until SOS, EOI or malformed structure is seen
         while i < count {
-            guard data[i] == 0xFF else { findings.endedEarly = false; break }
+            if data[i] != 0xFF || (i + 1 < count && data[i + 1] == 0x00) {
+                // Junk between segments: skipped up to the next marker, as libjpeg does (it warns about
+                // extraneous bytes). With no marker after it, the structure is malformed, not cut.
+                guard let next = nextMarker(in: data, from: i) else { findings.endedEarly = false; break }
+                i = next
+            }
             while i < count && data[i] == 0xFF { i += 1 }   // fill bytes
             guard i < count else { break }
             let marker = data[i]
@@ -52,6 +74,7 @@ enum ExifOrientationReader {
             if marker == 0xD9 || marker == 0xDA {   // EOI, start of scan
                 findings.endedEarly = false
                 findings.reachedScan = marker == 0xDA
+                if marker == 0xDA { findings.scanOffset = i - 2 }
                 break
             }
             guard i + 2 <= count else { break }
@@ -70,6 +93,23 @@ enum ExifOrientationReader {
             i += length
         }
         return findings
+    }
+
+    /// The offset of the first `FF` at or after `start` that begins a marker (followed by neither
+    /// `00` nor `FF`, fill bytes before it skipped), if any.
+    static func nextMarker(in data: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        var i = start
+        while i + 1 < data.count {
+            if data[i] == 0xFF {
+                var j = i + 1
+                while j < data.count && data[j] == 0xFF { j += 1 }
+                if j < data.count && data[j] != 0x00 { return j - 1 }
+                i = j + 1
+                continue
+            }
+            i += 1
+        }
+        return nil
     }
 
     /// The orientation tag of IFD0 in a TIFF structure (the EXIF payload after "Exif\0\0").

@@ -16,11 +16,29 @@ import CTurboJPEG
 ///   for YCbCr/RGB files (gray8 output then takes its luma from the converted colours), CMYK profiles
 ///   for CMYK/YCCK files instead of the formula above (inverted input when the Adobe segment is
 ///   present). Gray files, and profiles that are unusable or equivalent to sRGB, keep their pixels.
-/// - Warnings: a torn image must never be cached. "Premature end of JPEG file" / "premature end
-///   of data segment" throw ``DecodingFailure/truncated(_:)``; every other libjpeg warning except
-///   the harmless "extraneous bytes before marker" throws ``DecodingFailure/codec(_:message:)``.
-///   Any failure on data whose headers stop before the first scan, or that has a scan but does
-///   not end with EOI, is reported as ``DecodingFailure/truncated(_:)`` as well.
+/// - Warnings, under ``DecodingPolicy/lenient`` (the default): a libjpeg warning never fails a decode.
+///   Damage libjpeg recovers from (extraneous bytes before a marker, a corrupt entropy segment that a
+///   restart marker ends, a JFIF segment of an unknown version …) keeps libjpeg-turbo's pixels and
+///   returns ``DecodeIntegrity/damaged``; extraneous bytes count as damage too. Data that ends early
+///   ("Premature end of JPEG file": libjpeg's source inserts an EOI) returns
+///   ``DecodeIntegrity/truncated``: the rows that came from data are libjpeg's, down to the end of the
+///   MCU row in which the data ended (of the DCT-scaled output), and the rows below are filled with
+///   ``DecodeIntegrity/fillGray`` (B = G = R = 128, opaque; 128 for gray8; after any CMYK or ICC
+///   conversion). A progressive file cut after its first scan has every row, at the quality of the
+///   scans that arrived; cut inside that scan, only the rows it reached count. A file cut inside a
+///   marker segment between scans is decoded up to that segment. Fewer rows than
+///   ``DecodingLimits/minimumDecodedFraction`` throw ``DecodingFailure/truncated(_:)``, and so does
+///   data whose headers stop before the first scan. A file that lacks only its EOI is truncated with
+///   every row. ``probe(_:)`` reports ``DecodeIntegrity/truncated`` already when no EOI follows the scans.
+/// - Warnings, under ``DecodingPolicy/strict``: "Premature end of JPEG file" / "premature end of
+///   data segment" throw ``DecodingFailure/truncated(_:)``; every other libjpeg warning except
+///   "extraneous bytes before marker" throws ``DecodingFailure/codec(_:message:)`` (extraneous bytes
+///   alone decode, as ``DecodeIntegrity/damaged``). Any failure on data whose headers stop before the
+///   first scan, or that has a scan but no EOI after it, is reported as ``DecodingFailure/truncated(_:)``.
+/// - The three paths agree: TurboJPEG's `tjDecompress2` reports only its first warning and not where
+///   the data ended, so a file it finds possibly cut (that warning, or no EOI after the scans), and
+///   under strict a file whose first warning is extraneous bytes, is decoded again through the libjpeg
+///   shim, which sees every warning and counts the rows that came from data.
 /// - Progressive files with more than 500 scans are rejected (`TJFLAG_LIMITSCANS`), a guard
 ///   against CPU-exhaustion inputs.
 /// - libjpeg's own API (through the C shim `tessera_jpeg.c`, which keeps `setjmp`/`longjmp` in C)
@@ -32,8 +50,10 @@ import CTurboJPEG
 ///   scale go through a DC-only decoder (`tessera_jpeg_dc.c`) that skips the AC symbols without
 ///   decoding their values. Luma (and gray) is TurboJPEG's exactly; chroma comes from the DC values
 ///   with libjpeg's triangle upsampling, where TurboJPEG uses a 2x2 inverse DCT for 4:2:0 chroma,
-///   so colours at sharp colour edges may differ slightly. Any other file, and any file it finds
-///   damaged or truncated, is decoded by TurboJPEG as before (same errors).
+///   so colours at sharp colour edges may differ slightly. It declines any other file, any file it
+///   finds damaged or truncated, and any whose headers libjpeg would warn about (bytes between
+///   segments, a JFIF version other than 1.x, an unknown Adobe transform); those go to TurboJPEG and,
+///   as above, the shim, so the result and its integrity are the other paths'.
 public struct JPEGDecoder: ImageDecoding {
     /// Limits checked before any pixel memory is allocated.
     public var limits: DecodingLimits
@@ -52,12 +72,17 @@ public struct JPEGDecoder: ImageDecoding {
         var isCMYK: Bool { colorspace == TJCS_CMYK.rawValue || colorspace == TJCS_YCCK.rawValue }
     }
 
-    /// Reads size and colour space with `tjDecompressHeader3` and the EXIF orientation.
+    /// Reads size and colour space with `tjDecompressHeader3`, the EXIF orientation, and whether the
+    /// marker structure shows that the data ends early (no EOI after the scans:
+    /// ``ImageInfo/integrity`` is then ``DecodeIntegrity/truncated``). Reads the headers only, plus,
+    /// for a file that does not end with EOI, a backward search of its bytes for one.
     public func probe(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> ImageInfo {
         let header = try readHeader(data)
-        return ImageInfo(format: .jpeg, width: header.width, height: header.height,
-                         orientation: ExifOrientationReader.orientation(inJPEG: data),
-                         hasAlpha: false, isGrayscale: header.colorspace == TJCS_GRAY.rawValue)
+        let markers = ExifOrientationReader.scan(jpeg: data)
+        let truncated = ExifOrientationReader.looksTruncated(jpeg: data, findings: markers)
+        return ImageInfo(format: .jpeg, width: header.width, height: header.height, orientation: markers.orientation,
+                         hasAlpha: false, isGrayscale: header.colorspace == TJCS_GRAY.rawValue,
+                         integrity: truncated ? .truncated : .intact)
     }
 
     /// The scaling factors no larger than 1/1, largest first, as (numerator, denominator).
@@ -90,14 +115,46 @@ public struct JPEGDecoder: ImageDecoding {
     /// ``PixelStyle/bgra32``, ``PixelStyle/bgr32`` and ``PixelStyle/gray8``.
     public func supportsDirectDecode(to style: PixelStyle) -> Bool { style != .bgr565 }
 
-    /// Decodes into `target` (a size from ``decodedSize(for:atLeast:)``).
+    /// Decodes into `target` (a size from ``decodedSize(for:atLeast:)``). Returns
+    /// ``DecodeIntegrity/damaged`` when libjpeg warned (under ``DecodingPolicy/lenient``, or for
+    /// extraneous bytes before a marker under either policy) and ``DecodeIntegrity/truncated`` when
+    /// the data ended early, with the rows that got no data filled with ``DecodeIntegrity/fillGray``.
     @discardableResult
     public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> DecodeIntegrity {
-        try decodePixels(data, info: info, into: target)
-        return .intact
+        let outcome = try decodePixels(data, info: info, into: target)
+        if outcome.decodedRows < target.layout.height { Self.fillGray(target, from: max(0, outcome.decodedRows)) }
+        return outcome.integrity
     }
 
-    private func decodePixels(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
+    /// What a decode made of the data: its integrity, and the rows of the output that came from data
+    /// (the rest are filled by ``decode(_:info:into:)``).
+    struct Outcome {
+        var integrity: DecodeIntegrity
+        var decodedRows: Int
+    }
+
+    /// Fills rows `first...` of `view` with ``DecodeIntegrity/fillGray`` (opaque: the fourth byte of
+    /// ``PixelStyle/bgra32`` and ``PixelStyle/bgr32`` is 255).
+    static func fillGray(_ view: MutableBitmapView, from first: Int) {
+        let layout = view.layout
+        let gray = DecodeIntegrity.fillGray
+        for y in first..<layout.height {
+            let row = view.row(y).assumingMemoryBound(to: UInt8.self)
+            switch layout.style.bytesPerPixel {
+            case 1:
+                row.update(repeating: gray, count: layout.width)
+            case 4:
+                for x in 0..<layout.width {
+                    row[x &* 4] = gray; row[x &* 4 &+ 1] = gray; row[x &* 4 &+ 2] = gray; row[x &* 4 &+ 3] = 255
+                }
+            default:
+                // bgr565 is never decoded directly; keep to the documented grey for any other style.
+                row.update(repeating: gray, count: layout.width * layout.style.bytesPerPixel)
+            }
+        }
+    }
+
+    private func decodePixels(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> Outcome {
         try limits.checkInput(byteCount: data.count)
         let layout = target.layout
         guard let handle = tjInitDecompress() else { throw codecError("cannot create a TurboJPEG handle") }
@@ -115,14 +172,13 @@ public struct JPEGDecoder: ImageDecoding {
             Self.scaled(header.width, $0) == layout.width && Self.scaled(header.height, $0) == layout.height
         }) { scale = factor }
         let viaLibjpeg = header.needsLibjpeg || (scale.num * 8 == scale.denom && Self.isProgressive(data))
-        let decompress = { (buffer: UnsafeMutableRawPointer, pitch: Int, pixelFormat: TJPF) throws(TesseraError) in
+        let decompress = { (buffer: UnsafeMutableRawPointer, pitch: Int, pixelFormat: TJPF) throws(TesseraError) -> Outcome in
             if viaLibjpeg {
-                try libjpegDecompress(data, into: buffer, width: layout.width, pitch: pitch, height: layout.height,
-                                      scale: scale, pixelFormat: pixelFormat)
-            } else {
-                try self.decompress(handle, data, into: buffer, width: layout.width, pitch: pitch, height: layout.height,
-                                    pixelFormat: pixelFormat)
+                return try libjpegDecompress(data, into: buffer, width: layout.width, pitch: pitch, height: layout.height,
+                                             scale: scale, pixelFormat: pixelFormat)
             }
+            return try self.decompress(handle, data, into: buffer, width: layout.width, pitch: pitch, height: layout.height,
+                                       scale: scale, pixelFormat: pixelFormat)
         }
 
         let markers = ExifOrientationReader.scan(jpeg: data)
@@ -132,16 +188,18 @@ public struct JPEGDecoder: ImageDecoding {
             // goes through BGRA, so that its luma is that of the converted colours.
             let transform = header.colorspace == TJCS_GRAY.rawValue ? nil : profile.flatMap { ColourConversion.use(of: $0, for: .rgb).transform }
             if let transform, layout.style == .gray8 {
+                var outcome = Outcome(integrity: .intact, decodedRows: layout.height)
                 try Self.withBGRA(size: layout.size) { (bgra) throws(TesseraError) in
-                    try decodeColour(data, into: bgra, gray: false, viaDC: !viaLibjpeg && scale.num * 8 == scale.denom, decompress)
+                    outcome = try decodeColour(data, into: bgra, gray: false, viaDC: !viaLibjpeg && scale.num * 8 == scale.denom, decompress)
                     transform.apply(to: bgra)
                     try PixelConversion.convert(source: UnsafeRawPointer(bgra.baseAddress), layout: bgra.layout, to: target)
                 }
-                return
+                return outcome
             }
-            try decodeColour(data, into: target, gray: layout.style == .gray8, viaDC: !viaLibjpeg && scale.num * 8 == scale.denom, decompress)
+            let outcome = try decodeColour(data, into: target, gray: layout.style == .gray8,
+                                           viaDC: !viaLibjpeg && scale.num * 8 == scale.denom, decompress)
             transform?.apply(to: target)
-            return
+            return outcome
         }
         // CMYK through the embedded CMYK profile when it is usable, with the naive formula otherwise.
         let inverted = markers.hasAdobeMarker
@@ -152,29 +210,32 @@ public struct JPEGDecoder: ImageDecoding {
         }
         if layout.style.bytesPerPixel == 4 {
             // CMYK is 4 bytes per pixel too: decode in place, then convert each pixel in place.
-            try decompress(target.baseAddress, layout.bytesPerRow, TJPF_CMYK)
+            let outcome = try decompress(target.baseAddress, layout.bytesPerRow, TJPF_CMYK)
             toBGRA(target)
-            return
+            return outcome
         }
+        var outcome = Outcome(integrity: .intact, decodedRows: layout.height)
         try Self.withBGRA(size: layout.size) { (bgra) throws(TesseraError) in
-            try decompress(bgra.baseAddress, bgra.layout.bytesPerRow, TJPF_CMYK)
+            outcome = try decompress(bgra.baseAddress, bgra.layout.bytesPerRow, TJPF_CMYK)
             toBGRA(bgra)
             try PixelConversion.convert(source: UnsafeRawPointer(bgra.baseAddress), layout: bgra.layout, to: target)
         }
+        return outcome
     }
 
     /// Decodes a gray or YCbCr file as gray or BGRA into `target`: baseline files at 1/8 (`viaDC`)
-    /// through the DC-only decoder (tessera_jpeg_dc.c) when it takes the file, `decompress` otherwise.
+    /// through the DC-only decoder (tessera_jpeg_dc.c) when it takes the file (it declines anything
+    /// damaged or truncated), `decompress` otherwise.
     private func decodeColour(_ data: UnsafeRawBufferPointer, into target: MutableBitmapView, gray: Bool, viaDC: Bool,
-                              _ decompress: (UnsafeMutableRawPointer, Int, TJPF) throws(TesseraError) -> Void) throws(TesseraError) {
+                              _ decompress: (UnsafeMutableRawPointer, Int, TJPF) throws(TesseraError) -> Outcome) throws(TesseraError) -> Outcome {
         let layout = target.layout
         if viaDC, let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self),
            Int(tessera_jpeg_decode_dc(base, data.count, Int32(gray ? TESSERA_JPEG_GRAY : TESSERA_JPEG_BGRA),
                                       target.baseAddress.assumingMemoryBound(to: UInt8.self), layout.bytesPerRow,
                                       Int32(layout.width), Int32(layout.height))) == TESSERA_JPEG_OK {
-            return
+            return Outcome(integrity: .intact, decodedRows: layout.height)
         }
-        try decompress(target.baseAddress, layout.bytesPerRow, gray ? TJPF_GRAY : TJPF_BGRA)
+        return try decompress(target.baseAddress, layout.bytesPerRow, gray ? TJPF_GRAY : TJPF_BGRA)
     }
 
     /// Runs `body` with a temporary ``PixelStyle/bgra32`` bitmap of `size`.
@@ -210,7 +271,8 @@ public struct JPEGDecoder: ImageDecoding {
         try limits.checkInput(byteCount: data.count)
         guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw TesseraError(.decoding(.empty)) }
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colorspace: Int32 = 0
-        if tjDecompressHeader3(handle, base, UInt(data.count), &width, &height, &subsampling, &colorspace) != 0 {
+        if tjDecompressHeader3(handle, base, UInt(data.count), &width, &height, &subsampling, &colorspace) != 0,
+           !headerWarningAccepted(handle, width: width, height: height) {
             // TurboJPEG's API knows only the subsamplings it can name; libjpeg's own API reads the rest.
             guard Self.message(handle).contains("subsampling") else { throw failure(handle, data) }
             var header = tessera_jpeg_header()
@@ -231,21 +293,52 @@ public struct JPEGDecoder: ImageDecoding {
         return Header(width: Int(width), height: Int(height), colorspace: colorspace)
     }
 
+    /// Decodes with `tjDecompress2`. A warning leaves TurboJPEG's pixels complete (it never stops on
+    /// one), but its message is only the first warning and it cannot say where the data ended: when
+    /// the data may have ended early ("Premature end of JPEG file", or no EOI after the scans) the
+    /// file is decoded again through the libjpeg shim, which can; other warnings are damage. An
+    /// error on data that ends early goes to the shim too, under ``DecodingPolicy/lenient``.
+    /// Whether the header TurboJPEG read despite a libjpeg warning (it then still fills in the size)
+    /// is accepted: extraneous bytes before a marker under either policy, any warning under
+    /// ``DecodingPolicy/lenient`` (the decode reports the damage).
+    private func headerWarningAccepted(_ handle: tjhandle, width: Int32, height: Int32) -> Bool {
+        guard tjGetErrorCode(handle) == TJERR_WARNING.rawValue, width > 0, height > 0 else { return false }
+        return limits.policy == .lenient || Self.message(handle).contains("extraneous bytes before marker")
+    }
+
     private func decompress(_ handle: tjhandle, _ data: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawPointer,
-                            width: Int, pitch: Int, height: Int, pixelFormat: TJPF) throws(TesseraError) {
+                            width: Int, pitch: Int, height: Int, scale: (num: Int, denom: Int),
+                            pixelFormat: TJPF) throws(TesseraError) -> Outcome {
         guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw TesseraError(.decoding(.empty)) }
         let result = tjDecompress2(handle, base, UInt(data.count), buffer.assumingMemoryBound(to: UInt8.self),
                                    Int32(width), Int32(pitch), Int32(height), pixelFormat.rawValue, TJFLAG_LIMITSCANS)
-        guard result != 0 else { return }
+        guard result != 0 else { return Outcome(integrity: .intact, decodedRows: height) }
         let message = Self.message(handle)
-        if tjGetErrorCode(handle) == TJERR_WARNING.rawValue, message.contains("extraneous bytes before marker") { return }
-        throw failure(handle, data)
+        let warning = tjGetErrorCode(handle) == TJERR_WARNING.rawValue
+        let extraneous = message.contains("extraneous bytes before marker")
+        if limits.policy == .strict {
+            // Extraneous bytes pass, every other warning and error throws. TurboJPEG's message is its
+            // first warning only: after extraneous bytes the shim, which sees every warning, decides.
+            guard warning, extraneous else { throw failure(message: message, data) }
+            return try libjpegDecompress(data, into: buffer, width: width, pitch: pitch, height: height, scale: scale,
+                                         pixelFormat: pixelFormat)
+        }
+        let mayBeTruncated = message.contains("Premature end of JPEG file") || ExifOrientationReader.looksTruncated(jpeg: data)
+        if mayBeTruncated {
+            return try libjpegDecompress(data, into: buffer, width: width, pitch: pitch, height: height, scale: scale,
+                                         pixelFormat: pixelFormat)
+        }
+        guard warning else { throw failure(message: message, data) }
+        return Outcome(integrity: try limits.acceptDamage(message, format: .jpeg), decodedRows: height)
     }
 
     /// Decodes with libjpeg's API through the C shim (progressive files lose the AC scans that the
-    /// scale makes useless). Warnings other than extraneous bytes throw, as on the TurboJPEG path.
+    /// scale makes useless; a single-scan file stops where its data ended). Under
+    /// ``DecodingPolicy/strict`` every warning but extraneous bytes throws, as on the TurboJPEG path;
+    /// under ``DecodingPolicy/lenient`` warnings make the result ``DecodeIntegrity/damaged`` and data
+    /// that ended early ``DecodeIntegrity/truncated`` (``DecodingLimits/acceptTruncation(decodedRows:of:format:)``).
     private func libjpegDecompress(_ data: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawPointer, width: Int,
-                                   pitch: Int, height: Int, scale: (num: Int, denom: Int), pixelFormat: TJPF) throws(TesseraError) {
+                                   pitch: Int, height: Int, scale: (num: Int, denom: Int), pixelFormat: TJPF) throws(TesseraError) -> Outcome {
         guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw TesseraError(.decoding(.empty)) }
         let format = switch pixelFormat {
         case TJPF_GRAY: TESSERA_JPEG_GRAY
@@ -253,10 +346,22 @@ public struct JPEGDecoder: ImageDecoding {
         default: TESSERA_JPEG_BGRA
         }
         var text = [CChar](repeating: 0, count: Int(TESSERA_JPEG_MESSAGE_LENGTH))
-        let result = tessera_jpeg_decode(base, data.count, Int32(scale.num), Int32(scale.denom), Int32(format),
-                                         buffer.assumingMemoryBound(to: UInt8.self), pitch, Int32(width), Int32(height), 1, &text)
-        guard Int(result) != TESSERA_JPEG_OK else { return }
-        throw failure(message: String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), data)
+        var report = tessera_jpeg_report()
+        let result = Int(tessera_jpeg_decode(base, data.count, Int32(scale.num), Int32(scale.denom), Int32(format),
+                                             buffer.assumingMemoryBound(to: UInt8.self), pitch, Int32(width), Int32(height), 1,
+                                             &report, &text))
+        let message = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if result == TESSERA_JPEG_ERROR { throw failure(message: message, data) }
+        if limits.policy == .strict {
+            if result == TESSERA_JPEG_WARNING { throw failure(message: message, data) }
+            return Outcome(integrity: report.warnings > 0 ? .damaged : .intact, decodedRows: height)
+        }
+        if report.truncated != 0 {
+            let rows = Int(report.decoded_rows)
+            return Outcome(integrity: try limits.acceptTruncation(decodedRows: rows, of: height, format: .jpeg), decodedRows: rows)
+        }
+        if report.warnings > 0 { return Outcome(integrity: try limits.acceptDamage(message, format: .jpeg), decodedRows: height) }
+        return Outcome(integrity: .intact, decodedRows: height)
     }
 
     /// Whether `data`'s frame is progressive (SOF2).

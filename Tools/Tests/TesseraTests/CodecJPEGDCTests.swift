@@ -87,15 +87,29 @@ struct CodecJPEGDCTests {
         #expect(decoded == reference, "\(arguments) (gray: \(gray))")
     }
 
-    @Test("Damaged and truncated files are declined, and the façade reports them as before")
+    @Test("Damaged and truncated files are declined: strict reports them as before, lenient decodes them through the fallback")
     func declinesDamage() throws {
         let file = try JPEGEncoder(quality: 90).encode(try Self.photoLike(width: 160, height: 96))
         // Cut inside the scan.
         let cut = Array(file.prefix(file.count * 2 / 3))
         var out = [UInt8](repeating: 0, count: 20 * 12 * 4)
         #expect(Int(tessera_jpeg_decode_dc(cut, cut.count, Int32(TESSERA_JPEG_BGRA), &out, 80, 20, 12)) == TESSERA_JPEG_UNSUPPORTED)
-        let reason = S.failure { _ = try S.decode(cut, with: JPEGDecoder(), atLeast: PixelSize(width: 20, height: 12)) }
+        let reason = S.failure { _ = try S.decode(cut, with: JPEGDecoder(limits: .strict), atLeast: PixelSize(width: 20, height: 12)) }
         #expect(reason == .decoding(.truncated(.jpeg)))
+        // Lenient: the rows that arrived (TurboJPEG's at 1/8 for the whole file), grey below.
+        let thumb = try ImageDecoder().decode(Data(cut), minimumSize: PixelSize(width: 20, height: 12))
+        #expect(thumb.integrity == .truncated)
+        #expect(thumb.layout.size == PixelSize(width: 20, height: 12))
+        let (_, whole) = try S.decode(file, with: JPEGDecoder(), atLeast: PixelSize(width: 20, height: 12))
+        #expect((0..<20).allSatisfy { thumb.pixel(x: $0, y: 0) == whole.pixel(x: $0, y: 0) })
+        #expect((0..<20).allSatisfy { thumb.pixel(x: $0, y: 11) == [0x80, 0x80, 0x80, 255] })
+        // Extraneous bytes before the SOS marker: declined here, damaged (not an error) through the façade.
+        let sos = try #require((2..<(file.count - 1)).first { file[$0] == 0xFF && file[$0 + 1] == 0xDA })
+        let extraneous = Array(file[..<sos]) + [0x00, 0x01] + Array(file[sos...])
+        #expect(Int(tessera_jpeg_decode_dc(extraneous, extraneous.count, Int32(TESSERA_JPEG_BGRA), &out, 80, 20, 12)) == TESSERA_JPEG_UNSUPPORTED)
+        let damaged = try ImageDecoder().decode(Data(extraneous), minimumSize: PixelSize(width: 20, height: 12))
+        #expect(damaged.integrity == .damaged)
+        #expect(S.close(damaged, whole, maxDelta: 0, meanDelta: 0))
         // No EOI after the scan.
         let noEOI = Array(file.dropLast(2))
         #expect(Int(tessera_jpeg_decode_dc(noEOI, noEOI.count, Int32(TESSERA_JPEG_BGRA), &out, 80, 20, 12)) == TESSERA_JPEG_UNSUPPORTED)

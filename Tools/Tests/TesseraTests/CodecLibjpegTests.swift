@@ -24,12 +24,24 @@ struct CodecLibjpegTests {
 
     /// Encodes the source with `cjpeg arguments`.
     static func encode(_ arguments: [String]) throws -> [UInt8] {
+        var ppm = Array("P6\n\(width) \(height)\n255\n".utf8)
+        for y in 0..<height { for x in 0..<width { let c = source(x, y); ppm += [c.r, c.g, c.b] } }
+        return try encode(ppm: ppm, arguments)
+    }
+
+    /// Encodes an opaque ``PixelStyle/bgra32`` `image` with `cjpeg arguments`.
+    static func encode(_ arguments: [String], image: Bitmap) throws -> [UInt8] {
+        var ppm = Array("P6\n\(image.width) \(image.height)\n255\n".utf8)
+        for y in 0..<image.height { for x in 0..<image.width { let p = image.pixel(x: x, y: y); ppm += [p[2], p[1], p[0]] } }
+        return try encode(ppm: ppm, arguments)
+    }
+
+    /// Runs `cjpeg arguments` on the PPM bytes `ppm`.
+    static func encode(ppm: [UInt8], _ arguments: [String]) throws -> [UInt8] {
         let cjpeg = try #require(Self.cjpeg)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-cjpeg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        var ppm = Array("P6\n\(width) \(height)\n255\n".utf8)
-        for y in 0..<height { for x in 0..<width { let c = source(x, y); ppm += [c.r, c.g, c.b] } }
         let input = directory.appendingPathComponent("in.ppm"), output = directory.appendingPathComponent("out.jpg")
         try Data(ppm).write(to: input)
         let run = try ProgramRun.run(cjpeg, arguments + ["-quality", "95", "-outfile", output.path, input.path])
@@ -83,14 +95,18 @@ struct CodecLibjpegTests {
         #expect(S.matches(thumb.pixel(x: 37, y: 37), [255, 255, 255, 255], tolerance: 12))
     }
 
-    @Test("A truncated 4:1:0 file is reported as truncated",
+    @Test("A truncated 4:1:0 file: strict reports it as truncated, lenient decodes the rows that arrived",
           .enabled(if: cjpeg != nil, "cjpeg (Debian libjpeg-turbo-progs) is not installed; scripts/setup installs it"),
           arguments: [false, true])
     func truncatedUnnamedSubsampling(progressive: Bool) throws {
         let file = try Self.encode(["-sample", "4x2,1x1,1x1"] + (progressive ? ["-progressive"] : []))
         let cut = Array(file.prefix(file.count * 2 / 3))
-        let reason = S.failure { _ = try S.decode(cut, with: JPEGDecoder()) }
+        let reason = S.failure { _ = try S.decode(cut, with: JPEGDecoder(limits: .strict)) }
         #expect(reason == .decoding(.truncated(.jpeg)))
+        let bitmap = try ImageDecoder().decode(Data(cut))
+        #expect(bitmap.integrity == .truncated)
+        // The top-left quadrant (red) arrived in either case.
+        #expect(S.matches(bitmap.pixel(x: Self.width / 4, y: Self.height / 4), [0, 0, 255, 255], tolerance: 12))
     }
 
     @Test("Progressive files at 1/8 scale: same pixels as TurboJPEG's full decode at 1/8",
@@ -115,12 +131,26 @@ struct CodecLibjpegTests {
         #expect(differing == 0)
     }
 
-    @Test("A progressive file cut inside an AC scan is still reported as truncated at 1/8 scale",
+    @Test("A progressive file cut inside an AC scan at 1/8 scale: truncated under strict, every row under lenient",
           .enabled(if: cjpeg != nil, "cjpeg (Debian libjpeg-turbo-progs) is not installed; scripts/setup installs it"))
     func truncatedProgressiveEighth() throws {
         let file = try Self.encode(["-progressive"])
         let cut = Array(file.prefix(file.count - 40))
-        let reason = S.failure { _ = try S.decode(cut, with: JPEGDecoder(), atLeast: PixelSize(width: 32, height: 24)) }
+        let target = PixelSize(width: 32, height: 24)
+        let reason = S.failure { _ = try S.decode(cut, with: JPEGDecoder(limits: .strict), atLeast: target) }
         #expect(reason == .decoding(.truncated(.jpeg)))
+        // Every DC scan came before the cut: the 1/8 image is whole, and equals the full file's.
+        let (_, full) = try S.decode(file, with: JPEGDecoder(), atLeast: target)
+        var integrity = DecodeIntegrity.intact
+        let decoder = JPEGDecoder()
+        let bitmap = try cut.withUnsafeBytes { raw in
+            let info = try decoder.probe(raw)
+            #expect(info.integrity == .truncated)
+            return try Bitmap(width: 32, height: 24, style: .bgra32) { (view: MutableBitmapView) throws(TesseraError) in
+                integrity = try decoder.decode(raw, info: info, into: view)
+            }
+        }
+        #expect(integrity == .truncated)
+        #expect(S.close(bitmap, full, maxDelta: 0, meanDelta: 0))
     }
 }
