@@ -361,3 +361,195 @@ done:
     free(joined);
     return result;
 }
+
+/* ---- Truncated files: the rows that arrived, through libpng's progressive reader ---- */
+
+#include <png.h>
+#include <setjmp.h>
+
+/* Adam7: first column and row, and their steps, per pass; and the block each pass's pixel stands for
+ * while the later passes are missing (libpng's "display" rows: 8x8 for the first pass ... 1x1). */
+static const uint32_t adam7_x0[7] = {0, 4, 0, 2, 0, 1, 0}, adam7_dx[7] = {8, 8, 4, 4, 2, 2, 1};
+static const uint32_t adam7_y0[7] = {0, 0, 4, 0, 2, 0, 1}, adam7_dy[7] = {8, 8, 8, 4, 4, 2, 2};
+static const uint32_t adam7_bw[7] = {8, 4, 4, 2, 2, 1, 1}, adam7_bh[7] = {8, 8, 4, 4, 2, 2, 1};
+
+enum { STORED_BLOCK = 65535, BLOCK_CHUNK = 12 + 5 + STORED_BLOCK };
+
+struct salvage_state {
+    uint8_t *file;
+    size_t blocks_at;          /* offset of the first stored-block IDAT chunk in `file` */
+    int interlaced;
+    uint32_t pass_rows[7];
+    size_t pass_rowbytes[7];
+    size_t pass_offset[7];     /* offset of the pass's first filter byte in the inflated stream */
+    uint32_t *received;
+};
+
+/* Copies `n` bytes to offset `at` of the inflated stream, which is spread over stored blocks. */
+static void salvage_put(struct salvage_state *s, size_t at, const uint8_t *bytes, size_t n) {
+    while (n > 0) {
+        size_t block = at / STORED_BLOCK, within = at % STORED_BLOCK;
+        size_t m = STORED_BLOCK - within < n ? STORED_BLOCK - within : n;
+        memcpy(s->file + s->blocks_at + block * BLOCK_CHUNK + 8 + 5 + within, bytes, m);
+        at += m; bytes += m; n -= m;
+    }
+}
+
+static void salvage_row(png_structp png, png_bytep row, png_uint_32 row_number, int pass) {
+    struct salvage_state *s = png_get_progressive_ptr(png);
+    int p = s->interlaced ? pass : 0;
+    if (!row || p < 0 || p > 6 || row_number >= s->pass_rows[p]) return;
+    salvage_put(s, s->pass_offset[p] + (size_t)row_number * (s->pass_rowbytes[p] + 1) + 1, row, s->pass_rowbytes[p]);
+    if (row_number + 1 > s->received[p]) s->received[p] = row_number + 1;
+}
+
+static void salvage_info(png_structp png, png_infop info) {
+    (void)info;
+    png_start_read_image(png);
+}
+
+static void salvage_error(png_structp png, png_const_charp message) {
+    (void)message;
+    png_longjmp(png, 1);
+}
+
+static void salvage_warning(png_structp png, png_const_charp message) { (void)png; (void)message; }
+
+static void put_be32(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v; }
+
+/* Writes the chunk header for `length` bytes of `type` at `p` and its CRC after the body (already there). */
+static void finish_chunk(uint8_t *p, const char *type, uint32_t length) {
+    put_be32(p, length);
+    memcpy(p + 4, type, 4);
+    put_be32(p + 8 + length, (uint32_t)libdeflate_crc32(0, p + 4, (size_t)length + 4));
+}
+
+static int run_progressive(struct salvage_state *s, const uint8_t *data, size_t size) {
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, salvage_error, salvage_warning);
+    if (!png) return 0;
+    png_infop info = png_create_info_struct(png);
+    if (!info) { png_destroy_read_struct(&png, NULL, NULL); return 0; }
+    int failed = 0;
+    if (setjmp(png_jmpbuf(png))) {
+        failed = 1;
+    } else {
+        png_set_progressive_read_fn(png, s, salvage_info, salvage_row, NULL);
+        png_process_data(png, info, (png_bytep)data, size);
+    }
+    png_destroy_read_struct(&png, &info, NULL);
+    return !failed;
+}
+
+int tessera_png_salvage(const uint8_t *data, size_t size, struct tessera_png_salvage *result) {
+    static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+    memset(result, 0, sizeof *result);
+    if (size < 8 + 25 || memcmp(data, signature, 8) != 0 || memcmp(data + 12, "IHDR", 4) != 0) return TESSERA_PNG_UNSUPPORTED;
+    uint32_t width = be32(data + 16), height = be32(data + 20);
+    int depth = data[24], color_type = data[25], interlaced = data[28];
+    int channels = color_type == 0 ? 1 : color_type == 2 ? 3 : color_type == 3 ? 1 : color_type == 4 ? 2 : color_type == 6 ? 4 : 0;
+    if (!channels || (depth != 1 && depth != 2 && depth != 4 && depth != 8 && depth != 16) || interlaced > 1 ||
+        width == 0 || height == 0 || width > 0x7FFFFFFF || height > 0x7FFFFFFF)
+        return TESSERA_PNG_UNSUPPORTED;
+
+    /* The chunks before the first IDAT are copied as they are (palette, transparency, colour). */
+    size_t first_idat = 0;
+    for (size_t i = 8; i + 12 <= size;) {
+        uint32_t length = be32(data + i);
+        if (memcmp(data + i + 4, "IDAT", 4) == 0) { first_idat = i; break; }
+        if (length > size - i - 12) break;
+        i += 12 + (size_t)length;
+    }
+    if (!first_idat) return TESSERA_PNG_UNSUPPORTED;   /* no image data arrived */
+
+    struct salvage_state s;
+    memset(&s, 0, sizeof s);
+    s.interlaced = interlaced;
+    s.received = result->received_rows;
+    size_t bits = (size_t)channels * (size_t)depth, raw_size = 0;
+    for (int p = 0; p < (interlaced ? 7 : 1); p++) {
+        uint32_t columns = interlaced ? (width > adam7_x0[p] ? (width - adam7_x0[p] + adam7_dx[p] - 1) / adam7_dx[p] : 0) : width;
+        uint32_t rows = interlaced ? (height > adam7_y0[p] ? (height - adam7_y0[p] + adam7_dy[p] - 1) / adam7_dy[p] : 0) : height;
+        if (columns == 0 || rows == 0) continue;
+        s.pass_rows[p] = rows;
+        s.pass_rowbytes[p] = ((size_t)columns * bits + 7) / 8;
+        s.pass_offset[p] = raw_size;
+        if (s.pass_rowbytes[p] >= SIZE_MAX / 2 / rows) return TESSERA_PNG_NO_MEMORY;
+        raw_size += (s.pass_rowbytes[p] + 1) * (size_t)rows;
+    }
+
+    /* signature, chunks before IDAT | IDAT: zlib header | IDAT: stored block ... | IDAT: Adler-32 | IEND */
+    size_t blocks = (raw_size + STORED_BLOCK - 1) / STORED_BLOCK;
+    if (blocks > (SIZE_MAX - first_idat - 64) / BLOCK_CHUNK) return TESSERA_PNG_NO_MEMORY;
+    size_t total = first_idat + (12 + 2) + blocks * (12 + 5) + raw_size + (12 + 4) + 12;
+    s.file = calloc(total, 1);
+    if (!s.file) return TESSERA_PNG_NO_MEMORY;
+    memcpy(s.file, data, first_idat);
+    uint8_t *zlib_header = s.file + first_idat;
+    zlib_header[8] = 0x78; zlib_header[9] = 0x01;
+    finish_chunk(zlib_header, "IDAT", 2);
+    s.blocks_at = first_idat + 14;
+
+    run_progressive(&s, data, size);   /* a libpng error ends it like the end of data: the rows before it stay */
+
+    uint32_t adler = 1;
+    for (size_t b = 0; b < blocks; b++) {
+        uint8_t *chunk = s.file + s.blocks_at + b * BLOCK_CHUNK;
+        size_t n = b + 1 < blocks ? STORED_BLOCK : raw_size - b * STORED_BLOCK;
+        uint8_t *header = chunk + 8;
+        header[0] = b + 1 == blocks ? 1 : 0;
+        header[1] = (uint8_t)n; header[2] = (uint8_t)(n >> 8);
+        header[3] = (uint8_t)~n; header[4] = (uint8_t)(~n >> 8);
+        adler = libdeflate_adler32(adler, header + 5, n);
+        finish_chunk(chunk, "IDAT", (uint32_t)(5 + n));
+    }
+    uint8_t *tail = s.file + s.blocks_at + blocks * (12 + 5) + raw_size;   /* every block but the last is full */
+    put_be32(tail + 8, adler);
+    finish_chunk(tail, "IDAT", 4);
+    finish_chunk(tail + 16, "IEND", 0);
+
+    result->file = s.file;
+    result->file_size = total;
+    result->interlaced = interlaced;
+    result->width = width;
+    result->height = height;
+    uint32_t arrived = 0;
+    if (!interlaced) arrived = result->received_rows[0];
+    else if (result->received_rows[0] >= s.pass_rows[0]) arrived = height;
+    else arrived = result->received_rows[0] * 8 < height ? result->received_rows[0] * 8 : height;
+    result->arrived_rows = arrived;
+    return TESSERA_PNG_OK;
+}
+
+void tessera_png_salvage_free(struct tessera_png_salvage *result) {
+    free(result->file);
+    result->file = NULL;
+}
+
+void tessera_png_fill_missing(uint8_t *pixels, size_t pitch, const struct tessera_png_salvage *salvage, uint32_t fill) {
+    uint32_t width = salvage->width, height = salvage->height;
+    for (uint32_t y = 0; y < height; y++) {
+        uint32_t *row = (uint32_t *)(void *)(pixels + (size_t)y * pitch);
+        if (!salvage->interlaced) {
+            if (y >= salvage->received_rows[0]) for (uint32_t x = 0; x < width; x++) row[x] = fill;
+            continue;
+        }
+        for (uint32_t x = 0; x < width; x++) {
+            /* The pass of (x, y): the last one whose grid holds it. */
+            int q = 6;
+            while (q > 0 && !((x >= adam7_x0[q] && (x - adam7_x0[q]) % adam7_dx[q] == 0) &&
+                              (y >= adam7_y0[q] && (y - adam7_y0[q]) % adam7_dy[q] == 0))) q--;
+            if ((y - adam7_y0[q]) / adam7_dy[q] < salvage->received_rows[q]) continue;   /* it arrived */
+            uint32_t value = fill;
+            for (int p = q - 1; p >= 0; p--) {
+                if (x < adam7_x0[p] || y < adam7_y0[p]) continue;
+                uint32_t ox = adam7_x0[p] + (x - adam7_x0[p]) / adam7_dx[p] * adam7_dx[p];
+                uint32_t oy = adam7_y0[p] + (y - adam7_y0[p]) / adam7_dy[p] * adam7_dy[p];
+                if (x - ox >= adam7_bw[p] || y - oy >= adam7_bh[p]) continue;   /* not in this pass's block */
+                if ((oy - adam7_y0[p]) / adam7_dy[p] >= salvage->received_rows[p]) continue;
+                value = ((const uint32_t *)(const void *)(pixels + (size_t)oy * pitch))[ox];
+                break;
+            }
+            row[x] = value;
+        }
+    }
+}

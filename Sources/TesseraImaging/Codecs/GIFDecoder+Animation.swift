@@ -5,7 +5,10 @@ extension GIFDecoder {
     /// (`0`/`1` keep it, `2` clears the frame's rectangle to transparent, as browsers do rather than
     /// painting the background colour, `3` restores the canvas from before the frame), with its delay
     /// and the NETSCAPE2.0 repeat count. The frame count and the pixels over all frames are checked
-    /// against the limits before each frame is allocated.
+    /// against the limits before each frame is allocated. A frame without a colour table draws every
+    /// index opaque black (the transparent index transparent), as Chromium does, under
+    /// ``DecodingPolicy/lenient``; under ``DecodingPolicy/strict`` it throws ``DecodingFailure/codec(_:message:)``.
+    /// Data that ends before the trailer throws ``DecodingFailure/truncated(_:)`` under either policy.
     public func decodeAnimation(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> Animation {
         try withGIF(data) { (gif: UnsafeMutablePointer<GifFileType>) throws(TesseraError) -> Animation in
             let width = Int(gif.pointee.SWidth), height = Int(gif.pointee.SHeight)
@@ -21,14 +24,14 @@ extension GIFDecoder {
                 try limits.checkAnimation(frames: frames.count + 1, width: width, height: height)
                 let d = gif.pointee.Image
                 try limits.checkDimensions(width: Int(d.Width), height: Int(d.Height))
-                guard let colorMap = d.ColorMap ?? gif.pointee.SColorMap else {
-                    throw TesseraError(.decoding(.codec(.gif, message: Self.message(D_GIF_ERR_NO_COLOR_MAP))))
-                }
+                let colorMap = d.ColorMap ?? gif.pointee.SColorMap
+                if colorMap == nil { _ = try limits.acceptDamage(Self.message(D_GIF_ERR_NO_COLOR_MAP), format: .gif) }
                 if control.disposal == DISPOSE_PREVIOUS {
                     saved = [UInt8](UnsafeRawBufferPointer(start: canvasMemory, count: layout.byteCount))
                 }
-                let palette = Self.palette(colorMap.pointee, transparentIndex: control.transparentIndex, opaque: false)
-                try Self.drawFrame(gif, palette: palette.colors, into: canvas)
+                let palette = Self.palette(colorMap?.pointee, transparentIndex: control.transparentIndex, opaque: false)
+                var rowsRead = 0
+                try Self.drawFrame(gif, palette: palette.colors, into: canvas, rowsRead: &rowsRead)
                 let image = Bitmap(layout: layout) { $0.baseAddress.copyMemory(from: canvasMemory, byteCount: layout.byteCount) }
                 frames.append(Animation.Frame(image: image, duration: .milliseconds(10 * control.delay)))
                 switch control.disposal {
@@ -95,17 +98,32 @@ extension GIFDecoder {
         }
     }
 
+    /// Where ``countFrames(_:)`` stopped.
+    enum FrameWalkEnd {
+        /// At the trailer.
+        case trailer
+        /// After ``DecodingLimits/maximumFrameCount`` + 1 frames.
+        case limit
+        /// At a damaged record or the end of the data.
+        case failure
+    }
+
     /// Frames in the file, counted from the descriptor just read by skipping each frame's compressed
     /// data without decoding it; stops after ``DecodingLimits/maximumFrameCount`` + 1 and at the first
-    /// damaged record (a probe reports what a viewer could show).
-    func countFrames(_ gif: UnsafeMutablePointer<GifFileType>) -> Int {
+    /// damaged record (a probe reports what a viewer could show), and says where it stopped.
+    func countFrames(_ gif: UnsafeMutablePointer<GifFileType>) -> (count: Int, end: FrameWalkEnd) {
         var count = 1
         var loopCount: Int?
         while count <= limits.maximumFrameCount {
-            guard skipImageData(gif), (try? nextFrame(gif, loopCount: &loopCount)) != nil else { break }
+            guard skipImageData(gif) else { return (count, .failure) }
+            do throws(TesseraError) {
+                guard try nextFrame(gif, loopCount: &loopCount) != nil else { return (count, .trailer) }
+            } catch {
+                return (count, .failure)
+            }
             count += 1
         }
-        return count
+        return (count, .limit)
     }
 
     /// Skips the compressed data of the frame whose descriptor was just read.

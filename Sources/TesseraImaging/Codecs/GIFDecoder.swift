@@ -7,7 +7,21 @@ import CGIF
 ///   transparent (``PixelStyle/bgra32``) or black (``PixelStyle/bgr32``).
 /// - The transparent colour index comes from the graphics control extension before the frame.
 /// - Pixel indices beyond the colour map are drawn opaque black.
+/// - A frame without a colour table (no local one, no global one) draws as Chromium draws it: every
+///   index opaque black, the transparent index transparent. Under ``DecodingPolicy/lenient`` the
+///   decode returns ``DecodeIntegrity/damaged``; under ``DecodingPolicy/strict`` it throws
+///   ``DecodingFailure/codec(_:message:)`` with giflib's "no color map" message.
 /// - Interlaced frames are read in the four-pass row order.
+/// - Truncated files: a still decode needs only the first frame, so a file cut after it decodes
+///   ``DecodeIntegrity/intact`` (``probe(_:)`` reports ``DecodeIntegrity/truncated`` for it). When the data
+///   ends inside the first frame, under ``DecodingPolicy/lenient`` the rows read so far (`DGifGetLine`,
+///   row by row) are kept; for an interlaced frame each row read also stands for the rows below it up
+///   to the next row read (8, 4, 2 rows for the first three passes), so "arrived" means every row of the
+///   frame once its first pass is complete, otherwise 8 rows per first-pass row. The rest of the frame
+///   stays as the canvas is outside it: transparent (black in ``PixelStyle/bgr32``). The decode returns
+///   ``DecodeIntegrity/truncated``, or throws ``DecodingFailure/truncated(_:)`` when fewer rows than
+///   ``DecodingLimits/minimumDecodedFraction`` of the frame's height arrived. Under
+///   ``DecodingPolicy/strict`` it throws ``DecodingFailure/truncated(_:)``.
 /// - Errors: giflib's read failures (data ran out) throw ``DecodingFailure/truncated(_:)``;
 ///   other giflib errors throw ``DecodingFailure/codec(_:message:)`` with `GifErrorString`.
 public struct GIFDecoder: AnimatedImageDecoding {
@@ -20,7 +34,10 @@ public struct GIFDecoder: AnimatedImageDecoding {
     /// ``ImageFileFormat/gif``.
     public var format: ImageFileFormat { .gif }
 
-    /// Reads the screen descriptor and the records up to the first frame's descriptor.
+    /// Reads the screen descriptor and the records up to the first frame's descriptor, then skips the
+    /// compressed data of every frame (no pixels decoded) to count them. ``ImageInfo/integrity`` is
+    /// ``DecodeIntegrity/truncated`` when the walk runs out of data before the trailer (0x3B), or stops at
+    /// the frame-count limit in a file whose last byte is not the trailer.
     public func probe(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> ImageInfo {
         try withGIF(data) { (gif: UnsafeMutablePointer<GifFileType>) throws(TesseraError) -> ImageInfo in
             let frame = try firstFrame(gif)
@@ -29,8 +46,13 @@ public struct GIFDecoder: AnimatedImageDecoding {
             let covers = d.Left <= 0 && d.Top <= 0 && Int(d.Left) + Int(d.Width) >= screen.width
                 && Int(d.Top) + Int(d.Height) >= screen.height
             let frames = countFrames(gif)
+            let integrity: DecodeIntegrity = switch frames.end {
+            case .trailer: .intact
+            case .limit: data.last == 0x3B ? .intact : .truncated
+            case .failure: Self.ranOut(gif) ? .truncated : .intact
+            }
             return ImageInfo(format: .gif, width: screen.width, height: screen.height,
-                             hasAlpha: frame.transparentIndex >= 0 || !covers, frameCount: frames)
+                             hasAlpha: frame.transparentIndex >= 0 || !covers, frameCount: frames.count, integrity: integrity)
         }
     }
 
@@ -40,15 +62,12 @@ public struct GIFDecoder: AnimatedImageDecoding {
     /// ``PixelStyle/bgra32`` and ``PixelStyle/bgr32``.
     public func supportsDirectDecode(to style: PixelStyle) -> Bool { style == .bgra32 || style == .bgr32 }
 
-    /// Decodes the first frame into `target`, which must have the screen size.
+    /// Decodes the first frame into `target`, which must have the screen size. Returns
+    /// ``DecodeIntegrity/damaged`` for a frame without a colour table and ``DecodeIntegrity/truncated`` for
+    /// one whose data ends early (under ``DecodingPolicy/lenient``; see the type's notes).
     @discardableResult
     public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> DecodeIntegrity {
-        try decodePixels(data, info: info, into: target)
-        return .intact
-    }
-
-    private func decodePixels(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
-        try withGIF(data) { (gif: UnsafeMutablePointer<GifFileType>) throws(TesseraError) in
+        try withGIF(data) { (gif: UnsafeMutablePointer<GifFileType>) throws(TesseraError) -> DecodeIntegrity in
             let layout = target.layout
             guard supportsDirectDecode(to: layout.style), layout.width == Int(gif.pointee.SWidth),
                   layout.height == Int(gif.pointee.SHeight)
@@ -56,20 +75,73 @@ public struct GIFDecoder: AnimatedImageDecoding {
             let frame = try firstFrame(gif)
             let d = gif.pointee.Image
             try limits.checkDimensions(width: Int(d.Width), height: Int(d.Height))
-            guard let colorMap = d.ColorMap ?? gif.pointee.SColorMap else {
-                throw TesseraError(.decoding(.codec(.gif, message: Self.message(D_GIF_ERR_NO_COLOR_MAP))))
-            }
+            var integrity = DecodeIntegrity.intact
+            let colorMap = d.ColorMap ?? gif.pointee.SColorMap
+            if colorMap == nil { integrity = try limits.acceptDamage(Self.message(D_GIF_ERR_NO_COLOR_MAP), format: .gif) }
             let opaque = layout.style == .bgr32
-            let palette = Self.palette(colorMap.pointee, transparentIndex: frame.transparentIndex, opaque: opaque)
+            let palette = Self.palette(colorMap?.pointee, transparentIndex: frame.transparentIndex, opaque: opaque)
             target.clear()
             if opaque { Self.fill(target, with: palette.background) }
-            try Self.drawFrame(gif, palette: palette.colors, into: target)
+            var rowsRead = 0
+            do throws(TesseraError) {
+                try Self.drawFrame(gif, palette: palette.colors, into: target, rowsRead: &rowsRead)
+            } catch {
+                let truncated: Bool
+                if case .decoding(.truncated(.gif)) = error.reason { truncated = true } else { truncated = Self.ranOut(gif) }
+                guard truncated, limits.policy == .lenient else { throw error }
+                let arrived = Self.completeRows(gif, rowsRead: rowsRead, in: target)
+                _ = try limits.acceptTruncation(decodedRows: arrived, of: Int(d.Height), format: .gif)
+                integrity = .truncated
+            }
+            return integrity
         }
+    }
+
+    /// After the data of the frame just described ran out when `rowsRead` rows had been read: for an
+    /// interlaced frame, copies each row read (its visible part, on the canvas) down over the rows of the
+    /// later passes below it that did not arrive, until the next row read. Returns the frame rows that
+    /// have pixels: those read (plain frame), or 8 per first-pass row read until that pass is complete and
+    /// then every row (interlaced).
+    static func completeRows(_ gif: UnsafeMutablePointer<GifFileType>, rowsRead: Int, in target: MutableBitmapView) -> Int {
+        let d = gif.pointee.Image
+        let height = Int(d.Height)
+        guard d.Interlace else { return min(rowsRead, height) }
+        var arrived = [Bool](repeating: false, count: height)
+        var left = rowsRead, firstPass = 0
+        let passes: [(start: Int, step: Int)] = [(0, 8), (4, 8), (2, 4), (1, 2)]
+        for (index, pass) in passes.enumerated() {
+            var row = pass.start
+            while row < height, left > 0 {
+                arrived[row] = true
+                if index == 0 { firstPass += 1 }
+                row += pass.step; left -= 1
+            }
+        }
+        let layout = target.layout
+        let left0 = max(0, Int(d.Left)), right = min(layout.width, Int(d.Left) + Int(d.Width))
+        var source: Int?
+        for row in 0..<height {
+            if arrived[row] { source = row; continue }
+            let y = Int(d.Top) + row
+            guard let from = source, left0 < right, y >= 0, y < layout.height else { continue }
+            let sourceY = Int(d.Top) + from
+            guard sourceY >= 0 else { continue }
+            (target.row(y) + left0 * 4).copyMemory(from: target.row(sourceY) + left0 * 4, byteCount: (right - left0) * 4)
+        }
+        return firstPass >= (height + 7) / 8 ? height : min(height, firstPass * 8)
+    }
+
+    /// Whether giflib asked for more bytes than `data` had (set by the read callback).
+    static func ranOut(_ gif: UnsafeMutablePointer<GifFileType>) -> Bool {
+        guard let user = gif.pointee.UserData else { return false }
+        return user.assumingMemoryBound(to: Cursor.self).pointee.ranOut
     }
 
     /// Reads the image data of the frame whose descriptor was just read and draws it at its offset,
     /// clipped to `target` (the screen); pixels of the transparent index leave `target` as it is.
-    static func drawFrame(_ gif: UnsafeMutablePointer<GifFileType>, palette: [UInt32], into target: MutableBitmapView) throws(TesseraError) {
+    /// `rowsRead` counts the rows read, in the file's order, so that a caller knows how far a failed read got.
+    static func drawFrame(_ gif: UnsafeMutablePointer<GifFileType>, palette: [UInt32], into target: MutableBitmapView,
+                          rowsRead: inout Int) throws(TesseraError) {
         let layout = target.layout
         let d = gif.pointee.Image
         let frameWidth = Int(d.Width), frameHeight = Int(d.Height)
@@ -83,6 +155,7 @@ public struct GIFDecoder: AnimatedImageDecoding {
             var row = pass.start
             while row < frameHeight {
                 guard DGifGetLine(gif, line, Int32(frameWidth)) == GIF_OK else { throw Self.failure(gif.pointee.Error) }
+                rowsRead += 1
                 let y = top + row
                 if y >= 0, y < layout.height, firstColumn < endColumn {
                     let out = target.row(y).assumingMemoryBound(to: UInt32.self)
@@ -99,11 +172,13 @@ public struct GIFDecoder: AnimatedImageDecoding {
     /// A palette entry meaning "leave the canvas as it is" (the transparent index).
     static let skip: UInt32 = 0x0000_0001
 
-    /// 256 pixel values (little-endian BGRA words) for the frame's colour indices.
-    static func palette(_ map: ColorMapObject, transparentIndex: Int, opaque: Bool) -> (colors: [UInt32], background: UInt32) {
+    /// 256 pixel values (little-endian BGRA words) for the frame's colour indices: the map's colours,
+    /// opaque black for indices beyond it and for every index when there is no map (what Chromium draws),
+    /// and ``skip`` for the transparent index.
+    static func palette(_ map: ColorMapObject?, transparentIndex: Int, opaque: Bool) -> (colors: [UInt32], background: UInt32) {
         let black: UInt32 = 0xFF00_0000
         var colors = [UInt32](repeating: black, count: 256)
-        if let entries = map.Colors {
+        if let map, let entries = map.Colors {
             for i in 0..<min(256, max(0, Int(map.ColorCount))) {
                 let c = entries[i]
                 colors[i] = black | UInt32(c.Red) << 16 | UInt32(c.Green) << 8 | UInt32(c.Blue)

@@ -27,8 +27,22 @@ import CTesseraCodecs
 ///   a usable profile, `sRGB` changes nothing and `gAMA` is applied by libpng (the fast path declines
 ///   any gamma but sRGB's, so both paths give libpng's pixels), as browsers do; `cHRM` alone changes
 ///   nothing.
-/// - Errors: libpng messages about running out of data throw ``DecodingFailure/truncated(_:)``;
-///   every other libpng error throws ``DecodingFailure/codec(_:message:)`` with libpng's message.
+/// - Truncated files (libpng runs out of data): under ``DecodingPolicy/strict`` they throw
+///   ``DecodingFailure/truncated(_:)``. Under ``DecodingPolicy/lenient`` libpng's progressive reader (the
+///   reader Chromium's incremental decoder uses) collects the rows that arrived, a complete copy of the
+///   file with zero samples for the other rows decodes through the paths above (the rows that arrived
+///   are exactly those of the whole file), and the rest is filled: ``DecodeIntegrity/fillGray``
+///   (opaque) for an image without alpha, transparent for one with an alpha channel or tRNS. "Arrived"
+///   means: for a plain file, every row the reader delivered; for an Adam7 file, every row once the
+///   first pass is complete, otherwise the 8 rows each received first-pass row stands for. A missing
+///   Adam7 pixel shows the pixel of the latest received pass that stands for it (the 8×8 … 1×2 blocks of
+///   libpng's progressive display, as Chromium draws a partial interlaced PNG). The decode returns
+///   ``DecodeIntegrity/truncated``; fewer arrived rows than ``DecodingLimits/minimumDecodedFraction``
+///   of the height throw ``DecodingFailure/truncated(_:)``. A file whose rows are all there but that
+///   lacks IEND (or whose last chunk is cut) also counts as truncated: ``DecodeIntegrity/truncated``
+///   under lenient, ``DecodingFailure/truncated(_:)`` under strict.
+/// - Errors: every other libpng error throws ``DecodingFailure/codec(_:message:)`` with libpng's
+///   message, under either policy.
 public struct PNGDecoder: ImageDecoding {
     /// Limits checked before any pixel memory is allocated.
     public var limits: DecodingLimits
@@ -39,14 +53,17 @@ public struct PNGDecoder: ImageDecoding {
     /// ``ImageFileFormat/png``.
     public var format: ImageFileFormat { .png }
 
-    /// Reads the header (IHDR and, for tRNS, the chunks before IDAT).
+    /// Reads the header (IHDR and, for tRNS, the chunks before IDAT), and walks the chunk headers (not
+    /// their data) for ``ImageInfo/integrity``: ``DecodeIntegrity/truncated`` when there is no IEND or a
+    /// chunk runs past the end of the data.
     public func probe(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> ImageInfo {
         var image = png_image()
         defer { png_image_free(&image) }
         try begin(&image, data)
         return ImageInfo(format: .png, width: Int(image.width), height: Int(image.height),
                          hasAlpha: image.format & UInt32(PNG_FORMAT_FLAG_ALPHA) != 0,
-                         isGrayscale: image.format & UInt32(PNG_FORMAT_FLAG_COLOR) == 0)
+                         isGrayscale: image.format & UInt32(PNG_FORMAT_FLAG_COLOR) == 0,
+                         integrity: Self.integrity(of: data))
     }
 
     /// The smallest box-reduced size (by an integer factor) that covers twice `target`; the stored size without one.
@@ -82,11 +99,92 @@ public struct PNGDecoder: ImageDecoding {
     public func supportsDirectDecode(to style: PixelStyle) -> Bool { style != .bgr565 }
 
     /// Decodes the image into `target`, whose size is the stored size or a reduction of it from
-    /// ``decodedSize(for:atLeast:)``.
+    /// ``decodedSize(for:atLeast:)``. A file whose data ends early decodes under ``DecodingPolicy/lenient``
+    /// as the type's "Errors" describe, and returns ``DecodeIntegrity/truncated``.
     @discardableResult
     public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> DecodeIntegrity {
-        try decodePixels(data, info: info, into: target)
+        do {
+            try decodePixels(data, info: info, into: target)
+        } catch {
+            guard case .decoding(.truncated(.png)) = error.reason, limits.policy == .lenient else { throw error }
+            return try decodeTruncated(data, info: info, into: target, failure: error)
+        }
+        // libpng stops reading after the last row it needs: a file cut after that (no IEND) has every pixel.
+        if Self.integrity(of: data) == .truncated {
+            return try limits.acceptTruncation(decodedRows: info.height, of: info.height, format: .png)
+        }
         return .intact
+    }
+
+    /// The rows that arrived of a file whose data ends early (`failure` is libpng's truncation error):
+    /// libpng's progressive reader collects their samples (``tessera_png_salvage``), a complete copy
+    /// with zero samples for the other rows decodes through the usual path (so those rows are exactly
+    /// the whole file's), and the rows that did not arrive are filled: ``DecodeIntegrity/fillGray``,
+    /// opaque, when the image has no alpha; transparent when it has an alpha channel or tRNS. For Adam7,
+    /// the missing pixels show the latest pass that covers them, as Chromium draws a partial interlaced PNG.
+    private func decodeTruncated(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView,
+                                 failure: TesseraError) throws(TesseraError) -> DecodeIntegrity {
+        guard let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw failure }
+        var salvage = tessera_png_salvage()
+        let status = Int(tessera_png_salvage(base, data.count, &salvage))
+        defer { tessera_png_salvage_free(&salvage) }
+        if status == TESSERA_PNG_NO_MEMORY { throw TesseraError(.decoding(.codec(.png, message: "out of memory"))) }
+        guard status == TESSERA_PNG_OK, let file = salvage.file, Int(salvage.width) == info.width, Int(salvage.height) == info.height
+        else { throw failure }
+        let integrity = try limits.acceptTruncation(decodedRows: Int(salvage.arrived_rows), of: info.height, format: .png)
+        let rebuilt = UnsafeRawBufferPointer(start: file, count: salvage.file_size)
+        // The rebuilt file is uncompressed, so it may be larger than the input limit the real input met.
+        var inner = self
+        inner.limits.maximumInputBytes = .max
+        let layout = target.layout
+        guard let factor = Self.factor(reducing: info.storedSize, to: layout.size) else {
+            throw TesseraError(.invalidLayout(width: layout.width, height: layout.height, bytesPerRow: layout.bytesPerRow))
+        }
+        if salvage.interlaced == 0 {
+            try inner.decodePixels(rebuilt, info: info, into: target)
+            target.fillMissingRows(from: Int(salvage.received_rows.0) / factor, transparent: info.hasAlpha)
+            return integrity
+        }
+        // Adam7: complete the full-size premultiplied BGRA decode, then reduce and convert it as the target needs.
+        let full = BitmapLayout(width: info.width, height: info.height, style: .bgra32)
+        let fill: UInt32 = info.hasAlpha ? 0 : 0xFF00_0000 | UInt32(DecodeIntegrity.fillGray) * 0x01_0101
+        if layout.style == .bgra32, factor == 1 {
+            try inner.decodePixels(rebuilt, info: info, into: target)
+            tessera_png_fill_missing(target.baseAddress.assumingMemoryBound(to: UInt8.self), layout.bytesPerRow, &salvage, fill)
+            return integrity
+        }
+        let temp = UnsafeMutableRawPointer.allocate(byteCount: full.byteCount, alignment: PixelStyle.rowAlignment)
+        defer { temp.deallocate() }
+        try inner.decodePixels(rebuilt, info: info, into: MutableBitmapView(layout: full, baseAddress: temp))
+        tessera_png_fill_missing(temp.assumingMemoryBound(to: UInt8.self), full.bytesPerRow, &salvage, fill)
+        var source = UnsafeRawPointer(temp), sourceLayout = full
+        var reduced: UnsafeMutableRawPointer?
+        defer { reduced?.deallocate() }
+        if factor > 1 {
+            let small = BitmapLayout(width: layout.width, height: layout.height, style: .bgra32)
+            let memory = UnsafeMutableRawPointer.allocate(byteCount: small.byteCount, alignment: PixelStyle.rowAlignment)
+            reduced = memory
+            guard tessera_box_reduce_bgra(temp.assumingMemoryBound(to: UInt8.self), full.bytesPerRow, Int32(full.width), Int32(full.height),
+                                          Int32(factor), memory.assumingMemoryBound(to: UInt8.self), small.bytesPerRow) == 0
+            else { throw TesseraError(.decoding(.codec(.png, message: "out of memory"))) }
+            source = UnsafeRawPointer(memory)
+            sourceLayout = small
+        }
+        try PixelConversion.convert(source: source, layout: sourceLayout, to: target)
+        return integrity
+    }
+
+    /// ``DecodeIntegrity/truncated`` when the chunks after the signature end without IEND or run past
+    /// the end of `data`; ``DecodeIntegrity/intact`` otherwise. Reads chunk headers only.
+    static func integrity(of data: UnsafeRawBufferPointer) -> DecodeIntegrity {
+        var offset = 8
+        while offset + 8 <= data.count {
+            let length = Int(data[offset]) << 24 | Int(data[offset + 1]) << 16 | Int(data[offset + 2]) << 8 | Int(data[offset + 3])
+            guard length <= data.count - offset - 12 else { return .truncated }
+            if data[offset + 4] == 0x49, data[offset + 5] == 0x45, data[offset + 6] == 0x4E, data[offset + 7] == 0x44 { return .intact }   // IEND
+            offset += 12 + length
+        }
+        return .truncated
     }
 
     private func decodePixels(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
@@ -213,5 +311,30 @@ public struct PNGDecoder: ImageDecoding {
             return TesseraError(.decoding(.truncated(.png)))
         }
         return TesseraError(.decoding(.codec(.png, message: message.isEmpty ? "unknown libpng error" : message)))
+    }
+}
+
+extension MutableBitmapView {
+    /// Fills rows `first...` with what a truncated image shows where no data arrived (the PNG, WebP and
+    /// GIF decoders share it): transparent when `transparent` (premultiplied zero; black over black in
+    /// ``PixelStyle/bgr32``, ``PixelStyle/gray8`` and ``PixelStyle/bgr565``), otherwise
+    /// ``DecodeIntegrity/fillGray`` in every channel, opaque.
+    func fillMissingRows(from first: Int, transparent: Bool) {
+        guard first < layout.height else { return }
+        let gray = DecodeIntegrity.fillGray
+        for y in max(0, first)..<layout.height {
+            let pixels = row(y)
+            switch layout.style {
+            case .gray8:
+                pixels.initializeMemory(as: UInt8.self, repeating: transparent ? 0 : gray, count: layout.width)
+            case .bgr565:
+                let g5 = UInt16(gray >> 3), g6 = UInt16(gray >> 2)
+                pixels.initializeMemory(as: UInt16.self, repeating: transparent ? 0 : g5 << 11 | g6 << 5 | g5, count: layout.width)
+            case .bgra32, .bgr32:
+                let clear: UInt32 = layout.style == .bgr32 ? 0xFF00_0000 : 0
+                pixels.initializeMemory(as: UInt32.self, repeating: transparent ? clear : 0xFF00_0000 | UInt32(gray) * 0x01_0101,
+                                        count: layout.width)
+            }
+        }
     }
 }

@@ -12,6 +12,18 @@ import CWebP
 ///   the target.
 /// - Colour: an `ICCP` chunk (extended format) converts the decoded, scaled pixels to sRGB
 ///   (``ColourConversion``, docs/COLOUR.md).
+/// - Truncated files: a still image decodes through libwebp's incremental decoder (`WebPIDecode`,
+///   `WebPIUpdate`), which reports in `last_y` how many rows it produced before the data ran out (output
+///   rows: of the scaled size when scaling). Under ``DecodingPolicy/lenient`` those rows are kept (colour
+///   converted as above) and the rest is filled: transparent when the image has alpha,
+///   ``DecodeIntegrity/fillGray`` (opaque) when it has none; the decode returns
+///   ``DecodeIntegrity/truncated``, or throws ``DecodingFailure/truncated(_:)`` when fewer rows than
+///   ``DecodingLimits/minimumDecodedFraction`` of the output height arrived. Under
+///   ``DecodingPolicy/strict`` a truncated file throws ``DecodingFailure/truncated(_:)``. Data cut before
+///   the header's size and features throws ``DecodingFailure/truncated(_:)`` under either policy, and
+///   the first frame of an animated file decodes through libwebpdemux, which needs the whole file. A
+///   still image whose rows all decode from a RIFF container shorter than its declared size is
+///   ``DecodeIntegrity/truncated`` too (lenient), or ``DecodingFailure/truncated(_:)`` (strict).
 /// - Errors: `VP8_STATUS_NOT_ENOUGH_DATA` throws ``DecodingFailure/truncated(_:)``; other statuses
 ///   throw ``DecodingFailure/codec(_:message:)``.
 public struct WebPDecoder: AnimatedImageDecoding {
@@ -24,12 +36,22 @@ public struct WebPDecoder: AnimatedImageDecoding {
     /// ``ImageFileFormat/webp``.
     public var format: ImageFileFormat { .webp }
 
-    /// Reads size and alpha with `WebPGetFeatures`.
+    /// Reads size and alpha with `WebPGetFeatures`; ``ImageInfo/integrity`` is
+    /// ``DecodeIntegrity/truncated`` when the data is shorter than the RIFF header's size.
     public func probe(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> ImageInfo {
         let features = try readFeatures(data)
         return ImageInfo(format: .webp, width: Int(features.width), height: Int(features.height),
                          hasAlpha: features.has_alpha != 0,
-                         frameCount: features.has_animation != 0 ? try frameCount(data) : 1)
+                         frameCount: features.has_animation != 0 ? try frameCount(data) : 1,
+                         integrity: Self.integrity(of: data))
+    }
+
+    /// ``DecodeIntegrity/truncated`` when `data` is a RIFF container shorter than the size its header
+    /// declares; ``DecodeIntegrity/intact`` otherwise (a bare VP8/VP8L bitstream declares no size).
+    static func integrity(of data: UnsafeRawBufferPointer) -> DecodeIntegrity {
+        guard data.count >= 12, data[0] == 0x52, data[1] == 0x49, data[2] == 0x46, data[3] == 0x46 else { return .intact }   // "RIFF"
+        let declared = Int(data[4]) | Int(data[5]) << 8 | Int(data[6]) << 16 | Int(data[7]) << 24
+        return data.count - 8 < declared ? .truncated : .intact
     }
 
     /// The aspect-preserving size that is at least `target` in both dimensions; the stored size
@@ -50,26 +72,34 @@ public struct WebPDecoder: AnimatedImageDecoding {
     /// ``PixelStyle/bgra32`` and ``PixelStyle/bgr32``.
     public func supportsDirectDecode(to style: PixelStyle) -> Bool { style == .bgra32 || style == .bgr32 }
 
-    /// Decodes into `target`, scaling when its size is smaller than the stored size.
+    /// Decodes into `target`, scaling when its size is smaller than the stored size. A still image whose
+    /// data ends early decodes as the type's "Truncated files" describes.
     @discardableResult
     public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> DecodeIntegrity {
-        try decodePixels(data, info: info, into: target)
-        return .intact
-    }
-
-    private func decodePixels(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) {
         let features = try readFeatures(data)
-        try decodePixels(data, features: features, into: target)
+        let rows = try decodePixels(data, features: features, into: target)
         // An ICCP profile converts the decoded pixels to sRGB (docs/COLOUR.md); bgr32 is opaque by now.
         let premultiplied = features.has_alpha != 0 && target.layout.style == .bgra32
         EmbeddedProfile.webp(data).flatMap { ColourConversion.use(of: $0, for: .rgb).transform }?
             .apply(to: target, premultiplied: premultiplied)
+        guard let rows else {
+            // Every row decoded, but the RIFF container says more data should follow.
+            guard features.has_animation == 0, Self.integrity(of: data) == .truncated else { return .intact }
+            return try limits.acceptTruncation(decodedRows: target.layout.height, of: target.layout.height, format: .webp)
+        }
+        target.fillMissingRows(from: rows, transparent: features.has_alpha != 0)
+        return .truncated
     }
 
-    /// Decodes the still image or the first frame into `target`.
+    /// Decodes the still image or the first frame into `target`. Returns `nil` when every row was
+    /// decoded, or the number of output rows decoded before the data ran out (a truncation the limits
+    /// accept; the rows after it are left for the caller to fill).
     private func decodePixels(_ data: UnsafeRawBufferPointer, features: WebPBitstreamFeatures,
-                              into target: MutableBitmapView) throws(TesseraError) {
-        if features.has_animation != 0 { return try decodeFirstFrame(data, features: features, into: target) }
+                              into target: MutableBitmapView) throws(TesseraError) -> Int? {
+        if features.has_animation != 0 {
+            try decodeFirstFrame(data, features: features, into: target)
+            return nil
+        }
         let layout = target.layout
         let width = Int(features.width), height = Int(features.height)
         guard supportsDirectDecode(to: layout.style), layout.width > 0, layout.height > 0,
@@ -94,10 +124,27 @@ public struct WebPDecoder: AnimatedImageDecoding {
         config.output.u.RGBA.rgba = target.baseAddress.assumingMemoryBound(to: UInt8.self)
         config.output.u.RGBA.stride = Int32(layout.bytesPerRow)
         config.output.u.RGBA.size = layout.byteCount
-        let status = WebPDecode(base, data.count, &config)
+        // The incremental decoder gives the same pixels as WebPDecode, and when the data ends early
+        // reports how many output rows it has written (`last_y`).
+        guard let decoder = WebPIDecode(base, data.count, &config) else {
+            throw TesseraError(.decoding(.codec(.webp, message: "the incremental decoder cannot start")))
+        }
+        let status = WebPIUpdate(decoder, base, data.count)
+        var rows: Int32 = 0
+        if status == VP8_STATUS_SUSPENDED { _ = WebPIDecGetRGB(decoder, &rows, nil, nil, nil) }
+        WebPIDelete(decoder)
         WebPFreeDecBuffer(&config.output)   // frees nothing external, but releases any internal state
-        guard status == VP8_STATUS_OK else { throw failure(status) }
-        target.setOpaqueAfterPremultipliedDecode()
+        switch status {
+        case VP8_STATUS_OK:
+            target.setOpaqueAfterPremultipliedDecode()
+            return nil
+        case VP8_STATUS_SUSPENDED:
+            _ = try limits.acceptTruncation(decodedRows: Int(rows), of: layout.height, format: .webp)
+            target.setOpaqueAfterPremultipliedDecode()
+            return min(max(0, Int(rows)), layout.height)
+        default:
+            throw failure(status)
+        }
     }
 
     func readFeatures(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> WebPBitstreamFeatures {

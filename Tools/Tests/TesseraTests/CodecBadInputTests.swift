@@ -44,13 +44,53 @@ struct CodecBadInputTests {
                 == .decoding(.inputTooLarge(bytes: bytes.count, limit: 50)))
     }
 
-    @Test("truncated files", arguments: CodecTestSupport.fixtures)
+    @Test("truncated files under the strict policy", arguments: CodecTestSupport.fixtures)
     func truncated(fixture: (name: String, format: ImageFileFormat)) throws {
         let bytes = try S.fixture(fixture.name)
         for length in [bytes.count / 2, bytes.count * 3 / 4, 20] {
-            let reason = Self.outcome(Array(bytes.prefix(length)), S.decoder(for: fixture.format))
+            let reason = Self.outcome(Array(bytes.prefix(length)), S.decoder(for: fixture.format, limits: .strict))
             #expect(reason == .decoding(.truncated(fixture.format)), "\(fixture.name) cut at \(length): \(String(describing: reason))")
         }
+    }
+
+    /// Probe and decode (full size, BGRA) under the default, lenient policy: the integrity, or the error reason.
+    static func lenientOutcome(_ bytes: [UInt8], _ decoder: any ImageDecoding) -> Result<DecodeIntegrity, TesseraError> {
+        do {
+            return .success(try bytes.withUnsafeBytes { (raw) throws(TesseraError) -> DecodeIntegrity in
+                let info = try decoder.probe(raw)
+                var integrity = DecodeIntegrity.intact
+                _ = try Bitmap(width: info.width, height: info.height, style: .bgra32) { (view: MutableBitmapView) throws(TesseraError) in
+                    integrity = try decoder.decode(raw, info: info, into: view)
+                }
+                return integrity
+            })
+        } catch let error as TesseraError {
+            return .failure(error)
+        } catch {
+            Issue.record("not a TesseraError: \(error)")
+            return .success(.intact)
+        }
+    }
+
+    @Test("truncated files under the lenient policy: a partial image or a typed error", arguments: CodecTestSupport.fixtures)
+    func truncatedLenient(fixture: (name: String, format: ImageFileFormat)) throws {
+        let bytes = try S.fixture(fixture.name)
+        for length in [bytes.count / 2, bytes.count * 3 / 4, bytes.count - 1, 20] {
+            switch Self.lenientOutcome(Array(bytes.prefix(length)), S.decoder(for: fixture.format)) {
+            case .success(let integrity):
+                // A still GIF needs only its first frame: without the trailer it is whole.
+                let whole = fixture.format == .gif && length == bytes.count - 1
+                #expect(integrity.isPartial || whole, "\(fixture.name) cut at \(length): \(integrity)")
+            case .failure(let error):
+                switch error.reason {
+                case .decoding(.truncated(let format)), .decoding(.codec(let format, _)):
+                    #expect(format == fixture.format, "\(fixture.name) cut at \(length)")
+                default: Issue.record("\(fixture.name) cut at \(length): \(error)")
+                }
+            }
+        }
+        // 20 bytes hold no pixel data at all: refused under either policy.
+        #expect(Self.outcome(Array(bytes.prefix(20)), S.decoder(for: fixture.format)) == .decoding(.truncated(fixture.format)))
     }
 
     @Test("PNG declaring 100000×100000 with a valid CRC")

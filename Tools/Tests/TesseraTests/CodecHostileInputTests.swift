@@ -47,13 +47,14 @@ struct CodecHostileInputTests {
         #expect(bitmap.withUnsafeBytes { $0.allSatisfy { $0 == 0 } })
     }
 
-    @Test("PNG deflate bomb: 32 MiB of IDAT data for a 64×64 image is a typed error or the 64×64 image")
-    func deflateBomb() throws {
+    @Test("PNG deflate bomb: 32 MiB of IDAT data for a 64×64 image is a typed error or the 64×64 image, under either policy",
+          arguments: DecodingPolicy.allCases)
+    func deflateBomb(policy: DecodingPolicy) throws {
         let idat = Self.zlibZeros(32 << 20)
         #expect(idat.count < 300_000)
         let file = Self.png(width: 64, height: 64, colorType: 0, idat: idat)
         do {
-            let bitmap = try CodecTestSupport.decode(file, with: PNGDecoder(), style: .gray8).bitmap
+            let bitmap = try CodecTestSupport.decode(file, with: PNGDecoder(limits: DecodingLimits(policy: policy)), style: .gray8).bitmap
             #expect(bitmap.width == 64 && bitmap.withUnsafeBytes { $0.allSatisfy { $0 == 0 } })
         } catch let error as TesseraError {
             switch error.reason {
@@ -62,7 +63,7 @@ struct CodecHostileInputTests {
             }
         }
         // The ImageDecoder path into a small target behaves the same.
-        let thumb = try? ImageDecoder().thumbnail(Data(file), size: PixelSize(width: 8, height: 8))
+        let thumb = try? ImageDecoder(limits: DecodingLimits(policy: policy)).thumbnail(Data(file), size: PixelSize(width: 8, height: 8))
         if let thumb { #expect(thumb.width == 8) }
     }
 
@@ -71,14 +72,20 @@ struct CodecHostileInputTests {
         let limits = DecodingLimits(maximumPixelCount: 4_000_000)
         let file = Self.png(width: 2000, height: 2000, colorType: 6, idat: Self.zlibZeros(100))
         #expect(file.count < 200)
-        #expect(CodecTestSupport.failure { _ = try ImageDecoder(limits: limits).thumbnail(Data(file), size: PixelSize(width: 32, height: 32)) }
-            == .decoding(.truncated(.png)))
+        // No row arrives (100 bytes of image data for rows of 8,001): refused under either policy.
+        for policy in DecodingPolicy.allCases {
+            var limits = limits
+            limits.policy = policy
+            #expect(CodecTestSupport.failure { _ = try ImageDecoder(limits: limits).thumbnail(Data(file), size: PixelSize(width: 32, height: 32)) }
+                == .decoding(.truncated(.png)), "\(policy)")
+        }
         let over = Self.png(width: 2001, height: 2000, colorType: 6, idat: Self.zlibZeros(100))
         #expect(CodecTestSupport.failure { _ = try ImageDecoder(limits: limits).probe(Data(over)) }
             == .decoding(.tooManyPixels(width: 2001, height: 2000, limit: 4_000_000)))
     }
 
-    @Test("files that lie about their format get the sniffed codec's typed error", arguments: CodecTestSupport.fixtures)
+    @Test("files that lie about their format get the sniffed codec's typed error (strict), or a partial image (lenient)",
+          arguments: CodecTestSupport.fixtures)
     func lyingFormat(fixture: (name: String, format: ImageFileFormat)) throws {
         let bytes = try CodecTestSupport.fixture(fixture.name)
         // The body of this file behind every other format's magic bytes.
@@ -88,7 +95,11 @@ struct CodecHostileInputTests {
         ]
         for (format, magic) in magics where format != fixture.format {
             let liar = magic + bytes.dropFirst(min(bytes.count, magic.count))
-            let reason = CodecTestSupport.failure { _ = try ImageDecoder().decode(Data(liar)) }
+            let reason = CodecTestSupport.failure { _ = try ImageDecoder(limits: .strict).decode(Data(liar)) }
+            // Lenient decoding may make something of it, but never an intact image.
+            if let bitmap = try? ImageDecoder().decode(Data(liar)) {
+                #expect(bitmap.integrity.isPartial, "\(fixture.name) behind \(format) magic decoded as intact")
+            }
             switch reason {
             case .decoding(.codec(let f, _)), .decoding(.truncated(let f)): #expect(f == format, "\(fixture.name) as \(format)")
             case .decoding(.invalidDimensions), .decoding(.tooManyPixels): break

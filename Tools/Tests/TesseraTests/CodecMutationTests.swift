@@ -48,10 +48,15 @@ struct CodecMutationTests {
         let step = max(1, bytes.count / 96)
         for (k, length) in stride(from: 0, to: bytes.count, by: step).enumerated() {
             Self.run(Array(bytes.prefix(length)), variant: k, tally: &tally)
-            // The matching decoder must reject anything shorter than half the file.
+            // Under the strict policy the matching decoder must reject anything shorter than half the
+            // file; under the lenient one it may decode it, but never as intact.
             if length < bytes.count / 2 {
-                let reason = S.failure { _ = try S.decode(Array(bytes.prefix(length)), with: S.decoder(for: fixture.format)) }
-                #expect(reason != nil, "\(fixture.name) cut at \(length) decoded")
+                let cut = Array(bytes.prefix(length))
+                let reason = S.failure { _ = try S.decode(cut, with: S.decoder(for: fixture.format, limits: .strict)) }
+                #expect(reason != nil, "\(fixture.name) cut at \(length) decoded under the strict policy")
+                if case .success(let integrity) = CodecBadInputTests.lenientOutcome(cut, S.decoder(for: fixture.format)) {
+                    #expect(integrity.isPartial, "\(fixture.name) cut at \(length) decoded as intact")
+                }
             }
         }
         Self.run(bytes, variant: 0, tally: &tally)

@@ -53,7 +53,18 @@ struct ImageDecoderTests {
         let png = try PNGEncoder().encode(try Self.bands())
         #expect(reason(png, limits: DecodingLimits(maximumInputBytes: 100)) == .inputTooLarge(bytes: png.count, limit: 100))
         #expect(reason(png, limits: DecodingLimits(maximumPixelCount: 1000)) == .tooManyPixels(width: 64, height: 32, limit: 1000))
-        #expect(reason(Array(png.prefix(png.count / 2))) == .truncated(.png))
+        #expect(reason(Array(png.prefix(png.count / 2)), limits: .strict) == .truncated(.png))
+        // Lenient (the default): half a PNG is either its top rows, marked truncated, or a typed refusal
+        // when fewer than 10 % of the rows arrived.
+        do {
+            let half = try ImageDecoder().decode(Data(png.prefix(png.count / 2)))
+            #expect(half.integrity == .truncated)
+            #expect(half.layout.size == PixelSize(width: 64, height: 32))
+        } catch {
+            #expect(error.reason == .decoding(.truncated(.png)))
+        }
+        #expect(reason(Array(png.prefix(40))) == .truncated(.png))
+        #expect(try ImageDecoder().decode(Data(png)).integrity == .intact)
     }
 
     @Test("a thumbnail in every pixel style has the right size, stride and colours", arguments: PixelStyle.allCases)
