@@ -253,6 +253,14 @@ struct CodecLenientTests {
         let bgr = try Self.decode(cut, GIFDecoder(), style: .bgr32)
         #expect(bgr.bitmap.pixel(x: 0, y: 99) == [0, 0, 0, 255] && bgr.bitmap.pixel(x: 0, y: 0) == red)
         #expect(S.failure { _ = try Self.decode(cut, GIFDecoder(limits: .strict)) } == .decoding(.truncated(.gif)))
+        // Interlaced (the same pixels, flag set): the first two passes and part of the third arrive, and
+        // each row read stands for the rows below it, so every row shows red.
+        var interlaced = file
+        let descriptor = try #require(interlaced.firstIndex(of: 0x2C))
+        interlaced[descriptor + 9] |= 0x40
+        let partial = try Self.decode(Array(interlaced.prefix(interlaced.count * 3 / 5)), GIFDecoder())
+        #expect(partial.integrity == .truncated)
+        #expect((0..<100).allSatisfy { Self.rows(partial.bitmap, $0) == Array(repeating: red, count: 16) })
         let early = Array(file.prefix(file.count / 20 + 30))
         for limits in [DecodingLimits.default, .strict] {
             #expect(S.failure { _ = try Self.decode(early, GIFDecoder(limits: limits)) } == .decoding(.truncated(.gif)))
