@@ -15,7 +15,8 @@ import CGIF
 /// - Truncated files: a still decode needs only the first frame, so a file cut after it decodes
 ///   ``DecodeIntegrity/intact`` (``probe(_:)`` reports ``DecodeIntegrity/truncated`` for it). When the data
 ///   ends inside the first frame, under ``DecodingPolicy/lenient`` the rows read so far (`DGifGetLine`,
-///   row by row) are kept; for an interlaced frame each row read also stands for the rows below it up
+///   row by row; giflib reads whole data sub-blocks of up to 255 bytes, so the rows of a cut sub-block
+///   are lost) are kept; for an interlaced frame each row read also stands for the rows below it up
 ///   to the next row read (8, 4, 2 rows for the first three passes), so "arrived" means every row of the
 ///   frame once its first pass is complete, otherwise 8 rows per first-pass row. The rest of the frame
 ///   stays as the canvas is outside it: transparent (black in ``PixelStyle/bgr32``). The decode returns
