@@ -94,4 +94,41 @@ struct ExifOrientationReaderTests {
         }
         #expect(seen.contains(.down) && seen.contains(.up))
     }
+
+    @Test("looksTruncated: cut headers and scans without EOI are truncated; bytes after EOI, junk between segments and FF D9 in an APP segment are not")
+    func looksTruncated() throws {
+        let file = try Self.jpeg()
+        func truncated(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { ExifOrientationReader.looksTruncated(jpeg: $0) } }
+        #expect(!truncated(file))
+        #expect(truncated(Array(file.dropLast(2))))
+        #expect(truncated(Array(file.prefix(file.count * 2 / 3))))
+        #expect(truncated(Array(file.prefix(40))), "inside the headers")
+        #expect(!truncated(file + [0, 0, 0, 0x55]), "padding after EOI")
+        #expect(!truncated(file + Array(file)), "another JPEG appended")
+        // An EOI inside an APP segment before the scan does not end the file.
+        let app: [UInt8] = [0xFF, 0xE5, 0x00, 0x06, 0xFF, 0xD9, 0xFF, 0xD9]
+        let withApp = Array(file[0..<2]) + app + Array(file[2...])
+        #expect(!truncated(withApp))
+        #expect(truncated(Array(withApp.dropLast(2))))
+        // Junk between segments is skipped as libjpeg skips it: the scan is still found.
+        let junk = Array(file[0..<2]) + [0x00, 0x12, 0xFF, 0x00] + Array(file[2...])
+        let findings = junk.withUnsafeBytes { ExifOrientationReader.scan(jpeg: $0) }
+        #expect(findings.reachedScan && !findings.endedEarly)
+        #expect(!truncated(junk))
+        #expect(truncated(Array(junk.dropLast(2))))
+        // Junk with no marker after it is malformed, not cut.
+        #expect(!truncated([0xFF, 0xD8, 0x01, 0x02, 0x03, 0x04, 0x05]))
+    }
+
+    @Test("probe: integrity truncated exactly when no EOI follows the scans")
+    func probeIntegrity() throws {
+        let file = Self.splice(Self.tiff(orientation: 6, bigEndian: true), into: try Self.jpeg())
+        let info = try file.withUnsafeBytes { try JPEGDecoder().probe($0) }
+        #expect(info.integrity == .intact)
+        #expect(info.orientation == .right)
+        let cut = Array(file.dropLast(10))
+        let cutInfo = try cut.withUnsafeBytes { try JPEGDecoder().probe($0) }
+        #expect(cutInfo.integrity == .truncated)
+        #expect(cutInfo.orientation == .right)
+    }
 }
