@@ -26,8 +26,10 @@ enum Chromium {
         ]
     }
 
-    /// Starts Chromium on `url` with its output in `log` and the DevTools protocol on a pipe.
-    static func start(_ url: String, scratch: ScratchDirectory, log: String) throws -> (process: ChildProcess, devTools: DevToolsPipe) {
+    /// Starts Chromium on `url` with its output in `log` and the DevTools protocol on a pipe;
+    /// `extraArguments` go after ``arguments(profile:windowWidth:windowHeight:)``.
+    static func start(_ url: String, scratch: ScratchDirectory, log: String,
+                      extraArguments: [String] = []) throws -> (process: ChildProcess, devTools: DevToolsPipe) {
         let binary = try #require(path, "chromium (scripts/setup installs Debian's chromium for the gallery test)")
         let home = scratch.path("chromium-home")
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
@@ -44,7 +46,7 @@ enum Chromium {
         for descriptor in [commands.read, answers.write] { close(descriptor) }
         defer { close(childReads); close(childWrites) }
         let devTools = DevToolsPipe(commands: commands.write, answers: answers.read)   // closes them when dropped
-        let process = try ChildProcess.spawn(binary, arguments(profile: scratch.path("chromium-profile")) + ["--remote-debugging-pipe", url],
+        let process = try ChildProcess.spawn(binary, arguments(profile: scratch.path("chromium-profile")) + extraArguments + ["--remote-debugging-pipe", url],
                                              environment: environment, standardOutput: output, standardError: output,
                                              descriptors: [3: childReads, 4: childWrites])
         return (process, devTools)
