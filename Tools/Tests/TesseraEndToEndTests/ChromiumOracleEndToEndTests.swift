@@ -10,7 +10,8 @@ import TesseraTestSupport
 /// (``ChromiumOracle``), compared pixel by pixel (premultiplied RGBA, alpha included).
 ///
 /// The fixtures (803×601 crops of the smallest photograph, so that edge blocks are partial): baseline
-/// and progressive JPEG; junk bytes before SOS and before DHT, a JFIF APP0 claiming version 2, a junk
+/// and progressive JPEG; junk bytes before SOS and before DHT, a JFIF APP0 claiming version 2, junk in
+/// an entropy-coded segment between two restart markers (jpegtran -restart 1), a junk
 /// APP9, an Exif APP1 of junk, a JFIF APP0 cut short; baseline JPEG cut at 90, 60, 30 and 7 % of its
 /// bytes; progressive JPEG cut halfway through a scan; RGBA, RGB and Adam7 PNG, each cut halfway
 /// through its IDAT data; lossy WebP cut at 60 %; lossy and lossless WebP with an EXIF orientation 6
@@ -157,6 +158,14 @@ struct ChromiumOracleEndToEndTests {
             bytes[11] = 2
             return bytes
         },
+        Fixture(name: "JPEG with a corrupt restart segment", fileExtension: "jpg", mimeType: "image/jpeg", outcome: .damaged,
+                tolerance: jpegTolerance, strictRefuses: true, make: { scratch in
+            // libjpeg warns (corrupt data, a marker where data should be) and resynchronises at the next RST.
+            let bytes = try OracleFixtures.read(try await OracleFixtures.restartJPEG(scratch))
+            let corrupt = try OracleFixtures.corruptingMiddleRestartSegment(bytes)
+            print("chromium-oracle: 24 junk bytes at byte \(corrupt.offset) of \(bytes.count), between two restart markers")
+            return corrupt.bytes
+        }, source: { try OracleFixtures.read(try await OracleFixtures.restartJPEG($0)) }),
         // Junk that libjpeg does not even warn about: intact for both.
         Fixture(name: "JPEG with a junk APP9 segment", fileExtension: "jpg", mimeType: "image/jpeg", outcome: .intact,
                 tolerance: jpegTolerance, strictRefuses: false) { scratch in

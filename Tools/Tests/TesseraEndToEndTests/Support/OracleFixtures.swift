@@ -36,6 +36,29 @@ enum OracleFixtures {
         return out
     }
 
+    /// ``baselineJPEG(_:width:height:)`` with a restart marker after every MCU row (jpegtran `-restart 1`).
+    static func restartJPEG(_ scratch: ScratchDirectory) async throws -> String {
+        let baseline = try await baselineJPEG(scratch)
+        let out = scratch.path("restart.jpg")
+        try await tool("jpegtran", ["-copy", "all", "-restart", "1", "-outfile", out, baseline])
+        return out
+    }
+
+    /// `bytes` with `count` junk bytes (no FF) written over the middle of the entropy-coded segment
+    /// between the middle two restart markers, starting after a byte that is not FF (so that no
+    /// stuffed FF 00 pair is split into a marker).
+    static func corruptingMiddleRestartSegment(_ bytes: [UInt8], count: Int = 24) throws -> (bytes: [UInt8], offset: Int) {
+        let restarts = (2..<bytes.count - 1).filter { bytes[$0] == 0xFF && (0xD0...0xD7).contains(bytes[$0 + 1]) }
+        try #require(restarts.count >= 4, "restart markers in the file (\(restarts.count))")
+        let start = restarts[restarts.count / 2 - 1] + 2, end = restarts[restarts.count / 2]
+        try #require(end - start > count + 4, "a restart segment longer than \(count + 4) bytes")
+        var offset = start + (end - start - count) / 2
+        while bytes[offset - 1] == 0xFF { offset += 1 }
+        var out = bytes
+        out.replaceSubrange(offset..<offset + count, with: junk(count, seed: 0xC0FFEE))
+        return (out, offset)
+    }
+
     /// ``baselineJPEG(_:width:height:)``'s pixels as a PNG by vips, metadata stripped: RGB, or with
     /// `alpha` RGBA with the alpha channel of the smallest PNG (translucent artwork) over the same
     /// corner; `interlaced` writes Adam7.
