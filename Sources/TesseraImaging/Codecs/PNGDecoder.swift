@@ -57,6 +57,7 @@ public struct PNGDecoder: ImageDecoding {
     /// their data) for ``ImageInfo/integrity``: ``DecodeIntegrity/truncated`` when there is no IEND or a
     /// chunk runs past the end of the data.
     public func probe(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> ImageInfo {
+        let data = Self.readablePrefix(of: data)
         var image = png_image()
         defer { png_image_free(&image) }
         try begin(&image, data)
@@ -103,6 +104,7 @@ public struct PNGDecoder: ImageDecoding {
     /// as the type's "Errors" describe, and returns ``DecodeIntegrity/truncated``.
     @discardableResult
     public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> DecodeIntegrity {
+        let data = Self.readablePrefix(of: data)
         do {
             try decodePixels(data, info: info, into: target)
         } catch {
@@ -172,6 +174,25 @@ public struct PNGDecoder: ImageDecoding {
         }
         try PixelConversion.convert(source: source, layout: sourceLayout, to: target)
         return integrity
+    }
+
+    /// `data` up to the first chunk other than IDAT whose declared length runs past the end of the data
+    /// (all of `data` when there is none): the bytes libpng is given. libpng allocates a chunk's declared
+    /// length before reading its data, so a 427-byte file whose `tEXt` declares 2 GiB would make it
+    /// allocate 2 GiB; cut there, the file ends before that chunk (it is truncated, and decodes or fails
+    /// as a truncated file does) and every allocation stays within the input's size. IDAT data is
+    /// streamed through zlib, never allocated by its declared length, so a cut IDAT stays as it is.
+    static func readablePrefix(of data: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        var offset = 8
+        while offset + 8 <= data.count {
+            let length = Int(data[offset]) << 24 | Int(data[offset + 1]) << 16 | Int(data[offset + 2]) << 8 | Int(data[offset + 3])
+            let isIDAT = data[offset + 4] == 0x49 && data[offset + 5] == 0x44 && data[offset + 6] == 0x41 && data[offset + 7] == 0x54
+            if length > data.count - offset - 12 {
+                return isIDAT ? data : UnsafeRawBufferPointer(rebasing: data[..<offset])
+            }
+            offset += 12 + length
+        }
+        return data
     }
 
     /// ``DecodeIntegrity/truncated`` when the chunks after the signature end without IEND or run past

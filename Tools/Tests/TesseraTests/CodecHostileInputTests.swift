@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TesseraImaging
+@_spi(Internal) @testable import TesseraImaging
 @testable import TesseraTables
 @testable import TesseraRemote
 import Tessera
@@ -106,5 +106,44 @@ struct CodecHostileInputTests {
             default: Issue.record("\(fixture.name) behind \(format) magic: \(String(describing: reason))")
             }
         }
+    }
+
+    /// A chunk header declaring about 2 GiB with a few hundred bytes left (found by the fuzzer): libpng
+    /// allocates a chunk's declared length before reading it, so the decoder gives libpng the file only up
+    /// to such a chunk. Before the image data that leaves no rows: truncated under both policies. After it,
+    /// every row has arrived: lenient decodes them (truncated: no IEND), strict refuses.
+    @Test("a PNG chunk declaring 2 GiB is the end of the file, never a 2 GiB allocation")
+    func chunkDeclaringGigabytes() throws {
+        let ihdr = B.be32(8) + B.be32(8) + [8, 2, 0, 0, 0]
+        let rows = [UInt8]((0..<8).flatMap { _ in [0] + [UInt8](repeating: 0x40, count: 24) })
+        let idat = B.pngChunk("IDAT", zlibStored(rows))
+        var lying = B.be32(0x7800_0019) + Array("tEXt".utf8)
+        lying += [UInt8](repeating: 0x41, count: 400)
+        let before = B.pngSignature + B.pngChunk("IHDR", ihdr) + lying
+        for limits in [DecodingLimits(), .strict] {
+            let reason = CodecTestSupport.failure { _ = try ImageDecoder(limits: limits).decode(Data(before)) }
+            #expect(reason == .decoding(.truncated(.png)), "\(limits.policy): \(String(describing: reason))")
+        }
+        let after = B.pngSignature + B.pngChunk("IHDR", ihdr) + idat + lying
+        let image = try ImageDecoder().decode(Data(after))
+        #expect(image.integrity == .truncated)
+        #expect(image.pixel(x: 4, y: 7) == [0x40, 0x40, 0x40, 255])
+        let strict = CodecTestSupport.failure { _ = try ImageDecoder(limits: .strict).decode(Data(after)) }
+        #expect(strict == .decoding(.truncated(.png)))
+    }
+
+    /// `bytes` as a zlib stream of stored (uncompressed) deflate blocks.
+    func zlibStored(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = [0x78, 0x01]
+        var blocks = stride(from: 0, to: bytes.count, by: 65_535).map { Array(bytes[$0..<min($0 + 65_535, bytes.count)]) }
+        if blocks.isEmpty { blocks = [[]] }
+        for (index, block) in blocks.enumerated() {
+            let length = UInt16(block.count)
+            out += [index == blocks.count - 1 ? 1 : 0, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8(~length >> 8)]
+            out += block
+        }
+        var a: UInt32 = 1, b: UInt32 = 0
+        for byte in bytes { a = (a + UInt32(byte)) % 65_521; b = (b + a) % 65_521 }
+        return out + B.be32(b << 16 | a)
     }
 }
