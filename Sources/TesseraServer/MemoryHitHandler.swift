@@ -36,7 +36,9 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let routes: ImageRoutes
+    /// The routes (and through them the service); let go when the connection closes, so that a server that
+    /// has stopped holds no table open through a pipeline NIO tears down a moment after the close.
+    private var routes: ImageRoutes?
     /// Requests passed on to the router whose response has not ended.
     private var unanswered = 0
     /// A request answered from memory whose `.end` has not arrived yet, with its answer.
@@ -45,6 +47,11 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     init(routes: ImageRoutes) {
         self.routes = routes
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        routes = nil
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -68,7 +75,7 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             guard let held else { context.fireChannelRead(data); return }
             self.held = nil
             answer(held.hit.image, context: context)
-            routes.record(method: "GET", path: held.hit.path, route: held.hit.route == .resize ? .resize : .preset,
+            routes?.record(method: "GET", path: held.hit.path, route: held.hit.route == .resize ? .resize : .preset,
                           label: held.hit.route.label, status: held.hit.image.status, outcome: held.hit.image.outcome.rawValue,
                           start: held.start)
         }
@@ -98,7 +105,7 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let route = ImageRoutes.route(forPath: path) else { return nil }
         let info = ImageService.RequestInfo(route: route, path: path, rawQuery: uri.query, accept: request.headers.first(name: "accept"),
                                             ifNoneMatch: request.headers.first(name: "if-none-match"))
-        return routes.service.cachedResponse(to: info).map { (path, route, $0) }
+        return routes?.service.cachedResponse(to: info).map { (path, route, $0) }
     }
 
     /// Writes the response; the flush waits for the end of this read, so pipelined answers go out together.
