@@ -183,7 +183,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     /// `Cache-Control` `max-age` of image responses, in seconds.
     public var maxAgeSeconds: Int = 86_400
     /// How sources that are damaged or end early are decoded: ``DecodingPolicy/lenient`` (the default) answers
-    /// with what a browser would show, ``DecodingPolicy/strict`` refuses them (`422 undecodable`).
+    /// with what a browser would show, ``DecodingPolicy/strict`` refuses them (`415 undecodable_source`).
     public var decoding: DecodingPolicy = .lenient
     /// `Cache-Control` `max-age` of an answer made from a truncated source (`X-Tessera-Decode: partial`), in
     /// seconds; at most ``maxAgeSeconds``. Short, so that browsers and CDNs ask again once the file is whole.

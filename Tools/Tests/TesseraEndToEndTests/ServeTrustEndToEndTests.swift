@@ -76,7 +76,7 @@ struct ServeTrustEndToEndTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: scratch.path("tables")).filter { $0.contains("serve-a-") }
         let file = scratch.path("tables") + "/" + (try #require(files.first))
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
-        let magic = Array("TSRSLOT1".utf8)
+        let magic = Array("TSRSLOT2".utf8)
         var damaged = 0
         var index = 0
         while index + 16 <= bytes.count {

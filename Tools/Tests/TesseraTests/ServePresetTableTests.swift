@@ -158,4 +158,28 @@ struct ServePresetTableTests {
         #expect(try SlotRecord.validate(entry(SlotRecord(content: PixelSize(width: 0, height: 32)), signedFor: source),
                                         box: table.box, mode: .fit) == nil)
     }
+
+    @Test("a slot record keeps its decode's integrity, and an integrity byte changed on disk does not verify")
+    func slotRecordsKeepTheirIntegrity() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-slot-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let preset = ServerConfiguration.Preset(name: "p", width: 64, height: 32, mode: .fill)
+        let table = try PresetTable(preset, capacity: 4, directory: directory, observability: .default)
+        let source = UUID(hashing: "source")
+        for integrity in [DecodeIntegrity.intact, .damaged, .truncated] {
+            let record = SlotRecord(content: table.box, integrity: integrity)
+            let stored = try table.table.store(entityID: UUID(hashing: "e-\(integrity)"), sourceID: source) { slot in
+                record.write(to: slot.row(table.box.height), sourceID: source, box: table.box)
+            }
+            #expect(SlotRecord.validate(stored, box: table.box, mode: .fill)?.integrity == integrity)
+            // The same record with another integrity byte (a truncated entry passed off as intact, say).
+            for other in [DecodeIntegrity.intact, .damaged, .truncated] where other != integrity {
+                let forged = try table.table.store(entityID: UUID(hashing: "f-\(integrity)-\(other)"), sourceID: source) { slot in
+                    record.write(to: slot.row(table.box.height), sourceID: source, box: table.box)
+                    slot.row(table.box.height).storeBytes(of: SlotRecord.code(of: other), toByteOffset: 32, as: UInt8.self)
+                }
+                #expect(SlotRecord.validate(forged, box: table.box, mode: .fill) == nil, "\(integrity) relabelled \(other)")
+            }
+        }
+    }
 }

@@ -45,7 +45,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("metrics-listen"), help: "HOST:PORT of a listener of its own for /metrics (TESSERA_METRICS_LISTEN; default: /metrics on --listen).")
     var metricsListen: String?
     @Option(name: .customLong("decoding"),
-            help: "lenient (the default: damaged and truncated sources are served as browsers show them, marked X-Tessera-Decode) or strict (refused with 422) (TESSERA_DECODING).")
+            help: "lenient (the default: damaged and truncated sources are served as browsers show them, marked X-Tessera-Decode) or strict (refused: 415 undecodable_source) (TESSERA_DECODING).")
     var decoding: DecodingPolicyArgument?
     @Option(name: .customLong("partial-max-age"),
             help: "Cache-Control max-age, in seconds, of an answer made from a truncated source (TESSERA_PARTIAL_MAX_AGE; default 60).")
