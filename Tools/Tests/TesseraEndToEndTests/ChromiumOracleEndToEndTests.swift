@@ -29,10 +29,12 @@ import TesseraTestSupport
 /// - PNG gAMA: **max 10, PSNR ≥ 36 dB** (measured max 9, 36.8 dB). libpng converts the file's gamma
 ///   taking sRGB as a 2.2 power, Chromium's skcms uses the sRGB curve. Tessera must also be at least
 ///   6 dB nearer to Chromium than the pixels without gAMA are (max 19, 28.9 dB).
-/// - Where a cut file ends: a PNG's last row is Chromium's exactly; a baseline JPEG may show 2 rows
-///   more than Chromium, which holds back the rows whose h2v2 upsampling needs the next iMCU row, and
-///   every row Tessera decodes from a cut file (but those 2) must be the whole file's row. The rows
-///   after it are the fill: grey 0x80 opaque, or transparent for formats with alpha.
+/// - Where a cut file ends: a PNG's last row is Chromium's exactly. A baseline JPEG may show up to 18
+///   rows more than Chromium: Chromium holds back the last 2 rows that arrived (their h2v2 upsampling
+///   needs the next iMCU row's chroma) and never draws the iMCU row the data ended in (16 rows). Every
+///   row Tessera decodes from a cut file but those last 2 must be the whole file's row (as Chromium
+///   draws the whole file), so a partly arrived iMCU row may only be shown if it is the file's pixels.
+///   The rows after it are the fill: grey 0x80 opaque, or transparent for formats with alpha.
 ///
 /// Known, chosen differences: a WebP cut short fails to load in Chromium, while Tessera draws the rows
 /// that arrived (compared with Chromium's drawing of the whole file); a JPEG with fewer than 10 % of
@@ -54,8 +56,9 @@ struct ChromiumOracleEndToEndTests {
         /// Decoded whole after damage the codec recovered from, ``DecodeIntegrity/damaged``.
         case damaged
         /// Cut short: the rows that arrived, then `fill` down to the bottom, ``DecodeIntegrity/truncated``;
-        /// Tessera's last decoded row at most `slack` rows past Chromium's, never before it.
-        case truncated(Fill, slack: Int)
+        /// Tessera's last decoded row at most `slack` rows past Chromium's, never before it, and every
+        /// decoded row but the last `context` (whose upsampling needed rows that never came) the whole file's row.
+        case truncated(Fill, slack: Int, context: Int)
         /// Cut short in a later pass (progressive JPEG, Adam7 PNG): every row drawn at a lower quality,
         /// ``DecodeIntegrity/truncated``, as Chromium draws it.
         case truncatedEveryRow
@@ -102,7 +105,10 @@ struct ChromiumOracleEndToEndTests {
     static let gammaTolerance = Tolerance(maximum: 10, psnr: 36)
     /// Rows at the edge of a cut baseline JPEG that Chromium holds back: h2v2 fancy upsampling needs the
     /// next iMCU row's chroma for the last two rows of the rows that arrived.
-    static let jpegSlack = 2
+    static let jpegContext = 2
+    /// How many more rows than Chromium a cut baseline JPEG may show: those 2 and the iMCU row (16 rows
+    /// at 4:2:0) the data ended in, if it arrived whole enough to be the file's pixels.
+    static let jpegSlack = 18
 
     /// The first `fraction` of `source`'s bytes.
     static func cut(_ source: @escaping Bytes, at fraction: Double) -> Bytes {
@@ -183,11 +189,11 @@ struct ChromiumOracleEndToEndTests {
         },
 
         // Cut short.
-        Fixture(name: "baseline JPEG cut at 90 %", fileExtension: "jpg", mimeType: "image/jpeg", outcome: .truncated(.gray, slack: jpegSlack),
+        Fixture(name: "baseline JPEG cut at 90 %", fileExtension: "jpg", mimeType: "image/jpeg", outcome: .truncated(.gray, slack: jpegSlack, context: jpegContext),
                 tolerance: jpegTolerance, strictRefuses: true, make: cut(baseline, at: 0.9), source: baseline),
-        Fixture(name: "baseline JPEG cut at 60 %", fileExtension: "jpg", mimeType: "image/jpeg", outcome: .truncated(.gray, slack: jpegSlack),
+        Fixture(name: "baseline JPEG cut at 60 %", fileExtension: "jpg", mimeType: "image/jpeg", outcome: .truncated(.gray, slack: jpegSlack, context: jpegContext),
                 tolerance: jpegTolerance, strictRefuses: true, make: cut(baseline, at: 0.6), source: baseline),
-        Fixture(name: "baseline JPEG cut at 30 %", fileExtension: "jpg", mimeType: "image/jpeg", outcome: .truncated(.gray, slack: jpegSlack),
+        Fixture(name: "baseline JPEG cut at 30 %", fileExtension: "jpg", mimeType: "image/jpeg", outcome: .truncated(.gray, slack: jpegSlack, context: jpegContext),
                 tolerance: jpegTolerance, strictRefuses: true, make: cut(baseline, at: 0.3), source: baseline),
         Fixture(name: "baseline JPEG cut at 7 %", fileExtension: "jpg", mimeType: "image/jpeg", outcome: .refusedByTessera,
                 tolerance: jpegTolerance, strictRefuses: true, make: cut(baseline, at: 0.07), source: baseline),
@@ -198,9 +204,9 @@ struct ChromiumOracleEndToEndTests {
             print("chromium-oracle: progressive JPEG cut at byte \(cut.offset) of \(bytes.count), inside scan \(cut.scan) of \(cut.scans)")
             return Array(bytes.prefix(cut.offset))
         }, source: progressive),
-        Fixture(name: "RGBA PNG cut mid-IDAT", fileExtension: "png", mimeType: "image/png", outcome: .truncated(.transparent, slack: 0),
+        Fixture(name: "RGBA PNG cut mid-IDAT", fileExtension: "png", mimeType: "image/png", outcome: .truncated(.transparent, slack: 0, context: 0),
                 tolerance: pngTolerance, strictRefuses: true, make: cutMidIDAT(rgbaPNG), source: rgbaPNG),
-        Fixture(name: "RGB PNG cut mid-IDAT", fileExtension: "png", mimeType: "image/png", outcome: .truncated(.gray, slack: 0),
+        Fixture(name: "RGB PNG cut mid-IDAT", fileExtension: "png", mimeType: "image/png", outcome: .truncated(.gray, slack: 0, context: 0),
                 tolerance: pngTolerance, strictRefuses: true, make: cutMidIDAT(rgbPNG), source: rgbPNG),
         Fixture(name: "interlaced RGB PNG cut mid-IDAT", fileExtension: "png", mimeType: "image/png", outcome: .truncatedEveryRow,
                 tolerance: pngTolerance, strictRefuses: true, make: cutMidIDAT(adam7PNG), source: adam7PNG),
@@ -298,13 +304,13 @@ struct ChromiumOracleEndToEndTests {
 
         var compared = 0..<reference.height
         switch fixture.outcome {
-        case .truncated(let fill, _), .chromiumShowsNothing(let fill):
+        case .truncated(let fill, _, _), .chromiumShowsNothing(let fill):
             let filled = fill == .gray ? tessera.grayTrailingRows : tessera.transparentTrailingRows
             let tesseraRows = tessera.height - filled
             report += ", \(tesseraRows) rows then \(filled) \(fill) rows"
             #expect(filled > 0 && tesseraRows > 0, "Tessera draws the rows that arrived and fills the others with \(fill)")
             compared = 0..<tesseraRows
-            if case .truncated(_, let slack) = fixture.outcome {
+            if case .truncated(_, let slack, _) = fixture.outcome {
                 #expect(tesseraRows >= chromiumRows && tesseraRows - chromiumRows <= slack,
                         "Tessera decoded \(tesseraRows) rows, Chromium \(chromiumRows) (at most \(slack) more)")
                 compared = 0..<min(tesseraRows, chromiumRows)
@@ -327,7 +333,7 @@ struct ChromiumOracleEndToEndTests {
             // rows that never came), and a partial pass is no further from the whole than Chromium's.
             let filled = max(tessera.grayTrailingRows, tessera.transparentTrailingRows)
             var checked = 0..<(tessera.height - filled)
-            if case .truncated(_, let slack) = fixture.outcome { checked = 0..<max(0, checked.upperBound - slack) }
+            if case .truncated(_, _, let context) = fixture.outcome { checked = 0..<max(0, checked.upperBound - context) }
             let againstWhole = OraclePixels.difference(tessera, whole, rows: checked)
             let chromiumAgainstWhole = OraclePixels.difference(chromium, whole, rows: 0..<chromiumRows)
             report += "; against the whole file: tessera rows \(checked.lowerBound)..<\(checked.upperBound) \(againstWhole), "
