@@ -22,12 +22,13 @@ import TesseraTestSupport
 ///   libjpeg-turbo (ISLOW IDCT, fancy upsampling), PNG with libpng-compatible unfiltering (alpha
 ///   compared premultiplied, as both keep it), WebP with libwebp; every one of these measured 0.
 /// - A progressive JPEG cut inside a scan: **max 32, PSNR ≥ 40 dB** (measured max 27, 43.8 dB). Every
-///   row is drawn from the scans that arrived; where coefficients are missing libjpeg estimates them
-///   (block smoothing), and Chromium's own libjpeg-turbo and Debian's 2.1.5 differ there (complete
-///   progressive files decode identically). Both are as far from the whole file (Tessera 41.7 dB,
+///   row is drawn from the scans that arrived and the differences cover every row; the likely cause
+///   (not verified) is how each libjpeg-turbo (Chromium's own copy, Debian's 2.1.5 for Tessera)
+///   estimates coefficients that have not arrived (block smoothing) and treats the cut scan; complete
+///   progressive files decode identically. Both are as far from the whole file (Tessera 41.7 dB,
 ///   Chromium 41.3 dB); Tessera may not be more than 1 dB further.
-/// - PNG gAMA: **max 10, PSNR ≥ 36 dB** (measured max 9, 36.8 dB). libpng converts the file's gamma
-///   taking sRGB as a 2.2 power, Chromium's skcms uses the sRGB curve. Tessera must also be at least
+/// - PNG gAMA: **max 10, PSNR ≥ 36 dB** (measured max 9, 36.8 dB). Likely (not verified) libpng's
+///   conversion taking sRGB as a 2.2 power against skcms's exact sRGB curve in Chromium. Tessera must also be at least
 ///   6 dB nearer to Chromium than the pixels without gAMA are (max 19, 28.9 dB).
 /// - Where a cut file ends: a PNG's last row is Chromium's exactly. A baseline JPEG may show up to 18
 ///   rows more than Chromium: Chromium holds back the last 2 rows that arrived (their h2v2 upsampling
