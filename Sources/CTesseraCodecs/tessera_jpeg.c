@@ -22,6 +22,11 @@ struct tessera_error {
      * (1) or all its rows (2) had received their DC coefficients, or none (0). */
     int eof;
     JDIMENSION eof_imcu_row;
+    /* After that, whether the entropy decoder needed bits the data no longer had (JWRN_HIT_MARKER,
+     * "premature end of data segment"), and in which iMCU row: the rows before it are whole. Without
+     * it the source ran dry only in the decoder's read-ahead and every row read so far is whole. */
+    int hit;
+    JDIMENSION hit_imcu_row;
     unsigned char eof_coverage[MAX_COMPONENTS];
     /* Components that have been in a scan (sequential multi-scan files), noted by the progress monitor. */
     unsigned char scanned[MAX_COMPONENTS];
@@ -49,7 +54,10 @@ static void tessera_note_eof(j_decompress_ptr cinfo, struct tessera_error *error
 }
 
 /* The output rows that came from data after the source ran dry: the smallest coverage of any
- * component, in whole iMCU rows (the one being read when the data ended counts: part of it arrived). */
+ * component, in whole iMCU rows. The iMCU row in which the entropy decoder first lacked bits does not
+ * count: its blocks past the cut are libjpeg's zeroed coefficients (smeared colour), and Chromium does
+ * not draw it either; it is filled like the rows below. When the decoder never lacked a bit (the data
+ * ends after the last entropy byte, only EOI missing, or between scans), every row of the scan counts. */
 static int tessera_rows_covered(j_decompress_ptr cinfo, const struct tessera_error *error) {
     if (!error->eof) return (int)cinfo->output_height;
 #if JPEG_LIB_VERSION >= 70
@@ -57,8 +65,8 @@ static int tessera_rows_covered(j_decompress_ptr cinfo, const struct tessera_err
 #else
     long imcu_rows = (long)cinfo->max_v_samp_factor * cinfo->min_DCT_scaled_size;
 #endif
-    long partial = error->eof_imcu_row >= cinfo->total_iMCU_rows ? (long)cinfo->output_height
-                                                                  : ((long)error->eof_imcu_row + 1) * imcu_rows;
+    long partial = error->hit && error->hit_imcu_row < cinfo->total_iMCU_rows ? (long)error->hit_imcu_row * imcu_rows
+                                                                               : (long)cinfo->output_height;
     long rows = (long)cinfo->output_height;
     for (int c = 0; c < cinfo->num_components && c < MAX_COMPONENTS; c++) {
         long covered = error->eof_coverage[c] == 2 ? (long)cinfo->output_height : error->eof_coverage[c] == 1 ? partial : 0;
@@ -86,6 +94,10 @@ static void tessera_emit_message(j_common_ptr cinfo, int level) {
     }
     if (cinfo->err->msg_code == JWRN_JPEG_EOF && !error->eof && cinfo->is_decompressor)
         tessera_note_eof((j_decompress_ptr)cinfo, error);
+    if (cinfo->err->msg_code == JWRN_HIT_MARKER && error->eof && !error->hit && cinfo->is_decompressor) {
+        error->hit = 1;
+        error->hit_imcu_row = ((j_decompress_ptr)cinfo)->input_iMCU_row;
+    }
     if (!error->warned && error->message) (*cinfo->err->format_message)(cinfo, error->message);
     error->warned = 1;
 }
@@ -123,6 +135,8 @@ static void tessera_setup(struct jpeg_decompress_struct *cinfo, struct tessera_e
     error->extraneous = 0;
     error->eof = 0;
     error->eof_imcu_row = 0;
+    error->hit = 0;
+    error->hit_imcu_row = 0;
     memset(error->eof_coverage, 0, sizeof error->eof_coverage);
     memset(error->scanned, 0, sizeof error->scanned);
     if (message) message[0] = 0;

@@ -56,8 +56,8 @@ int tessera_jpeg_read_header(const uint8_t *data, size_t size, tessera_jpeg_head
  *
  * Warnings never stop the decode: libjpeg's pixels are kept and `report` counts them. When the data
  * runs out, `report->truncated` is set and `report->decoded_rows` is the number of output rows
- * (of the scaled image) that came from data: the rows down to the end of the iMCU row being read when
- * the data ended (partly decoded, the rest of it libjpeg's grey), for a progressive file the rows
+ * (of the scaled image) that came from data: the rows above the iMCU row being read when the data
+ * ended (that row is only partly decoded: Chromium does not draw it, the caller fills it), for a progressive file the rows
  * whose every component had received its first DC scan (all rows once every component had). A
  * single-scan file stops decoding there. When libjpeg fails after the data ran out (a file cut inside
  * a marker segment between scans), the file is decoded again up to the start of that segment.
