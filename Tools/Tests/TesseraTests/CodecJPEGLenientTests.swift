@@ -50,16 +50,8 @@ struct CodecJPEGLenientTests {
     /// A decode with `limits` through ``JPEGDecoder``: probe, the scaled size covering `target`, decode.
     static func decode(_ bytes: [UInt8], limits: DecodingLimits = .default, style: PixelStyle = .bgra32,
                        atLeast target: PixelSize? = nil) throws -> (info: ImageInfo, integrity: DecodeIntegrity, bitmap: Bitmap) {
-        let decoder = JPEGDecoder(limits: limits)
-        return try bytes.withUnsafeBytes { raw in
-            let info = try decoder.probe(raw)
-            let size = decoder.decodedSize(for: info, atLeast: target)
-            var integrity = DecodeIntegrity.intact
-            let bitmap = try Bitmap(width: size.width, height: size.height, style: style) { (view: MutableBitmapView) throws(TesseraError) in
-                integrity = try decoder.decode(raw, info: info, into: view)
-            }
-            return (info, integrity, bitmap)
-        }
+        let result = try CodecLenientTests.decode(bytes, JPEGDecoder(limits: limits), style: style, atLeast: target)
+        return (result.info, result.integrity, result.bitmap)
     }
 
     /// Whether row `y` is the fill grey in every pixel (B = G = R = 128, A = 255; 128 for gray8).
