@@ -122,7 +122,7 @@ public struct JPEGDecoder: ImageDecoding {
     @discardableResult
     public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> DecodeIntegrity {
         let outcome = try decodePixels(data, info: info, into: target)
-        if outcome.decodedRows < target.layout.height { Self.fillGray(target, from: max(0, outcome.decodedRows)) }
+        if outcome.decodedRows < target.layout.height { target.fillMissingRows(from: max(0, outcome.decodedRows), transparent: false) }
         return outcome.integrity
     }
 
@@ -131,27 +131,6 @@ public struct JPEGDecoder: ImageDecoding {
     struct Outcome {
         var integrity: DecodeIntegrity
         var decodedRows: Int
-    }
-
-    /// Fills rows `first...` of `view` with ``DecodeIntegrity/fillGray`` (opaque: the fourth byte of
-    /// ``PixelStyle/bgra32`` and ``PixelStyle/bgr32`` is 255).
-    static func fillGray(_ view: MutableBitmapView, from first: Int) {
-        let layout = view.layout
-        let gray = DecodeIntegrity.fillGray
-        for y in first..<layout.height {
-            let row = view.row(y).assumingMemoryBound(to: UInt8.self)
-            switch layout.style.bytesPerPixel {
-            case 1:
-                row.update(repeating: gray, count: layout.width)
-            case 4:
-                for x in 0..<layout.width {
-                    row[x &* 4] = gray; row[x &* 4 &+ 1] = gray; row[x &* 4 &+ 2] = gray; row[x &* 4 &+ 3] = 255
-                }
-            default:
-                // bgr565 is never decoded directly; keep to the documented grey for any other style.
-                row.update(repeating: gray, count: layout.width * layout.style.bytesPerPixel)
-            }
-        }
     }
 
     private func decodePixels(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> Outcome {
