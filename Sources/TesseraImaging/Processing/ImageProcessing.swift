@@ -1,0 +1,120 @@
+/// What to make of a source image: a size and how to reach it (``Mode``, ``Gravity``, ``enlarge``), the
+/// pad and flattening colour, the device pixel ratio, a blur, and the output format and quality — the one
+/// processing vocabulary of the library and the service, in the spirit of imgproxy, thumbor and Next.js.
+///
+/// A value only describes; ``geometry(for:limits:)`` works out the arithmetic (``ProcessingGeometry``), and
+/// ``identity`` is the text that stands for it in cache and table keys. Values decode from JSON with every
+/// field optional (absent fields take the defaults of ``init(width:height:mode:gravity:enlarge:background:dpr:blur:format:quality:)``),
+/// so presets can be written as recipes in a configuration file.
+public struct ImageProcessing: Sendable, Hashable, Codable {
+    /// The width of the box in CSS pixels (multiplied by ``dpr``); `nil` derives it from ``height`` and the
+    /// source's aspect ratio, or keeps the source's size when ``height`` is `nil` too.
+    public var width: Int?
+    /// The height of the box in CSS pixels (multiplied by ``dpr``); `nil` derives it from ``width`` and the
+    /// source's aspect ratio, or keeps the source's size when ``width`` is `nil` too.
+    public var height: Int?
+    /// How the source is brought to the box; ``Mode/fit`` by default.
+    public var mode: Mode
+    /// Which part of the source ``Mode/fill`` keeps, and where ``Mode/pad`` places the image; centre by default.
+    public var gravity: Gravity
+    /// Whether the image may be scaled up beyond the source's size; `false` by default (see ``ProcessingGeometry``
+    /// for what that means in each mode).
+    public var enlarge: Bool
+    /// The colour of ``Mode/pad``'s bars, and the colour transparent sources are flattened onto for formats
+    /// without transparency (JPEG); opaque white by default.
+    public var background: Background
+    /// The device pixel ratio, 1…4: ``width`` and ``height`` are multiplied by it (and rounded) before
+    /// anything else, so `width: 300, dpr: 2` asks for 600 pixels.
+    public var dpr: Double
+    /// A Gaussian blur's standard deviation in output pixels, 0…``Limits/maximumBlur``; `nil` for none.
+    public var blur: Double?
+    /// The encoded format; `nil` leaves it to negotiation (the request's `Accept`, the source's transparency).
+    public var format: OutputFormat?
+    /// The encoder's quality, 1…100; `nil` takes the format's default.
+    public var quality: Int?
+
+    /// Creates a description; every parameter has the default of "the source as it is".
+    public init(width: Int? = nil, height: Int? = nil, mode: Mode = .fit, gravity: Gravity = .center,
+                enlarge: Bool = false, background: Background = .white, dpr: Double = 1, blur: Double? = nil,
+                format: OutputFormat? = nil, quality: Int? = nil) {
+        self.width = width
+        self.height = height
+        self.mode = mode
+        self.gravity = gravity
+        self.enlarge = enlarge
+        self.background = background
+        self.dpr = dpr
+        self.blur = blur
+        self.format = format
+        self.quality = quality
+    }
+
+    /// How the source is brought to the box of ``width`` × ``height``. With only one side given (or none),
+    /// every mode gives the source's aspect ratio at that side, so the modes differ only when both are given.
+    public enum Mode: String, Sendable, Hashable, Codable, CaseIterable {
+        /// The largest size with the source's aspect ratio inside the box; nothing is cropped.
+        case fit
+        /// The box exactly (unless ``ImageProcessing/enlarge`` is off and the source is smaller): the source
+        /// covers it and the overflow is cropped around the ``ImageProcessing/gravity``.
+        case fill
+        /// Like ``fill``, but never enlarging: when the source is smaller than the box, the box shrinks,
+        /// keeping its own aspect ratio, until it fits inside the source (imgproxy's `fill-down`).
+        case fillDown = "fill-down"
+        /// The box exactly, the whole source stretched to it; the aspect ratio is ignored.
+        case force
+        /// ``fit``, then extended to exactly the box with ``ImageProcessing/background``, the image placed
+        /// by the ``ImageProcessing/gravity``.
+        case pad
+    }
+
+    /// An encoded output format.
+    public enum OutputFormat: String, Sendable, Hashable, Codable, CaseIterable {
+        /// JPEG (no transparency: transparent sources are flattened onto the background).
+        case jpeg
+        /// PNG.
+        case png
+        /// WebP.
+        case webp
+        /// AVIF.
+        case avif
+    }
+
+    /// The canonical text of every field that shapes the output, in a fixed order, the same in every
+    /// process and on every run (unlike `hashValue`, which Swift seeds per process): the part of every
+    /// cache and table key that stands for the processing. Equal values have equal identities and values
+    /// that differ in any field have different ones (even a field the mode ignores, such as the gravity of
+    /// ``Mode/fit``: the identity is the value, not an interpretation of it).
+    ///
+    /// The format is `key=value` pairs joined by commas, `-` for `nil`, doubles in Swift's shortest
+    /// round-trip form (`2.0`, `0.25`): for `ImageProcessing(width: 300, mode: .fill, gravity: .northEast, dpr: 2)`
+    /// it is `w=300,h=-,m=fill,g=north-east,e=0,bg=ffffffff,dpr=2.0,blur=-,f=-,q=-`.
+    public var identity: String {
+        func text(_ value: Int?) -> String { value.map(String.init) ?? "-" }
+        return ["w=\(text(width))", "h=\(text(height))", "m=\(mode.rawValue)", "g=\(gravity.identity)",
+                "e=\(enlarge ? 1 : 0)", "bg=\(background.hex)", "dpr=\(Self.canonical(dpr))",
+                "blur=\(blur.map(Self.canonical) ?? "-")", "f=\(format?.rawValue ?? "-")", "q=\(text(quality))"]
+            .joined(separator: ",")
+    }
+
+    /// `value`'s shortest round-trip text, with -0.0 written as `0.0` (they are equal values).
+    static func canonical(_ value: Double) -> String { "\(value == 0 ? 0 : value)" }
+
+    private enum CodingKeys: String, CodingKey {
+        case width, height, mode, gravity, enlarge, background, dpr, blur, format, quality
+    }
+
+    /// Decodes a recipe; absent fields take their defaults (a size-only recipe is `{"width": 300}`).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(width: try c.decodeIfPresent(Int.self, forKey: .width),
+                  height: try c.decodeIfPresent(Int.self, forKey: .height),
+                  mode: try c.decodeIfPresent(Mode.self, forKey: .mode) ?? .fit,
+                  gravity: try c.decodeIfPresent(Gravity.self, forKey: .gravity) ?? .center,
+                  enlarge: try c.decodeIfPresent(Bool.self, forKey: .enlarge) ?? false,
+                  background: try c.decodeIfPresent(Background.self, forKey: .background) ?? .white,
+                  dpr: try c.decodeIfPresent(Double.self, forKey: .dpr) ?? 1,
+                  blur: try c.decodeIfPresent(Double.self, forKey: .blur),
+                  format: try c.decodeIfPresent(OutputFormat.self, forKey: .format),
+                  quality: try c.decodeIfPresent(Int.self, forKey: .quality))
+    }
+}
