@@ -5,7 +5,7 @@ import Tessera
 extension ImageService {
     /// An encoded image, or a `304` for a matching `If-None-Match`.
     public struct ImageResponse: Sendable {
-        /// 200 or 304.
+        /// 200 or 304; a fallback image's configured status (``ServerConfiguration/Fallback/status``).
         public var status: Int
         /// Empty for 304.
         public var body: [UInt8] {
@@ -26,6 +26,9 @@ extension ImageService {
         /// How complete the decode of the source was: `X-Tessera-Decode: partial` for
         /// ``DecodeIntegrity/truncated``, `damaged` for ``DecodeIntegrity/damaged``, no header when intact.
         public var integrity: DecodeIntegrity = .intact
+        /// Whether this is the fallback image standing in for a missing or undecodable source
+        /// (`X-Tessera-Fallback: 1`).
+        public var isFallback = false
     }
 }
 

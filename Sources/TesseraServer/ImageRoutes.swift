@@ -122,7 +122,7 @@ public struct ImageRoutes: Sendable {
         var fields = HTTPFields()
         forEachField(of: image) { fields.append(HTTPFields.Element(name: $0, value: $1)) }
         if image.status == 304 { return Response(status: .notModified, headers: fields) }
-        return Response(status: .ok, headers: fields, body: ResponseBody(byteBuffer: image.bodyBuffer))
+        return Response(status: HTTPResponse.Status(code: image.status), headers: fields, body: ResponseBody(byteBuffer: image.bodyBuffer))
     }
 
     /// Calls `body` with each header of an image response or `304` (without `Content-Length`, `Date` and
@@ -137,6 +137,7 @@ public struct ImageRoutes: Sendable {
         case .damaged: body(decodeField, "damaged")
         case .truncated: body(decodeField, "partial")
         }
+        if image.isFallback { body(fallbackField, "1") }
         if image.status != 304 { body(.contentType, image.contentType) }
     }
 
@@ -176,5 +177,7 @@ public struct ImageRoutes: Sendable {
     static let cacheOutcomeField = HTTPFields.Element.Name("X-Tessera-Cache")!
     /// `X-Tessera-Decode`: `partial` when the source ended early, `damaged` when its codec recovered from damage.
     static let decodeField = HTTPFields.Element.Name("X-Tessera-Decode")!
+    /// `X-Tessera-Fallback: 1` on the fallback image.
+    static let fallbackField = HTTPFields.Element.Name("X-Tessera-Fallback")!
 }
 #endif

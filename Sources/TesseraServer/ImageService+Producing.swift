@@ -28,13 +28,13 @@ extension ImageService {
                     image = try await fill(table, with: file).value
                     outcome = .produced
                 }
-                entry = try await encode(image, integrity: image.integrity, request: request, key: request.key)
+                entry = try await encode(image, integrity: image.integrity, output: request.output, quality: request.quality, key: request.key)
             } else {
                 let path = file.realPath
                 let image = try await work.run { [self] in
                     try decode(try Data(contentsOf: URL(fileURLWithPath: path)), box: request.box, mode: request.mode)
                 }
-                entry = try await encode(image, integrity: image.integrity, request: request, key: request.key)
+                entry = try await encode(image, integrity: image.integrity, output: request.output, quality: request.quality, key: request.key)
                 outcome = .produced
             }
             return (entry, outcome)
@@ -49,7 +49,7 @@ extension ImageService {
             let key = request.key(withDigest: digest)
             if let hit = responses.get(key) { return (hit, .memory) }
             let image = try await work.run { [self] in try decode(data, box: request.box, mode: request.mode) }
-            return (try await encode(image, integrity: image.integrity, request: request, key: key), .remote)
+            return (try await encode(image, integrity: image.integrity, output: request.output, quality: request.quality, key: key), .remote)
         }
     }
 
@@ -86,20 +86,22 @@ extension ImageService {
     /// the work limit (encodes, AVIF's above all, are CPU work like decodes), and keeps the response in
     /// the memory cache before any waiter resumes, so that a later request hits it. `integrity` is the
     /// source decode's, kept with the response (its headers, and the ETag of a truncated source).
-    private func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, request: ServeRequest,
-                        key: String) async throws -> ResponseCache.Entry {
+    /// `quality` is `q`, or `nil` for the format's default (``ServerConfiguration/quality``).
+    func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, output: OutputChoice, quality: Int?,
+                key: String) async throws -> ResponseCache.Entry {
         let etag = Self.etag(key, integrity: integrity)
         let entry = try await work.run { [self] in
-            let format = request.output.format(hasAlpha: Self.hasTransparency(image))
+            let format = output.format(hasAlpha: Self.hasTransparency(image))
+            let quality = quality ?? configuration.quality.value(for: format)
             let start = ContinuousClock.now
             defer { metrics.encodeTime.recordSince(start) }
             counters.withLock { $0.encodes += 1 }
             let bytes: [UInt8]
             switch format {
-            case .jpeg: bytes = try JPEGEncoder(quality: request.quality).encode(image)
+            case .jpeg: bytes = try JPEGEncoder(quality: quality).encode(image)
             case .png: bytes = try PNGEncoder().encode(image)
-            case .webp: bytes = try WebPEncoder(quality: request.quality).encode(image)
-            case .avif: bytes = try AVIFEncoder(quality: request.quality).encode(image)
+            case .webp: bytes = try WebPEncoder(quality: quality).encode(image)
+            case .avif: bytes = try AVIFEncoder(quality: quality, speed: configuration.avifSpeed).encode(image)
             }
             return ResponseCache.Entry(body: ByteBuffer(bytes: bytes), contentType: format.contentType, etag: etag, integrity: integrity)
         }

@@ -40,6 +40,8 @@ public final class ImageService: Sendable {
     /// ``ServerConfiguration/partialMaxAgeSeconds`` (at most ``ServerConfiguration/maxAgeSeconds``).
     let partialCacheControl: String
     let counters = LockedValue(ServiceStatistics())
+    /// The fallback image's bytes (read and probed when the service starts) and its `Cache-Control`.
+    let fallback: (data: Data, info: ImageInfo, cacheControl: String)?
 
     /// Opens (or creates) one image table per preset and, when remote hosts are allowed, an `ImageManager`
     /// whose loader checks every URL with the SSRF guard.
@@ -96,6 +98,16 @@ public final class ImageService: Sendable {
             remote = nil
         }
         signer = configuration.signingKeys.isEmpty ? nil : URLSigner(keys: configuration.signingKeys)
+        let decoder = decoder
+        fallback = try configuration.fallback.map { setting in
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: setting.image)) } catch {
+                throw ServerConfigurationError("the fallback image \(setting.image) cannot be read: \(error.localizedDescription)")
+            }
+            do { return (data, try decoder.probe(data), "public, max-age=\(setting.maxAgeSeconds)") } catch {
+                throw ServerConfigurationError("the fallback image \(setting.image) cannot be decoded: \(error)")
+            }
+        }
     }
 
     /// What the service did so far (also exported as metrics).
@@ -114,7 +126,19 @@ public final class ImageService: Sendable {
 
     /// Answers one image request: resolved once, then memory, then the work pool (table or decode, then
     /// encode), within the request timeout (`504 timeout` at the deadline, the work going on for others).
+    /// With a fallback image (``ServerConfiguration/fallback``), a source that is missing or cannot be
+    /// decoded is answered with it instead of an error (``fallbackResponse(to:after:)``).
     public func respond(to info: RequestInfo) async throws(ServiceError) -> ImageResponse {
+        do {
+            return try await answer(info)
+        } catch {
+            guard fallback != nil, Self.fallbackApplies(to: error) else { throw error }
+            return try await fallbackResponse(to: info, after: error)
+        }
+    }
+
+    /// ``respond(to:)`` without the fallback.
+    private func answer(_ info: RequestInfo) async throws(ServiceError) -> ImageResponse {
         let deadline = NIODeadline.now() + .nanoseconds(Int64(configuration.limits.requestTimeoutSeconds * 1e9))
         var request = try resolve(info, trustingRecentCheck: true)
         if let answer = fromMemory(request) { return answer }

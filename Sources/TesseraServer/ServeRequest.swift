@@ -79,7 +79,8 @@ struct ServeRequest: Sendable {
     let box: PixelSize
     let mode: ServerConfiguration.Mode
     let output: OutputChoice
-    let quality: Int
+    /// `q`; `nil`: the output format's default (``ServerConfiguration/quality``).
+    let quality: Int?
     let ifNoneMatch: String?
     /// The key of the request's work and, for local sources, of its encoded response (the ETag is its
     /// hash). A remote response's key adds a digest of the downloaded bytes (``key(withDigest:)``).
@@ -95,29 +96,40 @@ struct ServeRequest: Sendable {
     func key(withDigest digest: String) -> String { key + "|" + digest }
 }
 
+/// What a request asks for, before its source is looked at: the route's label, the preset's table, the
+/// size, mode, output format and quality. A fallback image is drawn to this shape when the source is
+/// missing or cannot be decoded.
+struct RequestShape: Sendable {
+    let label: String
+    let preset: PresetTable?
+    let box: PixelSize
+    let mode: ServerConfiguration.Mode
+    let output: OutputChoice
+    let quality: Int?
+
+    /// The part of a response key that the shape decides.
+    var key: String { "\(box.width)x\(box.height)|\(mode.rawValue)|\(output.key)|\(quality.map(String.init) ?? "-")" }
+}
+
 extension ImageService {
-    /// Resolves `info` (see ``ServeRequest``). With `trustingRecentCheck`, a file's check younger than
-    /// `sourceCheckIntervalSeconds` is reused (for answers from memory only).
-    func resolve(_ info: RequestInfo, trustingRecentCheck: Bool) throws(ServiceError) -> ServeRequest {
+    /// The shape of `info` (its signature checked): a preset's, or the size, mode and options of
+    /// `/v1/resize`. With ``ServerConfiguration/onlyPresets`` a resize is `404` and a preset takes no
+    /// query option but a signature's `s`.
+    func shape(_ info: RequestInfo) throws(ServiceError) -> RequestShape {
         if let signer { try signer.verify(path: info.path, rawQuery: info.rawQuery) }
         let limits = configuration.limits
-        let output = try OutputChoice(fmt: info.query["fmt"], accept: info.accept)
-        let quality = try Self.quality(info.query["q"], default: configuration.defaultQuality)
-        func checked(_ file: RootDirectory.File) throws(ServiceError) -> RootDirectory.File {
-            guard file.size <= limits.maximumSourceBytes else {
-                throw ServiceError(.sourceTooLarge, "the source has \(file.size) bytes, more than the limit of \(limits.maximumSourceBytes)")
-            }
-            return file
-        }
         switch info.route {
-        case .preset(let name, let rawPath):
+        case .preset(let name, _):
             guard let table = presets[name] else { throw ServiceError(.unknownPreset, "no preset named '\(name)'") }
-            let file = try checked(try root.file(try RootDirectory.decode(rawPath), trustingRecentCheck: trustingRecentCheck))
-            let key = "p|\(name)|\(file.relativePath)|\(file.version)|\(output.key)|\(quality)"
-            return ServeRequest(label: name, preset: table, source: .file(file), box: table.box, mode: table.preset.mode,
-                                output: output, quality: quality, ifNoneMatch: info.ifNoneMatch, key: key)
+            if configuration.onlyPresets, let option = info.query.keys.sorted().first(where: { $0 != "s" }) {
+                throw ServiceError(.optionNotAllowed, "query options are off (presets only): '\(option)'")
+            }
+            return RequestShape(label: name, preset: table, box: table.box, mode: table.preset.mode,
+                                output: try OutputChoice(fmt: info.query["fmt"], accept: info.accept),
+                                quality: try Self.quality(info.query["q"]))
         case .resize:
-            guard let src = info.query["src"], !src.isEmpty else { throw ServiceError(.missingSource, "src is required") }
+            guard !configuration.onlyPresets else { throw ServiceError(.notFound, "no such route (presets only)") }
+            guard info.query["src"].map({ !$0.isEmpty }) == true else { throw ServiceError(.missingSource, "src is required") }
             let width = try Self.dimension(info.query["w"], name: "w", allowed: limits.allowedWidths)
             let height = try Self.dimension(info.query["h"], name: "h", allowed: limits.allowedHeights)
             guard width * height <= limits.maximumOutputPixels else {
@@ -126,21 +138,43 @@ extension ImageService {
             guard let mode = ServerConfiguration.Mode(rawValue: info.query["mode"] ?? "fit") else {
                 throw ServiceError(.badMode, "mode is fill or fit")
             }
-            let box = PixelSize(width: width, height: height)
-            let shape = "\(width)x\(height)|\(mode.rawValue)|\(output.key)|\(quality)"
+            return RequestShape(label: "resize", preset: nil, box: PixelSize(width: width, height: height), mode: mode,
+                                output: try OutputChoice(fmt: info.query["fmt"], accept: info.accept),
+                                quality: try Self.quality(info.query["q"]))
+        }
+    }
+
+    /// Resolves `info` (see ``ServeRequest``). With `trustingRecentCheck`, a file's check younger than
+    /// `sourceCheckIntervalSeconds` is reused (for answers from memory only).
+    func resolve(_ info: RequestInfo, trustingRecentCheck: Bool) throws(ServiceError) -> ServeRequest {
+        let shape = try shape(info)
+        let limits = configuration.limits
+        func checked(_ file: RootDirectory.File) throws(ServiceError) -> RootDirectory.File {
+            guard file.size <= limits.maximumSourceBytes else {
+                throw ServiceError(.sourceTooLarge, "the source has \(file.size) bytes, more than the limit of \(limits.maximumSourceBytes)")
+            }
+            return file
+        }
+        func request(_ source: ServeRequest.Source, key: String) -> ServeRequest {
+            ServeRequest(label: shape.label, preset: shape.preset, source: source, box: shape.box, mode: shape.mode,
+                         output: shape.output, quality: shape.quality, ifNoneMatch: info.ifNoneMatch, key: key)
+        }
+        switch info.route {
+        case .preset(let name, let rawPath):
+            let file = try checked(try root.file(try RootDirectory.decode(rawPath), trustingRecentCheck: trustingRecentCheck))
+            return request(.file(file), key: "p|\(name)|\(file.relativePath)|\(file.version)|\(shape.output.key)|\(shape.quality.map(String.init) ?? "-")")
+        case .resize:
+            guard let src = info.query["src"], !src.isEmpty else { throw ServiceError(.missingSource, "src is required") }
             let lowered = src.lowercased()
             if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
                 guard remote != nil else { throw ServiceError(.remoteDisabled, "remote sources are off (no allowed hosts configured)") }
                 guard let url = URL(string: src), let host = url.host, !host.isEmpty else { throw ServiceError(.badSource, "src is not a valid URL") }
                 guard remoteGuard.allows(host: host) else { throw ServiceError(.remoteRefused, "host '\(host)' is not allowed") }
-                return ServeRequest(label: "resize", preset: nil, source: .remote(url), box: box, mode: mode, output: output,
-                                    quality: quality, ifNoneMatch: info.ifNoneMatch, key: "u|\(src)|\(shape)")
+                return request(.remote(url), key: "u|\(src)|\(shape.key)")
             }
             if lowered.contains("://") { throw ServiceError(.badSource, "src is a path under the root or an http(s) URL") }
             let file = try checked(try root.file(src, trustingRecentCheck: trustingRecentCheck))
-            return ServeRequest(label: "resize", preset: nil, source: .file(file), box: box, mode: mode, output: output,
-                                quality: quality, ifNoneMatch: info.ifNoneMatch,
-                                key: "r|\(file.relativePath)|\(file.version)|\(shape)")
+            return request(.file(file), key: "r|\(file.relativePath)|\(file.version)|\(shape.key)")
         }
     }
 
@@ -154,8 +188,9 @@ extension ImageService {
         return value
     }
 
-    static func quality(_ text: String?, default value: Int) throws(ServiceError) -> Int {
-        guard let text else { return value }
+    /// `q`, 1…100; `nil` when absent.
+    static func quality(_ text: String?) throws(ServiceError) -> Int? {
+        guard let text else { return nil }
         guard let q = Int(text), (1...100).contains(q) else { throw ServiceError(.badQuality, "q must be 1…100") }
         return q
     }

@@ -178,8 +178,17 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     public var tableCapacity: Int = 10_000
     /// Bytes of encoded responses kept in memory.
     public var responseCacheBytes: Int = 64 << 20
-    /// JPEG and WebP quality when `q` is absent.
-    public var defaultQuality: Int = 82
+    /// The quality of each lossy format when `q` is absent (``Quality``: AVIF 60, WebP 80, JPEG 82). The
+    /// config file's older `defaultQuality` still sets JPEG's and WebP's.
+    public var quality = Quality()
+    /// libaom's speed for AVIF answers, 0…9 (slowest, smallest … fastest). Default 8.
+    public var avifSpeed: Int = 8
+    /// Presets only: `/v1/resize` answers `404` and preset routes take no query option (`fmt`, `q`: `400
+    /// option_not_allowed`; a signature's `s` is still read), so that an unsigned deployment cannot be made
+    /// to compute arbitrary sizes or encodings. The output format still follows `Accept`.
+    public var onlyPresets = false
+    /// The image served when a source is missing or cannot be decoded (``Fallback``); `nil`: JSON errors.
+    public var fallback: Fallback? = nil
     /// `Cache-Control` `max-age` of image responses, in seconds.
     public var maxAgeSeconds: Int = 86_400
     /// How sources that are damaged or end early are decoded: ``DecodingPolicy/lenient`` (the default) answers
@@ -212,8 +221,12 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case root, listen, metricsListen, presets, tablesDirectory, tableCapacity, responseCacheBytes, defaultQuality, maxAgeSeconds,
-             decoding, partialMaxAgeSeconds, sourceCheckIntervalSeconds, signingKeys, limits, remote, connections, gallery
+        case root, listen, metricsListen, presets, tablesDirectory, tableCapacity, responseCacheBytes, quality, avifSpeed, onlyPresets, fallback,
+             maxAgeSeconds, decoding, partialMaxAgeSeconds, sourceCheckIntervalSeconds, signingKeys, limits, remote, connections, gallery
+    }
+
+    private enum OlderKeys: String, CodingKey {
+        case defaultQuality
     }
 
     /// Decodes a config file; absent fields keep their defaults.
@@ -227,7 +240,16 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         tablesDirectory = try c.decodeIfPresent(String.self, forKey: .tablesDirectory)
         tableCapacity = try c.decodeIfPresent(Int.self, forKey: .tableCapacity) ?? defaults.tableCapacity
         responseCacheBytes = try c.decodeIfPresent(Int.self, forKey: .responseCacheBytes) ?? defaults.responseCacheBytes
-        defaultQuality = try c.decodeIfPresent(Int.self, forKey: .defaultQuality) ?? defaults.defaultQuality
+        quality = try c.decodeIfPresent(Quality.self, forKey: .quality) ?? defaults.quality
+        // The older single quality of JPEG and WebP, when `quality` is not given.
+        let older = try decoder.container(keyedBy: OlderKeys.self)
+        if !c.contains(.quality), let value = try older.decodeIfPresent(Int.self, forKey: .defaultQuality) {
+            quality.jpeg = value
+            quality.webp = value
+        }
+        avifSpeed = try c.decodeIfPresent(Int.self, forKey: .avifSpeed) ?? defaults.avifSpeed
+        onlyPresets = try c.decodeIfPresent(Bool.self, forKey: .onlyPresets) ?? defaults.onlyPresets
+        fallback = try c.decodeIfPresent(Fallback.self, forKey: .fallback)
         maxAgeSeconds = try c.decodeIfPresent(Int.self, forKey: .maxAgeSeconds) ?? defaults.maxAgeSeconds
         decoding = try c.decodeIfPresent(DecodingPolicy.self, forKey: .decoding) ?? defaults.decoding
         partialMaxAgeSeconds = try c.decodeIfPresent(Int.self, forKey: .partialMaxAgeSeconds) ?? defaults.partialMaxAgeSeconds
@@ -268,6 +290,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         }
         _ = try listenAddress()
         if let metricsListen { _ = try Self.address(metricsListen, flag: "--metrics-listen") }
+        try validateOutput()
         guard gallery.maximumImages > 0 else { throw ServerConfigurationError("gallery.maximumImages must be positive") }
         for range in remote.allowedAddressRanges where AddressRange(range) == nil {
             throw ServerConfigurationError("address range '\(range)' is not CIDR (such as 127.0.0.0/8)")

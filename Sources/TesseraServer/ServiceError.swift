@@ -30,6 +30,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         case badFormat = "bad_format"
         /// `q` is not 1…100 (400).
         case badQuality = "bad_quality"
+        /// A query option on a preset route while only presets are served (400).
+        case optionNotAllowed = "option_not_allowed"
         /// `w` or `h` is not a whole number from 1 to 8192 (400).
         case badSize = "bad_size"
         /// `w` or `h` is not one of the configured sizes (400).
@@ -77,7 +79,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         public var status: HTTPResponse.Status {
             switch self {
             case .notFound, .unknownPreset: .notFound
-            case .badPath, .pathEscape, .badFormat, .badQuality, .badSize, .sizeNotAllowed, .outputTooLarge, .badMode,
+            case .badPath, .pathEscape, .badFormat, .badQuality, .optionNotAllowed, .badSize, .sizeNotAllowed, .outputTooLarge, .badMode,
                  .missingSource, .badSource: .badRequest
             case .pathOutsideRoot, .missingSignature, .badSignature, .remoteDisabled, .remoteRefused: .forbidden
             case .sourceTooLarge, .sourceTooManyPixels, .sourceTooManyItems: .contentTooLarge

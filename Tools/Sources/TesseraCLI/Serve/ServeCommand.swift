@@ -50,6 +50,22 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("partial-max-age"),
             help: "Cache-Control max-age, in seconds, of an answer made from a truncated source (TESSERA_PARTIAL_MAX_AGE; default 60).")
     var partialMaxAge: Int?
+    @Option(name: .customLong("avif-speed"), help: "libaom's speed for AVIF answers, 0 (slowest, smallest) … 9 (TESSERA_AVIF_SPEED; default 8).")
+    var avifSpeed: Int?
+    @Flag(name: .customLong("only-presets"),
+          help: "Serve presets only: /v1/resize is 404 and preset routes take no query option but s= (TESSERA_ONLY_PRESETS=1).")
+    var onlyPresets = false
+    @Option(name: .customLong("allowed-widths"), help: "Comma-separated widths /v1/resize accepts (TESSERA_ALLOWED_WIDTHS; default any).")
+    var allowedWidths: String?
+    @Option(name: .customLong("allowed-heights"), help: "Comma-separated heights /v1/resize accepts (TESSERA_ALLOWED_HEIGHTS; default any).")
+    var allowedHeights: String?
+    @Option(name: .customLong("fallback-image"),
+            help: "An image served, drawn like the request, when its source is missing or cannot be decoded (TESSERA_FALLBACK_IMAGE).")
+    var fallbackImage: String?
+    @Option(name: .customLong("fallback-status"), help: "The status of the fallback image (TESSERA_FALLBACK_STATUS; default 404).")
+    var fallbackStatus: Int?
+    @Option(name: .customLong("fallback-max-age"), help: "Cache-Control max-age of the fallback image, in seconds (TESSERA_FALLBACK_MAX_AGE; default 60).")
+    var fallbackMaxAge: Int?
     @Option(name: .customLong("max-decodes"), help: "Decodes at once (TESSERA_MAX_DECODES).") var maximumDecodes: Int?
     @Option(name: .customLong("max-queued-decodes"), help: "Requests waiting for a decode before 503 (TESSERA_MAX_QUEUED_DECODES).")
     var maximumQueuedDecodes: Int?
@@ -218,6 +234,29 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.decoding = value.policy
         }
         if let value = try number(partialMaxAge, "TESSERA_PARTIAL_MAX_AGE") { configuration.partialMaxAgeSeconds = value }
+        if let value = try number(avifSpeed, "TESSERA_AVIF_SPEED") { configuration.avifSpeed = value }
+        if onlyPresets || environment["TESSERA_ONLY_PRESETS"] == "1" { configuration.onlyPresets = true }
+        func sizes(_ flag: String?, _ name: String) throws -> [Int]? {
+            guard let text = flag ?? environment[name] else { return nil }
+            let values = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard !values.isEmpty, values.allSatisfy({ $0.map { $0 > 0 } == true }) else {
+                throw ValidationError("\(name.replacingOccurrences(of: "TESSERA_", with: "").lowercased()) '\(text)' is not a comma-separated list of positive sizes")
+            }
+            return values.compactMap { $0 }
+        }
+        if let values = try sizes(allowedWidths, "TESSERA_ALLOWED_WIDTHS") { configuration.limits.allowedWidths = values }
+        if let values = try sizes(allowedHeights, "TESSERA_ALLOWED_HEIGHTS") { configuration.limits.allowedHeights = values }
+        if let image = fallbackImage ?? environment["TESSERA_FALLBACK_IMAGE"] {
+            configuration.fallback = ServerConfiguration.Fallback(image: image)
+        }
+        if let value = try number(fallbackStatus, "TESSERA_FALLBACK_STATUS") {
+            guard configuration.fallback != nil else { throw ValidationError("--fallback-status needs a fallback image") }
+            configuration.fallback?.status = value
+        }
+        if let value = try number(fallbackMaxAge, "TESSERA_FALLBACK_MAX_AGE") {
+            guard configuration.fallback != nil else { throw ValidationError("--fallback-max-age needs a fallback image") }
+            configuration.fallback?.maxAgeSeconds = value
+        }
         if let value = try number(maximumDecodes, "TESSERA_MAX_DECODES") { configuration.limits.maximumConcurrentDecodes = value }
         if let value = try number(maximumQueuedDecodes, "TESSERA_MAX_QUEUED_DECODES") { configuration.limits.maximumQueuedDecodes = value }
         if let value = try number(responseCacheBytes, "TESSERA_RESPONSE_CACHE_BYTES") { configuration.responseCacheBytes = value }

@@ -1,0 +1,76 @@
+#if Serving
+import Foundation
+
+extension ServerConfiguration {
+    /// The quality each lossy format is encoded at when a request has no `q` (`q` overrides all of them).
+    /// The defaults follow what each codec needs for a thumbnail that looks like its JPEG: AVIF 60, WebP 80,
+    /// JPEG 82. In the config file: `"quality": {"avif": 55, "webp": 75, "jpeg": 80}` (absent ones keep
+    /// their defaults).
+    public struct Quality: Sendable, Codable, Hashable {
+        /// JPEG quality, 1…100. Default 82.
+        public var jpeg: Int = 82
+        /// Lossy WebP quality, 1…100. Default 80.
+        public var webp: Int = 80
+        /// AVIF quality, 1…100. Default 60.
+        public var avif: Int = 60
+
+        /// The defaults.
+        public init() {}
+
+        /// Decodes `{"jpeg":…, "webp":…, "avif":…}`; absent fields keep their defaults.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let d = Quality()
+            jpeg = try c.decodeIfPresent(Int.self, forKey: .jpeg) ?? d.jpeg
+            webp = try c.decodeIfPresent(Int.self, forKey: .webp) ?? d.webp
+            avif = try c.decodeIfPresent(Int.self, forKey: .avif) ?? d.avif
+        }
+
+        /// The quality of `format` (PNG is lossless: its value is unused).
+        func value(for format: OutputChoice.Format) -> Int {
+            switch format {
+            case .jpeg: jpeg
+            case .webp: webp
+            case .avif: avif
+            case .png: 100
+            }
+        }
+    }
+
+    /// An image served instead of an error when a request's source is missing or cannot be decoded: drawn
+    /// like the request (its preset or size, its format), with its own status, `X-Tessera-Fallback: 1` and a
+    /// short `Cache-Control`, so that a CDN does not keep a placeholder for a year. Every other error stays
+    /// a JSON error.
+    public struct Fallback: Sendable, Codable, Hashable {
+        /// The image file (any format the decoder reads), read once when the server starts.
+        public var image: String
+        /// The status of a fallback answer. Default 404.
+        public var status: Int = 404
+        /// `Cache-Control` `max-age` of a fallback answer, in seconds. Default 60.
+        public var maxAgeSeconds: Int = 60
+
+        /// A fallback of `image` with the default status and `max-age`.
+        public init(image: String) { self.image = image }
+
+        /// Decodes `{"image":…, "status":…, "maxAgeSeconds":…}`; `image` is required.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            image = try c.decode(String.self, forKey: .image)
+            status = try c.decodeIfPresent(Int.self, forKey: .status) ?? 404
+            maxAgeSeconds = try c.decodeIfPresent(Int.self, forKey: .maxAgeSeconds) ?? 60
+        }
+    }
+
+    /// Checks the quality values, the AVIF speed and the fallback's status.
+    func validateOutput() throws(ServerConfigurationError) {
+        for (name, value) in [("jpeg", quality.jpeg), ("webp", quality.webp), ("avif", quality.avif)] where !(1...100).contains(value) {
+            throw ServerConfigurationError("quality.\(name) must be 1…100")
+        }
+        guard (0...9).contains(avifSpeed) else { throw ServerConfigurationError("the AVIF speed must be 0…9") }
+        if let fallback {
+            guard (200...599).contains(fallback.status) else { throw ServerConfigurationError("the fallback status must be 200…599") }
+            guard fallback.maxAgeSeconds >= 0 else { throw ServerConfigurationError("the fallback max-age must be 0 or more") }
+        }
+    }
+}
+#endif
