@@ -124,6 +124,40 @@ public final class DrawingContext {
         }
     }
 
+    /// Draws the part `source` of `image` stretched to exactly `rect`. `source` is in the image's upright
+    /// coordinates (after `orientation`; fractional values allowed), so a crop worked out on the displayed
+    /// image applies unchanged to pixels stored turned.
+    ///
+    /// Filtering is as in ``draw(_:in:mode:orientation:alpha:)`` (`CAIRO_FILTER_GOOD`, `CAIRO_EXTEND_PAD`):
+    /// pixels just outside `source` take part in the filtering at its edges, as they do when cropping a
+    /// larger image, and nothing is drawn outside `rect`.
+    public func draw(_ image: some BitmapImage, from source: Rect, in rect: Rect,
+                     orientation: ImageOrientation = .up, alpha: Double = 1) throws(TesseraError) {
+        guard source.width > 0, source.height > 0, rect.width > 0, rect.height > 0 else { return }
+        let stored = image.layout.size
+        try image.withUnsafeBytes { (bytes) throws(TesseraError) in
+            // cairo only reads from a source surface; it never writes through this pointer.
+            let surface = try CairoSurface(pixels: UnsafeMutableRawPointer(mutating: bytes.baseAddress!),
+                                           layout: image.layout, copyIn: true)
+            cairo_save(cairo)
+            cairo_rectangle(cairo, rect.x, rect.y, rect.width, rect.height)
+            cairo_clip(cairo)
+            cairo_translate(cairo, rect.x, rect.y)
+            cairo_scale(cairo, rect.width / source.width, rect.height / source.height)
+            cairo_translate(cairo, -source.x, -source.y)
+            let pattern = cairo_pattern_create_for_surface(surface.surface)!
+            var matrix = Self.orientationMatrix(orientation, stored: stored)
+            cairo_pattern_set_matrix(pattern, &matrix)
+            cairo_pattern_set_filter(pattern, CAIRO_FILTER_GOOD)
+            cairo_pattern_set_extend(pattern, CAIRO_EXTEND_PAD)
+            cairo_set_source(cairo, pattern)
+            if alpha >= 1 { cairo_paint(cairo) } else { cairo_paint_with_alpha(cairo, alpha) }
+            cairo_pattern_destroy(pattern)
+            cairo_restore(cairo)
+            withExtendedLifetime(surface) {}
+        }
+    }
+
     /// Draws `overlay` (a badge, a frame, a play symbol…) over what is there, placed by `mode`.
     public func drawOverlay(_ overlay: some BitmapImage, in rect: Rect, mode: ContentMode = .aspectFit,
                             alpha: Double = 1) throws(TesseraError) {

@@ -25,8 +25,9 @@ extension ImageProcessing {
         /// The point at fractions `x` and `y` (each 0…1) of the source's width and height, from its top-left
         /// corner: ``Mode/fill`` centres its window on it as far as the source allows.
         case focalPoint(x: Double, y: Double)
-        /// Content-aware: the part of the source with the most detail. Only the name exists so far;
-        /// ``ProcessingGeometry`` treats it as ``center`` until the content-aware crop is implemented.
+        /// Content-aware: the part of the source with the most detail, for ``Mode/fill`` and
+        /// ``Mode/fillDown``. ``ProcessingGeometry`` (sizes only) places it as ``center``;
+        /// ``ImageDecoder/render(_:processing:limits:)`` moves the crop by ``SmartCrop`` on the pixels.
         case smart
 
         /// The nine compass points, ``center`` first.
@@ -79,7 +80,7 @@ extension ImageProcessing {
 
         /// The fractions of the free space left of and above the window or image (0 = the left or top
         /// edge, 0.5 = centred, 1 = the right or bottom edge) for a compass point; ½, ½ for ``smart``
-        /// (as ``center``, for now) and for a focal point (which ``ProcessingGeometry`` places itself).
+        /// (as ``center``: the render moves it) and for a focal point (which ``ProcessingGeometry`` places itself).
         var compassFractions: (x: Double, y: Double) {
             switch self {
             case .north: (0.5, 0)

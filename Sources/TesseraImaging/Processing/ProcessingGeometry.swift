@@ -33,8 +33,9 @@
 /// Gravity in fill: a compass point puts the crop at that edge or corner, centred along the other axis
 /// (north: top edge, centred horizontally; south-east: bottom-right corner). A focal point (x, y) centres the
 /// crop on (x·W, y·H), moved back inside the source where it would stick out: for 3000×3000 in 4000×3000,
-/// x = 0.9 asks for 3600 − 1500 = 2100 and gets 1000. ``ImageProcessing/Gravity/smart`` is the centre until
-/// the content-aware crop exists. In pad, focal points and smart place the image in the centre.
+/// x = 0.9 asks for 3600 − 1500 = 2100 and gets 1000. ``ImageProcessing/Gravity/smart`` is the centre here
+/// (geometry has no pixels); ``ImageDecoder/render(_:processing:limits:)`` keeps the crop's size and moves it
+/// with ``SmartCrop``. In pad, focal points and smart place the image in the centre.
 public struct ProcessingGeometry: Sendable, Hashable, CustomStringConvertible {
     /// The output size in pixels.
     public var canvas: PixelSize
