@@ -32,9 +32,11 @@ extension ImageService {
                 let done = try await jobs.value(for: key, deadline: deadline) { [self] in
                     if let hit = responses.get(key) { return (hit, CacheOutcome.memory) }
                     let image = try await work.run { [self] in
-                        try Renderer.render(fallback.data, info: fallback.info, box: shape.box, mode: shape.mode, decoder: decoder)
+                        if let processing = shape.processing { return try render(fallback.data, processing: processing) }
+                        return try Renderer.render(fallback.data, info: fallback.info, box: shape.box, mode: shape.mode, decoder: decoder)
                     }
-                    return (try await encode(image, integrity: image.integrity, output: shape.output, quality: shape.quality, key: key),
+                    return (try await encode(image, integrity: image.integrity, output: shape.output, quality: shape.quality,
+                                             background: shape.processing?.background ?? .white, key: key),
                             CacheOutcome.produced)
                 }
                 entry = done.value.0

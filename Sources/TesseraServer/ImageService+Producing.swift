@@ -28,13 +28,15 @@ extension ImageService {
                     image = try await fill(table, with: file).value
                     outcome = .produced
                 }
-                entry = try await encode(image, integrity: image.integrity, output: request.output, quality: request.quality, key: request.key)
+                entry = try await encode(image, integrity: image.integrity, output: request.output, quality: request.quality,
+                                           background: request.processing?.background ?? .white, key: request.key)
             } else {
                 let path = file.realPath
                 let image = try await work.run { [self] in
-                    try decode(try Data(contentsOf: URL(fileURLWithPath: path)), box: request.box, mode: request.mode)
+                    try decode(try Data(contentsOf: URL(fileURLWithPath: path)), request: request)
                 }
-                entry = try await encode(image, integrity: image.integrity, output: request.output, quality: request.quality, key: request.key)
+                entry = try await encode(image, integrity: image.integrity, output: request.output, quality: request.quality,
+                                           background: request.processing?.background ?? .white, key: request.key)
                 outcome = .produced
             }
             return (entry, outcome)
@@ -48,8 +50,9 @@ extension ImageService {
             let digest = SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
             let key = request.key(withDigest: digest)
             if let hit = responses.get(key) { return (hit, .memory) }
-            let image = try await work.run { [self] in try decode(data, box: request.box, mode: request.mode) }
-            return (try await encode(image, integrity: image.integrity, output: request.output, quality: request.quality, key: key), .remote)
+            let image = try await work.run { [self] in try decode(data, request: request) }
+            return (try await encode(image, integrity: image.integrity, output: request.output, quality: request.quality,
+                                      background: request.processing?.background ?? .white, key: key), .remote)
         }
     }
 
@@ -72,6 +75,13 @@ extension ImageService {
         }
     }
 
+    /// `data` drawn for `request` (the caller holds a permit of the work limit): by its processing
+    /// (`/v1/resize`), or to its output size in its box.
+    private func decode(_ data: Data, request: ServeRequest) throws -> Bitmap {
+        if let processing = request.processing { return try render(data, processing: processing) }
+        return try decode(data, box: request.box, mode: request.mode)
+    }
+
     /// `data` decoded to its output size in `box` (the caller holds a permit of the work limit).
     private func decode(_ data: Data, box: PixelSize, mode: ServerConfiguration.Mode) throws -> Bitmap {
         try decoder.limits.checkInput(byteCount: data.count)
@@ -87,17 +97,22 @@ extension ImageService {
     /// the memory cache before any waiter resumes, so that a later request hits it. `integrity` is the
     /// source decode's, kept with the response (its headers, and the ETag of a truncated source).
     /// `quality` is `q`, or `nil` for the format's default (``ServerConfiguration/quality``).
+    /// A transparent image encoded as JPEG is flattened onto `background` (white by default).
     func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, output: OutputChoice, quality: Int?,
-                key: String) async throws -> ResponseCache.Entry {
+                background: ImageProcessing.Background = .white, key: String) async throws -> ResponseCache.Entry {
         let etag = Self.etag(key, integrity: integrity)
         let entry = try await work.run { [self] in
-            let format = output.format(hasAlpha: Self.hasTransparency(image))
+            let hasAlpha = Self.hasTransparency(image)
+            let format = output.format(hasAlpha: hasAlpha)
             let quality = quality ?? configuration.quality.value(for: format)
             let start = ContinuousClock.now
             defer { metrics.encodeTime.recordSince(start) }
             counters.withLock { $0.encodes += 1 }
             let bytes: [UInt8]
             switch format {
+            case .jpeg where hasAlpha:   // `fmt=jpeg` of a transparent image: flattened onto the background
+                guard let bitmap = image as? Bitmap else { fallthrough }
+                bytes = try JPEGEncoder(quality: quality).encode(bitmap.flattened(onto: background))
             case .jpeg: bytes = try JPEGEncoder(quality: quality).encode(image)
             case .png: bytes = try PNGEncoder().encode(image)
             case .webp: bytes = try WebPEncoder(quality: quality).encode(image)

@@ -78,6 +78,8 @@ struct ServeRequest: Sendable {
     let source: Source
     let box: PixelSize
     let mode: ServerConfiguration.Mode
+    /// `/v1/resize`'s processing; `nil` for a preset (its table slot is the box).
+    let processing: ImageProcessing?
     let output: OutputChoice
     /// `q`; `nil`: the output format's default (``ServerConfiguration/quality``).
     let quality: Int?
@@ -102,13 +104,20 @@ struct ServeRequest: Sendable {
 struct RequestShape: Sendable {
     let label: String
     let preset: PresetTable?
+    /// A preset's box and mode.
     let box: PixelSize
     let mode: ServerConfiguration.Mode
+    /// `/v1/resize`'s processing (``ImageService/processing(from:limits:)``); `nil` for a preset.
+    let processing: ImageProcessing?
     let output: OutputChoice
     let quality: Int?
 
-    /// The part of a response key that the shape decides.
-    var key: String { "\(box.width)x\(box.height)|\(mode.rawValue)|\(output.key)|\(quality.map(String.init) ?? "-")" }
+    /// The part of a response key that the shape decides: the processing's identity for `/v1/resize`, so
+    /// that two requests that differ in any option (gravity, say) never share an answer.
+    var key: String {
+        let size = processing?.identity ?? "\(box.width)x\(box.height)|\(mode.rawValue)"
+        return "\(size)|\(output.key)|\(quality.map(String.init) ?? "-")"
+    }
 }
 
 extension ImageService {
@@ -124,21 +133,15 @@ extension ImageService {
             if configuration.onlyPresets, let option = info.query.keys.sorted().first(where: { $0 != "s" }) {
                 throw ServiceError(.optionNotAllowed, "query options are off (presets only): '\(option)'")
             }
-            return RequestShape(label: name, preset: table, box: table.box, mode: table.preset.mode,
+            return RequestShape(label: name, preset: table, box: table.box, mode: table.preset.mode, processing: nil,
                                 output: try OutputChoice(fmt: info.query["fmt"], accept: info.accept),
                                 quality: try Self.quality(info.query["q"]))
         case .resize:
             guard !configuration.onlyPresets else { throw ServiceError(.notFound, "no such route (presets only)") }
             guard info.query["src"].map({ !$0.isEmpty }) == true else { throw ServiceError(.missingSource, "src is required") }
-            let width = try Self.dimension(info.query["w"], name: "w", allowed: limits.allowedWidths)
-            let height = try Self.dimension(info.query["h"], name: "h", allowed: limits.allowedHeights)
-            guard width * height <= limits.maximumOutputPixels else {
-                throw ServiceError(.outputTooLarge, "\(width)x\(height) is more than \(limits.maximumOutputPixels) output pixels")
-            }
-            guard let mode = ServerConfiguration.Mode(rawValue: info.query["mode"] ?? "fit") else {
-                throw ServiceError(.badMode, "mode is fill or fit")
-            }
-            return RequestShape(label: "resize", preset: nil, box: PixelSize(width: width, height: height), mode: mode,
+            let processing = try Self.processing(from: info.query, limits: limits)
+            return RequestShape(label: "resize", preset: nil, box: PixelSize(width: processing.width ?? 0, height: processing.height ?? 0),
+                                mode: .fit, processing: processing,
                                 output: try OutputChoice(fmt: info.query["fmt"], accept: info.accept),
                                 quality: try Self.quality(info.query["q"]))
         }
@@ -157,7 +160,7 @@ extension ImageService {
         }
         func request(_ source: ServeRequest.Source, key: String) -> ServeRequest {
             ServeRequest(label: shape.label, preset: shape.preset, source: source, box: shape.box, mode: shape.mode,
-                         output: shape.output, quality: shape.quality, ifNoneMatch: info.ifNoneMatch, key: key)
+                         processing: shape.processing, output: shape.output, quality: shape.quality, ifNoneMatch: info.ifNoneMatch, key: key)
         }
         switch info.route {
         case .preset(let name, let rawPath):
@@ -178,6 +181,7 @@ extension ImageService {
         }
     }
 
+    /// `w` or `h`: 1…8192, one of the allowed sizes when there are any.
     static func dimension(_ text: String?, name: String, allowed: [Int]) throws(ServiceError) -> Int {
         guard let text, let value = Int(text), value > 0, value <= 8192 else {
             throw ServiceError(.badSize, "\(name) must be a whole number from 1 to 8192")

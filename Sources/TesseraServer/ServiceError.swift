@@ -30,6 +30,18 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         case badFormat = "bad_format"
         /// `q` is not 1…100 (400).
         case badQuality = "bad_quality"
+        /// `gravity` is not a compass point, `smart` or `fp` (400).
+        case badGravity = "bad_gravity"
+        /// `fp` is not two fractions `X,Y` (400).
+        case badFocalPoint = "bad_fp"
+        /// `enlarge` is not 0 or 1 (400).
+        case badEnlarge = "bad_enlarge"
+        /// `bg` is not `RRGGBB` or `RRGGBBAA` (400).
+        case badBackground = "bad_bg"
+        /// `dpr` is not 1…4 (400).
+        case badDPR = "bad_dpr"
+        /// `blur` is not a sigma 0…100 (400).
+        case badBlur = "bad_blur"
         /// A query option on a preset route while only presets are served (400).
         case optionNotAllowed = "option_not_allowed"
         /// `w` or `h` is not a whole number from 1 to 8192 (400).
@@ -79,7 +91,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         public var status: HTTPResponse.Status {
             switch self {
             case .notFound, .unknownPreset: .notFound
-            case .badPath, .pathEscape, .badFormat, .badQuality, .optionNotAllowed, .badSize, .sizeNotAllowed, .outputTooLarge, .badMode,
+            case .badPath, .pathEscape, .badFormat, .badQuality, .optionNotAllowed, .badGravity, .badFocalPoint, .badEnlarge,
+                 .badBackground, .badDPR, .badBlur, .badSize, .sizeNotAllowed, .outputTooLarge, .badMode,
                  .missingSource, .badSource: .badRequest
             case .pathOutsideRoot, .missingSignature, .badSignature, .remoteDisabled, .remoteRefused: .forbidden
             case .sourceTooLarge, .sourceTooManyPixels, .sourceTooManyItems: .contentTooLarge

@@ -55,7 +55,8 @@ struct ServeOutputOptionsTests {
             for (target, size) in [("/v1/thumb/nothing-here.jpg?fmt=png", PixelSize(width: 64, height: 64)),
                                    ("/v1/thumb/broken.jpg?fmt=png", PixelSize(width: 64, height: 64)),
                                    ("/v1/box/nothing-here.jpg?fmt=png", PixelSize(width: 100, height: 67)),
-                                   ("/v1/resize?src=nothing.jpg&w=120&h=80&mode=fill&fmt=png", PixelSize(width: 120, height: 80))] {
+                                   ("/v1/resize?src=nothing.jpg&w=120&h=80&mode=fill&enlarge=1&fmt=png", PixelSize(width: 120, height: 80)),
+                                   ("/v1/resize?src=nothing.jpg&w=120&h=80&mode=fill&fmt=png", PixelSize(width: 90, height: 60))] {
                 let answer = try await RawHTTP.get(port: port, target)
                 #expect(answer.status == 404, "\(target)")
                 #expect(answer.headers["x-tessera-fallback"] == "1", "\(target)")

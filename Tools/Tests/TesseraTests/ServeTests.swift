@@ -203,7 +203,10 @@ struct ServeTests {
             let notAllowed = try await RawHTTP.get(port: port, "/v1/resize?src=photo.jpg&w=121&h=80")
             #expect(notAllowed.status == 400)
             #expect(notAllowed.text.contains("size_not_allowed"))
-            for bad in ["/v1/resize?w=120&h=80", "/v1/resize?src=photo.jpg&w=abc&h=80", "/v1/resize?src=photo.jpg&w=120",
+            // One side alone keeps the aspect ratio (400×300 → 120×90).
+            let widthOnly = try await RawHTTP.get(port: port, "/v1/resize?src=photo.jpg&w=120")
+            #expect(try DecodedBody(widthOnly.body) == DecodedBody(format: "jpeg", width: 120, height: 90))
+            for bad in ["/v1/resize?w=120&h=80", "/v1/resize?src=photo.jpg&w=abc&h=80", "/v1/resize?src=photo.jpg",
                         "/v1/resize?src=photo.jpg&w=120&h=80&mode=stretch", "/v1/resize?src=photo.jpg&w=120&h=80&q=0",
                         "/v1/resize?src=photo.jpg&w=120&h=80&fmt=bmp", "/v1/resize?src=ftp://x/y.jpg&w=120&h=80"] {
                 let response = try await RawHTTP.get(port: port, bad)

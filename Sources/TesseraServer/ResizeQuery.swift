@@ -1,0 +1,98 @@
+#if Serving
+import Foundation
+@_spi(Internal) import TesseraImaging
+import Tessera
+
+extension ImageService {
+    /// The ``ImageProcessing`` of a `/v1/resize` query: `w` and/or `h` (one alone keeps the aspect ratio),
+    /// `mode` (`fit` by default, `fill`, `fill-down`, `force`, `pad`), `gravity` (compass points, `smart`, or
+    /// `fp` with `fp=X,Y` as fractions; `fp=X,Y` alone means `gravity=fp`), `enlarge=1` (nothing is made larger
+    /// than its source without it), `bg=RRGGBB[AA]`, `dpr=1…4`, `blur=SIGMA`. A bad value is `400` with a code
+    /// naming the parameter (`bad_size`, `bad_mode`, `bad_gravity`, `bad_fp`, `bad_enlarge`, `bad_bg`, `bad_dpr`,
+    /// `bad_blur`); `fmt` and `q` are read by the caller. The output-pixel limit is checked on `w`×`h`×`dpr²`
+    /// here when both are given, and on the real canvas when the image is drawn.
+    static func processing(from query: [String: String], limits: ServerConfiguration.Limits) throws(ServiceError) -> ImageProcessing {
+        var processing = ImageProcessing()
+        processing.width = try query["w"].map { (text) throws(ServiceError) in try dimension(text, name: "w", allowed: limits.allowedWidths) }
+        processing.height = try query["h"].map { (text) throws(ServiceError) in try dimension(text, name: "h", allowed: limits.allowedHeights) }
+        guard processing.width != nil || processing.height != nil else { throw ServiceError(.badSize, "w or h is required") }
+        if let text = query["mode"] {
+            guard let mode = ImageProcessing.Mode(rawValue: text) else {
+                throw ServiceError(.badMode, "mode is fit, fill, fill-down, force or pad")
+            }
+            processing.mode = mode
+        }
+        if let text = query["fp"] {
+            let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0) }
+            guard parts.count == 2, let x = parts[0], let y = parts[1], (0...1).contains(x), (0...1).contains(y) else {
+                throw ServiceError(.badFocalPoint, "fp is X,Y with fractions from 0 to 1")
+            }
+            guard query["gravity"] == nil || query["gravity"] == "fp" else {
+                throw ServiceError(.badGravity, "fp goes with gravity=fp (or alone)")
+            }
+            processing.gravity = .focalPoint(x: x, y: y)
+        } else if let text = query["gravity"] {
+            guard let gravity = ImageProcessing.Gravity(name: text) else {
+                throw ServiceError(.badGravity, text == "fp" ? "gravity=fp needs fp=X,Y"
+                                   : "gravity is center, north, south, east, west, north-east, north-west, south-east, south-west, smart or fp")
+            }
+            processing.gravity = gravity
+        }
+        if let text = query["enlarge"] {
+            switch text {
+            case "1", "true": processing.enlarge = true
+            case "0", "false": processing.enlarge = false
+            default: throw ServiceError(.badEnlarge, "enlarge is 0 or 1")
+            }
+        }
+        if let text = query["bg"] {
+            guard let background = ImageProcessing.Background(hex: text) else { throw ServiceError(.badBackground, "bg is RRGGBB or RRGGBBAA") }
+            processing.background = background
+        }
+        if let text = query["dpr"] {
+            guard let dpr = Double(text), dpr.isFinite, (1...4).contains(dpr) else { throw ServiceError(.badDPR, "dpr is a number from 1 to 4") }
+            processing.dpr = dpr
+        }
+        if let text = query["blur"] {
+            guard let sigma = Double(text), sigma.isFinite, (0...100).contains(sigma) else {
+                throw ServiceError(.badBlur, "blur is a sigma from 0 to 100")
+            }
+            processing.blur = sigma
+        }
+        if let width = processing.width, let height = processing.height {
+            let pixels = (Double(width) * processing.dpr).rounded() * (Double(height) * processing.dpr).rounded()
+            guard pixels <= Double(limits.maximumOutputPixels) else {
+                throw ServiceError(.outputTooLarge, "\(width)x\(height) at dpr \(processing.dpr) is more than \(limits.maximumOutputPixels) output pixels")
+            }
+        }
+        return processing
+    }
+
+    /// The processing limits of this service (its output-pixel limit).
+    var processingLimits: ImageProcessing.Limits {
+        ImageProcessing.Limits(maximumOutputPixels: configuration.limits.maximumOutputPixels)
+    }
+
+    /// `data` drawn by `processing` (the caller holds a permit of the work limit): the library's render,
+    /// its refusals as the service's errors (a canvas over the output-pixel limit is `400 output_too_large`).
+    func render(_ data: Data, processing: ImageProcessing) throws -> Bitmap {
+        try decoder.limits.checkInput(byteCount: data.count)
+        _ = try decoder.probe(data)   // the pixel limit, before the decode is counted
+        let start = ContinuousClock.now
+        defer { metrics.decodeTime.recordSince(start) }
+        counters.withLock { $0.decodes += 1 }
+        do {
+            return try decoder.render(data, processing: processing, limits: processingLimits)
+        } catch {
+            switch error {
+            case .invalid(let invalid) where invalid.parameter == "output":
+                throw ServiceError(.outputTooLarge, invalid.message)
+            case .invalid(let invalid):
+                throw ServiceError(.badSize, invalid.message)
+            case .failed(let failure):
+                throw failure
+            }
+        }
+    }
+}
+#endif
