@@ -101,27 +101,7 @@ public final class DrawingContext {
         let placed = mode.placement(of: shown, in: rect)
         let visible = placed.intersection(rect)
         guard visible.width > 0, visible.height > 0 else { return }
-        try image.withUnsafeBytes { (bytes) throws(TesseraError) in
-            // cairo only reads from a source surface; it never writes through this pointer.
-            let source = try CairoSurface(pixels: UnsafeMutableRawPointer(mutating: bytes.baseAddress!),
-                                          layout: image.layout, copyIn: true)
-            cairo_save(cairo)
-            cairo_rectangle(cairo, visible.x, visible.y, visible.width, visible.height)
-            cairo_clip(cairo)
-            cairo_translate(cairo, placed.x, placed.y)
-            cairo_scale(cairo, placed.width / Double(shown.width), placed.height / Double(shown.height))
-            let pattern = cairo_pattern_create_for_surface(source.surface)!
-            var matrix = Self.orientationMatrix(orientation, stored: stored)
-            cairo_pattern_set_matrix(pattern, &matrix)
-            cairo_pattern_set_filter(pattern, CAIRO_FILTER_GOOD)
-            cairo_pattern_set_extend(pattern, CAIRO_EXTEND_PAD)
-            cairo_set_source(cairo, pattern)
-            if alpha >= 1 { cairo_paint(cairo) } else { cairo_paint_with_alpha(cairo, alpha) }
-            cairo_pattern_destroy(pattern)
-            cairo_restore(cairo)
-            // The source surface must outlive the paint; it is released here, after cairo_restore.
-            withExtendedLifetime(source) {}
-        }
+        try paint(image, from: Rect(size: shown), in: placed, clip: visible, orientation: orientation, alpha: alpha)
     }
 
     /// Draws the part `source` of `image` stretched to exactly `rect`. `source` is in the image's upright
@@ -134,13 +114,20 @@ public final class DrawingContext {
     public func draw(_ image: some BitmapImage, from source: Rect, in rect: Rect,
                      orientation: ImageOrientation = .up, alpha: Double = 1) throws(TesseraError) {
         guard source.width > 0, source.height > 0, rect.width > 0, rect.height > 0 else { return }
+        try paint(image, from: source, in: rect, clip: rect, orientation: orientation, alpha: alpha)
+    }
+
+    /// The one cairo paint of both `draw`s: `source` (upright coordinates) of `image` stretched to `rect`,
+    /// only inside `clip`, with the filter and edge mode they document.
+    private func paint(_ image: some BitmapImage, from source: Rect, in rect: Rect, clip: Rect,
+                       orientation: ImageOrientation, alpha: Double) throws(TesseraError) {
         let stored = image.layout.size
         try image.withUnsafeBytes { (bytes) throws(TesseraError) in
             // cairo only reads from a source surface; it never writes through this pointer.
             let surface = try CairoSurface(pixels: UnsafeMutableRawPointer(mutating: bytes.baseAddress!),
                                            layout: image.layout, copyIn: true)
             cairo_save(cairo)
-            cairo_rectangle(cairo, rect.x, rect.y, rect.width, rect.height)
+            cairo_rectangle(cairo, clip.x, clip.y, clip.width, clip.height)
             cairo_clip(cairo)
             cairo_translate(cairo, rect.x, rect.y)
             cairo_scale(cairo, rect.width / source.width, rect.height / source.height)
