@@ -120,6 +120,7 @@ let package = Package(
             name: "TesseraServer",
             dependencies: [
                 "Tessera", "TesseraHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Serving"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Serving"])),
                 // The server's own HTTP/1 child channel: NIO's codec, the memory-hit handler (NIO's HTTP/1
                 // types), then the conversion to HTTPTypes that Hummingbird's router reads.
