@@ -154,7 +154,10 @@ struct GalleryPresets: Sendable {
             }
             return preset
         }
-        func choice(_ preset: ServerConfiguration.Preset) -> Choice { Choice(name: preset.name, width: preset.width, height: preset.height) }
+        func choice(_ preset: ServerConfiguration.Preset) -> Choice {
+            let box = PresetTable.slotSize(of: preset.processing)
+            return Choice(name: preset.name, width: box.width, height: box.height)
+        }
         let fullPreset: ServerConfiguration.Preset
         if let name = query["preset"], !name.isEmpty {
             fullPreset = try named(name)
@@ -166,7 +169,7 @@ struct GalleryPresets: Sendable {
             throw ServiceError(.unknownPreset, "no presets are configured")
         }
         full = choice(fullPreset)
-        let area = { (preset: ServerConfiguration.Preset) in preset.width * preset.height }
+        let area = { (preset: ServerConfiguration.Preset) in PresetTable.slotSize(of: preset.processing).pixelCount }
         switch query["lowres"] {
         case "none":
             lowres = nil

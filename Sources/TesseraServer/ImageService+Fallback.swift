@@ -14,7 +14,7 @@ extension ImageService {
         }
     }
 
-    /// The fallback image drawn to the request's shape (its preset, or its size and mode; its format and
+    /// The fallback image drawn to the request's shape (its preset's recipe or its options; its format and
     /// quality), encoded once per shape and kept in the response cache like any answer, with the fallback's
     /// status, `X-Tessera-Fallback: 1` and its `Cache-Control`. A request whose shape is itself wrong
     /// (a bad size, an unknown preset) still gets that error, and so does any failure of the fallback.
@@ -31,12 +31,9 @@ extension ImageService {
             do {
                 let done = try await jobs.value(for: key, deadline: deadline) { [self] in
                     if let hit = responses.get(key) { return (hit, CacheOutcome.memory) }
-                    let image = try await work.run { [self] in
-                        if let processing = shape.processing { return try render(fallback.data, processing: processing) }
-                        return try Renderer.render(fallback.data, info: fallback.info, box: shape.box, mode: shape.mode, decoder: decoder)
-                    }
+                    let image = try await work.run { [self] in try render(fallback.data, processing: shape.processing) }
                     return (try await encode(image, integrity: image.integrity, output: shape.output, quality: shape.quality,
-                                             background: shape.processing?.background ?? .white, key: key),
+                                             background: shape.processing.background, key: key),
                             CacheOutcome.produced)
                 }
                 entry = done.value.0

@@ -16,27 +16,26 @@ extension ImageService {
             let outcome: CacheOutcome
             let entry: ResponseCache.Entry
             if let table = request.preset {
-                let image: SlotView
                 if let hit = table.image(of: file) {
                     counters.withLock { $0.tableHits += 1 }
                     metrics.tableHits.increment()
-                    image = hit
+                    entry = try await encode(hit, integrity: hit.integrity, request: request, key: request.key)
                     outcome = .table
                 } else {
                     counters.withLock { $0.tableMisses += 1 }
                     metrics.tableMisses.increment()
-                    image = try await fill(table, with: file).value
+                    switch try await fill(table, with: file).value {
+                    case .slot(let image): entry = try await encode(image, integrity: image.integrity, request: request, key: request.key)
+                    case .unstored(let image): entry = try await encode(image, integrity: image.integrity, request: request, key: request.key)
+                    }
                     outcome = .produced
                 }
-                entry = try await encode(image, integrity: image.integrity, output: request.output, quality: request.quality,
-                                           background: request.processing?.background ?? .white, key: request.key)
             } else {
                 let path = file.realPath
                 let image = try await work.run { [self] in
-                    try decode(try Data(contentsOf: URL(fileURLWithPath: path)), request: request)
+                    try render(try Data(contentsOf: URL(fileURLWithPath: path)), processing: request.processing)
                 }
-                entry = try await encode(image, integrity: image.integrity, output: request.output, quality: request.quality,
-                                           background: request.processing?.background ?? .white, key: request.key)
+                entry = try await encode(image, integrity: image.integrity, request: request, key: request.key)
                 outcome = .produced
             }
             return (entry, outcome)
@@ -50,46 +49,29 @@ extension ImageService {
             let digest = SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
             let key = request.key(withDigest: digest)
             if let hit = responses.get(key) { return (hit, .memory) }
-            let image = try await work.run { [self] in try decode(data, request: request) }
-            return (try await encode(image, integrity: image.integrity, output: request.output, quality: request.quality,
-                                      background: request.processing?.background ?? .white, key: key), .remote)
+            let image = try await work.run { [self] in try render(data, processing: request.processing) }
+            return (try await encode(image, integrity: image.integrity, request: request, key: key), .remote)
         }
     }
 
     /// Fills `table`'s slot for `file`: once per preset and source version, whatever the output format.
     /// The file is read only once a permit of the work limit is held, so requests waiting in its queue
-    /// hold no source bytes. A fill whose waiters all left still stores what it decoded.
-    private func fill(_ table: PresetTable, with file: RootDirectory.File) async throws -> WorkPool<SlotView>.Outcome {
+    /// hold no source bytes. A fill whose waiters all left still stores what it drew.
+    private func fill(_ table: PresetTable, with file: RootDirectory.File) async throws -> WorkPool<PresetTable.Filled>.Outcome {
         let key = "\(table.preset.name)|\(file.relativePath)|\(file.version)"
         return try await fills.value(for: key, deadline: nil) { [self] in
-            if let hit = table.image(of: file) { return hit }   // filled just before this job started
+            if let hit = table.image(of: file) { return .slot(hit) }   // filled just before this job started
             return try await work.run { [self] in
-                let data = try Data(contentsOf: URL(fileURLWithPath: file.realPath))
-                try decoder.limits.checkInput(byteCount: data.count)
-                let info = try decoder.probe(data)   // the pixel limit, before any pixel is allocated
-                let start = ContinuousClock.now
-                defer { metrics.decodeTime.recordSince(start) }
-                counters.withLock { $0.decodes += 1 }
-                return try table.store(data, of: file, info: info, decoder: decoder)
+                let image = try render(try Data(contentsOf: URL(fileURLWithPath: file.realPath)), processing: table.pixels)
+                return try table.store(image, of: file)
             }
         }
     }
 
-    /// `data` drawn for `request` (the caller holds a permit of the work limit): by its processing
-    /// (`/v1/resize`), or to its output size in its box.
-    private func decode(_ data: Data, request: ServeRequest) throws -> Bitmap {
-        if let processing = request.processing { return try render(data, processing: processing) }
-        return try decode(data, box: request.box, mode: request.mode)
-    }
-
-    /// `data` decoded to its output size in `box` (the caller holds a permit of the work limit).
-    private func decode(_ data: Data, box: PixelSize, mode: ServerConfiguration.Mode) throws -> Bitmap {
-        try decoder.limits.checkInput(byteCount: data.count)
-        let info = try decoder.probe(data)
-        let start = ContinuousClock.now
-        defer { metrics.decodeTime.recordSince(start) }
-        counters.withLock { $0.decodes += 1 }
-        return try Renderer.render(data, info: info, box: box, mode: mode, decoder: decoder)
+    /// ``encode(_:integrity:output:quality:background:key:)`` with `request`'s output, quality and background.
+    func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, request: ServeRequest, key: String) async throws -> ResponseCache.Entry {
+        try await encode(image, integrity: integrity, output: request.output, quality: request.quality,
+                         background: request.processing.background, key: key)
     }
 
     /// Encodes in the negotiated format (PNG instead of JPEG for an image with transparent pixels) under
@@ -111,8 +93,7 @@ extension ImageService {
             let bytes: [UInt8]
             switch format {
             case .jpeg where hasAlpha:   // `fmt=jpeg` of a transparent image: flattened onto the background
-                guard let bitmap = image as? Bitmap else { fallthrough }
-                bytes = try JPEGEncoder(quality: quality).encode(bitmap.flattened(onto: background))
+                bytes = try JPEGEncoder(quality: quality).encode(Bitmap(flattening: image, onto: background))
             case .jpeg: bytes = try JPEGEncoder(quality: quality).encode(image)
             case .png: bytes = try PNGEncoder().encode(image)
             case .webp: bytes = try WebPEncoder(quality: quality).encode(image)

@@ -29,7 +29,7 @@ public final class ImageService: Sendable {
     /// Jobs by response key: one produce per key, whoever asks.
     let jobs = WorkPool<(ResponseCache.Entry, CacheOutcome)>()
     /// Table fills by preset and source version: one decode per slot, whatever the output format.
-    let fills = WorkPool<SlotView>()
+    let fills = WorkPool<PresetTable.Filled>()
     let remoteGuard: RemoteSourceGuard
     let remote: (manager: ImageManager, loader: HTTPDataLoader)?
     let signer: URLSigner?

@@ -1,27 +1,60 @@
 #if Serving
+import Crypto
 import Foundation
 @_spi(Internal) import TesseraImaging
 import Tessera
 
-/// One preset's image table: every source under the root drawn once at the preset's size, read back in
-/// place. Each slot carries a ``SlotRecord`` of what it holds, so the table answers the same after a
-/// restart as before it, whatever other presets asked for meanwhile.
+/// One preset's image table: every source drawn once by the preset's recipe, read back in place. Each
+/// slot carries a ``SlotRecord`` of what it holds, so the table answers the same after a restart as before
+/// it, whatever other presets asked for meanwhile.
+///
+/// The table holds pixels, so its identity is the recipe without its encoding (``pixels``): a preset that
+/// changes its gravity or blur gets a new table (the name carries a hash of the recipe), one that changes
+/// only its format or quality keeps its table and re-encodes.
 struct PresetTable: Sendable {
     let preset: ServerConfiguration.Preset
-    /// The preset's box: the size of a `fill` answer, the bound of a `fit` one.
-    let box: PixelSize
+    /// The preset's recipe without ``ImageProcessing/format`` and ``ImageProcessing/quality``: everything
+    /// that shapes the pixels.
+    let pixels: ImageProcessing
+    /// The slot's image area, the largest canvas the recipe can make (``slotSize(of:)``).
+    let slot: PixelSize
     let table: ImageTable
+
+    /// What a fill made: the image in its new slot, or, for a canvas larger than the slot (a very tall
+    /// image of a width-only preset), the rendered bitmap, answered without being stored.
+    enum Filled: Sendable {
+        case slot(SlotView)
+        case unstored(Bitmap)
+    }
 
     /// Opens (or creates) the table of `preset` in `directory`, with room for `capacity` entries.
     init(_ preset: ServerConfiguration.Preset, capacity: Int, directory: URL, observability: Observability) throws {
         self.preset = preset
-        box = PixelSize(width: preset.width, height: preset.height)
-        // One row more than the box for the slot record; the name says so, so that a table of the layout
-        // before records is never opened as one of this layout.
-        let format = ImageFormat(name: "serve-\(preset.name)-\(preset.width)x\(preset.height)-\(preset.mode.rawValue)-r1",
+        var pixels = preset.processing
+        pixels.format = nil
+        pixels.quality = nil
+        self.pixels = pixels
+        slot = Self.slotSize(of: pixels)
+        // One row more than the slot for the slot record. The name carries the recipe's hash, so a table
+        // made for another recipe of the same name (or of the layout before records) is never opened as this one.
+        let recipe = SHA256.hash(data: Data(pixels.identity.utf8)).prefix(6).map { String(format: "%02x", $0) }.joined()
+        let format = ImageFormat(name: "serve-\(preset.name)-\(slot.width)x\(slot.height)-\(recipe)-r2",
                                  family: "serve-\(preset.name)", style: .bgra32,
-                                 size: PixelSize(width: preset.width, height: preset.height + 1), maximumCount: capacity)
+                                 size: PixelSize(width: slot.width, height: slot.height + 1), maximumCount: capacity)
         table = try ImageTable(format: format, directory: directory, observability: observability)
+    }
+
+    /// The slot of `recipe`: its box in output pixels (``ImageProcessing/scaledWidth`` ×
+    /// ``ImageProcessing/scaledHeight``), which no canvas of it exceeds. With one side left out, the other
+    /// is twice the given one: `width: 300` has 300×600 slots, room for every photo up to 1:2 (a portrait
+    /// 3:4 photo takes 300×400 of it); taller images are answered without the table.
+    static func slotSize(of recipe: ImageProcessing) -> PixelSize {
+        switch (recipe.scaledWidth, recipe.scaledHeight) {
+        case let (width?, height?): PixelSize(width: width, height: height)
+        case let (width?, nil): PixelSize(width: width, height: 2 * width)
+        case let (nil, height?): PixelSize(width: 2 * height, height: height)
+        case (nil, nil): PixelSize(width: 1, height: 1)   // refused by ServerConfiguration.validate()
+        }
     }
 
     /// The table's entity id of a file: its relative path.
@@ -29,7 +62,7 @@ struct PresetTable: Sendable {
 
     /// The source id of `file` in this preset: everything that shapes the pixels.
     func sourceID(of file: RootDirectory.File) -> UUID {
-        UUID(hashing: "\(file.relativePath)\u{0}\(file.version)\u{0}\(preset.name)\u{0}\(box.width)x\(box.height)\u{0}\(preset.mode.rawValue)")
+        UUID(hashing: "\(file.relativePath)\u{0}\(file.version)\u{0}\(preset.name)\u{0}\(pixels.identity)")
     }
 
     /// The image of `file` when the table holds it and its record verifies. An entry whose record does
@@ -37,28 +70,31 @@ struct PresetTable: Sendable {
     func image(of file: RootDirectory.File) -> SlotView? {
         let entityID = Self.entityID(of: file)
         guard let entry = table.image(for: entityID, sourceID: sourceID(of: file)) else { return nil }
-        if let record = SlotRecord.validate(entry, box: box, mode: preset.mode), let view = SlotView(entry, record: record) {
+        if let record = SlotRecord.validate(entry, slot: slot), let view = SlotView(entry, record: record) {
             return view
         }
         table.delete(entityID: entityID)
         return nil
     }
 
-    /// Decodes `data` (the bytes of `file`) straight into a new slot, at the size `mode` gives in the box,
-    /// with its record, and returns the image part.
-    func store(_ data: Data, of file: RootDirectory.File, info: ImageInfo, decoder: ImageDecoder) throws -> SlotView {
-        let content = Renderer.outputSize(of: info.displaySize, box: box, mode: preset.mode)
+    /// Copies `image` (``pixels`` drawn from `file`) into a new slot with its record, and returns the
+    /// slot's view; an image larger than the slot is returned as it is, not stored.
+    func store(_ image: Bitmap, of file: RootDirectory.File) throws -> Filled {
+        let content = PixelSize(width: image.width, height: image.height)
+        guard content.width <= slot.width, content.height <= slot.height, image.style == .bgra32 else { return .unstored(image) }
         let sourceID = sourceID(of: file)
-        var record = SlotRecord(content: content)
-        let entry = try table.store(entityID: Self.entityID(of: file), sourceID: sourceID) { slot in
-            let target = MutableBitmapView(layout: try BitmapLayout(width: content.width, height: content.height, style: slot.layout.style,
-                                                                    bytesPerRow: slot.layout.bytesPerRow),
-                                           baseAddress: slot.baseAddress)
-            record = SlotRecord(content: content, integrity: try Renderer.render(data, into: target, decoder: decoder))
-            record.write(to: slot.row(box.height), sourceID: sourceID, box: box)
+        let record = SlotRecord(content: content, integrity: image.integrity)
+        let entry = try table.store(entityID: Self.entityID(of: file), sourceID: sourceID) { target in
+            let rowBytes = content.width * 4
+            image.withUnsafeBytes { bytes in
+                for y in 0..<content.height {
+                    target.row(y).copyMemory(from: bytes.baseAddress! + y * image.bytesPerRow, byteCount: rowBytes)
+                }
+            }
+            record.write(to: target.row(slot.height), sourceID: sourceID, box: slot)
         }
         guard let view = SlotView(entry, record: record) else { throw ServiceError(.internal, "a table slot is smaller than its image") }
-        return view
+        return .slot(view)
     }
 }
 #endif

@@ -76,12 +76,10 @@ struct ServeRequest: Sendable {
     /// The preset's table, for preset requests.
     let preset: PresetTable?
     let source: Source
-    let box: PixelSize
-    let mode: ServerConfiguration.Mode
-    /// `/v1/resize`'s processing; `nil` for a preset (its table slot is the box).
-    let processing: ImageProcessing?
+    /// What to draw: the preset's recipe, or `/v1/resize`'s options.
+    let processing: ImageProcessing
     let output: OutputChoice
-    /// `q`; `nil`: the output format's default (``ServerConfiguration/quality``).
+    /// `q`, else the preset's quality; `nil`: the output format's default (``ServerConfiguration/quality``).
     let quality: Int?
     let ifNoneMatch: String?
     /// The key of the request's work and, for local sources, of its encoded response (the ETag is its
@@ -99,24 +97,20 @@ struct ServeRequest: Sendable {
 }
 
 /// What a request asks for, before its source is looked at: the route's label, the preset's table, the
-/// size, mode, output format and quality. A fallback image is drawn to this shape when the source is
+/// processing, output format and quality. A fallback image is drawn to this shape when the source is
 /// missing or cannot be decoded.
 struct RequestShape: Sendable {
     let label: String
     let preset: PresetTable?
-    /// A preset's box and mode.
-    let box: PixelSize
-    let mode: ServerConfiguration.Mode
-    /// `/v1/resize`'s processing (``ImageService/processing(from:limits:)``); `nil` for a preset.
-    let processing: ImageProcessing?
+    /// The preset's recipe, or `/v1/resize`'s options (``ImageService/processing(from:limits:)``).
+    let processing: ImageProcessing
     let output: OutputChoice
     let quality: Int?
 
-    /// The part of a response key that the shape decides: the processing's identity for `/v1/resize`, so
-    /// that two requests that differ in any option (gravity, say) never share an answer.
+    /// The part of a response key that the shape decides: the processing's identity, so that two requests
+    /// that differ in any option (gravity, say) never share an answer, and the encoding.
     var key: String {
-        let size = processing?.identity ?? "\(box.width)x\(box.height)|\(mode.rawValue)"
-        return "\(size)|\(output.key)|\(quality.map(String.init) ?? "-")"
+        "\(processing.identity)|\(output.key)|\(quality.map(String.init) ?? "-")"
     }
 }
 
@@ -133,15 +127,15 @@ extension ImageService {
             if configuration.onlyPresets, let option = info.query.keys.sorted().first(where: { $0 != "s" }) {
                 throw ServiceError(.optionNotAllowed, "query options are off (presets only): '\(option)'")
             }
-            return RequestShape(label: name, preset: table, box: table.box, mode: table.preset.mode, processing: nil,
-                                output: try OutputChoice(fmt: info.query["fmt"], accept: info.accept),
-                                quality: try Self.quality(info.query["q"]))
+            let recipe = table.preset.processing
+            return RequestShape(label: name, preset: table, processing: recipe,
+                                output: try OutputChoice(fmt: info.query["fmt"] ?? recipe.format?.rawValue, accept: info.accept),
+                                quality: try Self.quality(info.query["q"]) ?? recipe.quality)
         case .resize:
             guard !configuration.onlyPresets else { throw ServiceError(.notFound, "no such route (presets only)") }
             guard info.query["src"].map({ !$0.isEmpty }) == true else { throw ServiceError(.missingSource, "src is required") }
             let processing = try Self.processing(from: info.query, limits: limits)
-            return RequestShape(label: "resize", preset: nil, box: PixelSize(width: processing.width ?? 0, height: processing.height ?? 0),
-                                mode: .fit, processing: processing,
+            return RequestShape(label: "resize", preset: nil, processing: processing,
                                 output: try OutputChoice(fmt: info.query["fmt"], accept: info.accept),
                                 quality: try Self.quality(info.query["q"]))
         }
@@ -159,13 +153,12 @@ extension ImageService {
             return file
         }
         func request(_ source: ServeRequest.Source, key: String) -> ServeRequest {
-            ServeRequest(label: shape.label, preset: shape.preset, source: source, box: shape.box, mode: shape.mode,
-                         processing: shape.processing, output: shape.output, quality: shape.quality, ifNoneMatch: info.ifNoneMatch, key: key)
+            ServeRequest(label: shape.label, preset: shape.preset, source: source, processing: shape.processing, output: shape.output, quality: shape.quality, ifNoneMatch: info.ifNoneMatch, key: key)
         }
         switch info.route {
         case .preset(let name, let rawPath):
             let file = try checked(try root.file(try RootDirectory.decode(rawPath), trustingRecentCheck: trustingRecentCheck))
-            return request(.file(file), key: "p|\(name)|\(file.relativePath)|\(file.version)|\(shape.output.key)|\(shape.quality.map(String.init) ?? "-")")
+            return request(.file(file), key: "p|\(name)|\(file.relativePath)|\(file.version)|\(shape.key)")
         case .resize:
             guard let src = info.query["src"], !src.isEmpty else { throw ServiceError(.missingSource, "src is required") }
             let lowered = src.lowercased()

@@ -5,45 +5,60 @@ import Tessera
 /// Everything `tessera serve` (and a mounted ``ImageService``) is configured with. Decodable from the
 /// JSON config file; flags and `TESSERA_…` variables override its fields (docs/SERVING.md).
 public struct ServerConfiguration: Sendable, Codable, Hashable {
-    /// A named output size backed by one image table.
+    /// A named recipe backed by one image table: a size and every option of ``ImageProcessing`` (mode,
+    /// gravity, enlarge, background, DPR, blur, output format and quality).
+    ///
+    /// In the JSON config a preset is its name beside the recipe's fields, each optional but a size:
+    /// `{"name": "card", "width": 320, "height": 200, "mode": "fill", "gravity": "smart", "format": "webp", "quality": 70}`.
+    /// `--preset NAME:WxH:MODE` gives the size and mode only (`NAME:Wx:MODE` and `NAME:xH:MODE` one side).
     public struct Preset: Sendable, Codable, Hashable {
         /// The name in `/v1/{preset}/…`.
         public var name: String
-        /// Output width and height (the table's slot size).
-        public var width: Int
-        /// See ``width``.
-        public var height: Int
-        /// `fill` (cover and crop) or `fit` (inside, aspect kept).
-        public var mode: Mode
+        /// What the preset makes of each source. Its ``ImageProcessing/format`` and
+        /// ``ImageProcessing/quality`` fix the encoding (a request's `fmt` and `q` still override them
+        /// unless ``ServerConfiguration/onlyPresets`` is on); the other fields shape the table's pixels.
+        public var processing: ImageProcessing
 
-        /// A preset `name` of `width`×`height` pixels, sized by `mode`.
-        public init(name: String, width: Int, height: Int, mode: Mode) {
+        /// A preset `name` of `processing`.
+        public init(name: String, processing: ImageProcessing) {
             self.name = name
-            self.width = width
-            self.height = height
-            self.mode = mode
+            self.processing = processing
         }
 
-        /// Parses `NAME:WxH:MODE` (the `--preset` syntax).
+        /// A preset `name` of `width`×`height` pixels, sized by `mode` (and otherwise the defaults of
+        /// ``ImageProcessing``: centred, never enlarged).
+        public init(name: String, width: Int, height: Int, mode: ImageProcessing.Mode) {
+            self.init(name: name, processing: ImageProcessing(width: width, height: height, mode: mode))
+        }
+
+        /// Parses `NAME:WxH:MODE` (the `--preset` syntax); one side may be left out (`300x`, `x200`).
+        /// MODE is one of ``ImageProcessing/Mode``'s names.
         public init(parsing text: String) throws(ServerConfigurationError) {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            let modes = ImageProcessing.Mode.allCases.map(\.rawValue).joined(separator: ", ")
             guard parts.count == 3 else { throw ServerConfigurationError("preset '\(text)' is not NAME:WxH:MODE") }
-            let size = parts[1].lowercased().split(separator: "x").compactMap { Int($0) }
-            guard size.count == 2, let mode = Mode(rawValue: parts[2]) else {
-                throw ServerConfigurationError("preset '\(text)' is not NAME:WxH:MODE (MODE is fill or fit)")
+            let sides = parts[1].lowercased().split(separator: "x", maxSplits: 1, omittingEmptySubsequences: false)
+            guard sides.count == 2, sides.allSatisfy({ $0.isEmpty || Int($0) != nil }), !sides.allSatisfy(\.isEmpty),
+                  let mode = ImageProcessing.Mode(rawValue: parts[2]) else {
+                throw ServerConfigurationError("preset '\(text)' is not NAME:WxH:MODE (MODE is one of \(modes))")
             }
-            self.init(name: parts[0], width: size[0], height: size[1], mode: mode)
+            self.init(name: parts[0], processing: ImageProcessing(width: Int(sides[0]), height: Int(sides[1]), mode: mode))
         }
-    }
 
-    /// How an image is sized into its box.
-    public enum Mode: String, Sendable, Codable, Hashable {
-        /// Cover the box and crop: the output is exactly the box.
-        case fill
-        /// Fit inside the box with the aspect ratio kept: the output is at most the box.
-        case fit
+        private enum CodingKeys: String, CodingKey { case name }
 
-        var contentMode: ContentMode { self == .fill ? .aspectFill : .aspectFit }
+        /// Decodes `{"name": …}` beside the recipe's fields (``ImageProcessing``'s JSON).
+        public init(from decoder: any Decoder) throws {
+            name = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
+            processing = try ImageProcessing(from: decoder)
+        }
+
+        /// Encodes the name beside the recipe's fields.
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(name, forKey: .name)
+            try processing.encode(to: encoder)
+        }
     }
 
     /// One HMAC-SHA256 key for signed URLs.
@@ -272,8 +287,18 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
                 throw ServerConfigurationError("preset name '\(preset.name)' must be letters, digits, - or _, and not 'resize'")
             }
             guard seen.insert(preset.name).inserted else { throw ServerConfigurationError("preset '\(preset.name)' is defined twice") }
-            guard preset.width > 0, preset.height > 0, preset.width <= 4096, preset.height <= 4096 else {
-                throw ServerConfigurationError("preset '\(preset.name)' must be 1…4096 pixels on each side")
+            let recipe = preset.processing
+            guard recipe.width != nil || recipe.height != nil else {
+                throw ServerConfigurationError("preset '\(preset.name)' needs a width, a height or both")
+            }
+            do throws(ImageProcessing.Invalid) {
+                try recipe.validate(ImageProcessing.Limits(maximumDimension: 4096, maximumOutputPixels: limits.maximumOutputPixels))
+            } catch {
+                throw ServerConfigurationError("preset '\(preset.name)': \(error)")
+            }
+            let slot = PresetTable.slotSize(of: recipe)
+            guard slot.width * slot.height <= 4 * limits.maximumOutputPixels else {
+                throw ServerConfigurationError("preset '\(preset.name)': its table slot of \(slot.width)×\(slot.height) pixels is too large")
             }
         }
         guard sourceCheckIntervalSeconds >= 0, sourceCheckIntervalSeconds.isFinite else {

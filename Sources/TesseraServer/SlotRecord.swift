@@ -7,8 +7,9 @@ import Tessera
 /// What a preset's table slot holds, written in the slot itself so that it lives and dies with the
 /// entry: the image's size inside the slot and how complete its decode was, bound to the entry's source id.
 ///
-/// A preset of W×H has a table of W×(H+1): rows `0..<H` hold the image at the top-left corner (all of
-/// them for `fill`, the fitted size for `fit`: 300×200 in a 300×300 box), row `H` holds this record.
+/// A preset whose slot is W×H (``PresetTable/slotSize(of:)``) has a table of W×(H+1): rows `0..<H` hold
+/// the image at the top-left corner (the whole slot for a `fill` of a large source, 300×200 of a 300×300
+/// slot for a `fit` of a 3:2 photo), row `H` holds this record.
 /// The table's pixel checksum covers the record with the pixels, and the entry's commit word covers
 /// that checksum, so a record is never torn from its image. Its first 33 bytes:
 ///
@@ -20,11 +21,11 @@ import Tessera
 /// | 16 | 16 | SHA-256 of (source id, content width, content height, box width, box height, integrity), first 16 bytes |
 /// | 32 | 1 | integrity: 0 intact, 1 damaged, 2 truncated |
 ///
-/// The source id is a hash of everything that shapes the pixels (path, source version, preset, box,
-/// mode), so a record copied to another entry, or read by a preset of another box, does not verify.
+/// The source id is a hash of everything that shapes the pixels (path, source version, preset, recipe),
+/// so a record copied to another entry, or read by a preset of another slot, does not verify.
 /// A truncated source's entry is kept like any other: it answers only for that version of the file
 /// (size, modification time, inode), so once the file is whole its new version misses and is decoded again.
-/// ``validate(_:box:mode:)`` checks the digest and that the size lies inside the box before any pixel
+/// ``validate(_:slot:)`` checks the digest and that the size lies inside the box before any pixel
 /// is read; a record that fails is a miss (the entry is rebuilt), never an answer.
 @_spi(Testing) public struct SlotRecord: Sendable, Hashable {
     /// The image's size inside the slot.
@@ -60,9 +61,9 @@ import Tessera
         UInt8(integrityCodes.firstIndex(of: integrity) ?? 0)
     }
 
-    /// The record in `image` (a slot of a preset of `box`, one row taller), when it verifies: magic,
-    /// digest for the entry's source id, and a size inside the box (exactly the box for `fill`).
-    static func validate(_ image: TableImage, box: PixelSize, mode: ServerConfiguration.Mode) -> SlotRecord? {
+    /// The record in `image` (an entry of a preset whose slot is `box`, one row taller), when it verifies:
+    /// magic, digest for the entry's source id, and a size inside the slot.
+    static func validate(_ image: TableImage, slot box: PixelSize) -> SlotRecord? {
         guard image.layout.width == box.width, image.layout.height == box.height + 1,
               image.layout.bytesPerRow >= byteCount else { return nil }
         return image.withUnsafeBytes { bytes -> SlotRecord? in
@@ -72,7 +73,6 @@ import Tessera
             let height = Int(UInt32(littleEndian: row.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
             guard (1...box.width).contains(width), (1...box.height).contains(height) else { return nil }
             let content = PixelSize(width: width, height: height)
-            guard mode == .fit || content == box else { return nil }
             let code = Int(row[32])
             guard code < integrityCodes.count else { return nil }
             let integrity = integrityCodes[code]

@@ -73,6 +73,13 @@ extension ImageProcessing {
         return geometry
     }
 
+    /// ``width`` in output pixels: times ``dpr``, rounded half up (`width: 300, dpr: 1.5` is 450). No
+    /// canvas is wider, in any mode; `nil` when no width is given.
+    public var scaledWidth: Int? { width.map { Self.times(dpr, $0) } }
+
+    /// ``height`` in output pixels, as ``scaledWidth`` is the width: no canvas is taller.
+    public var scaledHeight: Int? { height.map { Self.times(dpr, $0) } }
+
     private func resolved(_ source: PixelSize) -> ProcessingGeometry {
         let sw = Double(source.width), sh = Double(source.height)
         guard let w = width, let h = height else {

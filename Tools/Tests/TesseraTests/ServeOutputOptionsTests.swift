@@ -52,9 +52,10 @@ struct ServeOutputOptionsTests {
         try ServeFixture.png(width: 90, height: 60, alpha: false).write(to: image)
         let configuration = fixture.configuration { $0.fallback = ServerConfiguration.Fallback(image: image.path) }
         try await fixture.withServer(configuration) { port, _ in
-            for (target, size) in [("/v1/thumb/nothing-here.jpg?fmt=png", PixelSize(width: 64, height: 64)),
-                                   ("/v1/thumb/broken.jpg?fmt=png", PixelSize(width: 64, height: 64)),
-                                   ("/v1/box/nothing-here.jpg?fmt=png", PixelSize(width: 100, height: 67)),
+            // Never enlarged unless asked: 90×60 fills 64×64 as 64×60 (scale 1, cut to the box's width), fits a box as 90×60.
+            for (target, size) in [("/v1/thumb/nothing-here.jpg?fmt=png", PixelSize(width: 64, height: 60)),
+                                   ("/v1/thumb/broken.jpg?fmt=png", PixelSize(width: 64, height: 60)),
+                                   ("/v1/box/nothing-here.jpg?fmt=png", PixelSize(width: 90, height: 60)),
                                    ("/v1/resize?src=nothing.jpg&w=120&h=80&mode=fill&enlarge=1&fmt=png", PixelSize(width: 120, height: 80)),
                                    ("/v1/resize?src=nothing.jpg&w=120&h=80&mode=fill&fmt=png", PixelSize(width: 90, height: 60))] {
                 let answer = try await RawHTTP.get(port: port, target)

@@ -43,13 +43,15 @@ struct ServePresetTableTests {
 
     /// The size a source of `width`×`height` has in `preset`, computed here, independently of the server.
     static func expectedSize(_ width: Int, _ height: Int, in preset: ServerConfiguration.Preset) -> PixelSize {
-        guard preset.mode == .fit else { return PixelSize(width: preset.width, height: preset.height) }
-        let scale = min(Double(preset.width) / Double(width), Double(preset.height) / Double(height))
+        let box = (width: preset.processing.width!, height: preset.processing.height!)
+        guard preset.processing.mode == .fit else { return PixelSize(width: box.width, height: box.height) }
+        let scale = min(Double(box.width) / Double(width), Double(box.height) / Double(height))
         return PixelSize(width: max(1, Int((Double(width) * scale).rounded())), height: max(1, Int((Double(height) * scale).rounded())))
     }
 
-    /// Asks for every photo in each preset of `order` and checks each answer against a fresh render of
-    /// its source; returns the answers' `X-Tessera-Cache` values.
+    /// Asks for every photo in each preset of `order` and checks each answer's size against arithmetic
+    /// done here and its pixels against a fresh render of its source by the library (the same recipe, no
+    /// table; another image's pixels in a slot measure 9–16 dB); returns the answers' `X-Tessera-Cache` values.
     @discardableResult
     static func checkAll(port: Int, fixture: ServeFixture, presets: [ServerConfiguration.Preset], order: [String]) async throws -> [String] {
         var outcomes: [String] = []
@@ -63,7 +65,7 @@ struct ServePresetTableTests {
                 #expect(answer.layout.size == size, "\(name)/\(photo.name): \(answer.layout.size), expected \(size)")
                 guard answer.layout.size == size else { continue }
                 let source = try Data(contentsOf: fixture.root.appendingPathComponent(photo.name))
-                let reference = try ImageDecoder().thumbnail(source, size: size, mode: .aspectFill)
+                let reference = try ImageDecoder().render(source, processing: preset.processing)
                 let psnr = HEIFTestSupport.psnr(answer, reference)
                 #expect(psnr > 40, "\(name)/\(photo.name): \(psnr) dB against a fresh render")
                 outcomes.append(response.headers["x-tessera-cache"] ?? "")
@@ -118,7 +120,7 @@ struct ServePresetTableTests {
                 let record = tampering == "digest"
                     ? SlotRecord(content: PixelSize(width: 300, height: 100))   // signed below for the true size
                     : SlotRecord(content: PixelSize(width: 300, height: 101))   // one row past the box, validly signed
-                record.write(to: slot.row(table.box.height), sourceID: sourceID, box: table.box,
+                record.write(to: slot.row(table.slot.height), sourceID: sourceID, box: table.slot,
                              digestSize: tampering == "digest" ? PixelSize(width: 75, height: 100) : nil)
             }
         }
@@ -130,7 +132,7 @@ struct ServePresetTableTests {
             let answer = try ImageDecoder().decode(Data(response.body))
             #expect(answer.layout.size == PixelSize(width: 75, height: 100))
             let source = try Data(contentsOf: fixture.root.appendingPathComponent(photo.name))
-            let reference = try ImageDecoder().thumbnail(source, size: PixelSize(width: 75, height: 100), mode: .aspectFill)
+            let reference = try ImageDecoder().render(source, processing: preset.processing)
             #expect(HEIFTestSupport.psnr(answer, reference) > 40)
         }
     }
@@ -143,20 +145,19 @@ struct ServePresetTableTests {
         let source = UUID(hashing: "source"), other = UUID(hashing: "other")
         func entry(_ record: SlotRecord, signedFor sourceID: UUID) throws -> TableImage {
             try table.table.store(entityID: UUID(hashing: "e"), sourceID: source) { slot in
-                record.write(to: slot.row(table.box.height), sourceID: sourceID, box: table.box)
+                record.write(to: slot.row(table.slot.height), sourceID: sourceID, box: table.slot)
             }
         }
         let good = try entry(SlotRecord(content: PixelSize(width: 40, height: 32)), signedFor: source)
-        #expect(SlotRecord.validate(good, box: table.box, mode: .fit) == SlotRecord(content: PixelSize(width: 40, height: 32)))
-        // The same record read as a fill preset's, or as a slot of another box, does not verify.
-        #expect(SlotRecord.validate(good, box: table.box, mode: .fill) == nil)
-        #expect(SlotRecord.validate(good, box: PixelSize(width: 64, height: 31), mode: .fit) == nil)
+        #expect(SlotRecord.validate(good, slot: table.slot) == SlotRecord(content: PixelSize(width: 40, height: 32)))
+        // The same record read as a slot of another size does not verify.
+        #expect(SlotRecord.validate(good, slot: PixelSize(width: 64, height: 31)) == nil)
         #expect(try SlotRecord.validate(entry(SlotRecord(content: PixelSize(width: 40, height: 32)), signedFor: other),
-                                        box: table.box, mode: .fit) == nil)
+                                        slot: table.slot) == nil)
         #expect(try SlotRecord.validate(entry(SlotRecord(content: PixelSize(width: 65, height: 32)), signedFor: source),
-                                        box: table.box, mode: .fit) == nil)
+                                        slot: table.slot) == nil)
         #expect(try SlotRecord.validate(entry(SlotRecord(content: PixelSize(width: 0, height: 32)), signedFor: source),
-                                        box: table.box, mode: .fit) == nil)
+                                        slot: table.slot) == nil)
     }
 
     @Test("a slot record keeps its decode's integrity, and an integrity byte changed on disk does not verify")
@@ -167,18 +168,18 @@ struct ServePresetTableTests {
         let table = try PresetTable(preset, capacity: 4, directory: directory, observability: .default)
         let source = UUID(hashing: "source")
         for integrity in [DecodeIntegrity.intact, .damaged, .truncated] {
-            let record = SlotRecord(content: table.box, integrity: integrity)
+            let record = SlotRecord(content: table.slot, integrity: integrity)
             let stored = try table.table.store(entityID: UUID(hashing: "e-\(integrity)"), sourceID: source) { slot in
-                record.write(to: slot.row(table.box.height), sourceID: source, box: table.box)
+                record.write(to: slot.row(table.slot.height), sourceID: source, box: table.slot)
             }
-            #expect(SlotRecord.validate(stored, box: table.box, mode: .fill)?.integrity == integrity)
+            #expect(SlotRecord.validate(stored, slot: table.slot)?.integrity == integrity)
             // The same record with another integrity byte (a truncated entry passed off as intact, say).
             for other in [DecodeIntegrity.intact, .damaged, .truncated] where other != integrity {
                 let forged = try table.table.store(entityID: UUID(hashing: "f-\(integrity)-\(other)"), sourceID: source) { slot in
-                    record.write(to: slot.row(table.box.height), sourceID: source, box: table.box)
-                    slot.row(table.box.height).storeBytes(of: SlotRecord.code(of: other), toByteOffset: 32, as: UInt8.self)
+                    record.write(to: slot.row(table.slot.height), sourceID: source, box: table.slot)
+                    slot.row(table.slot.height).storeBytes(of: SlotRecord.code(of: other), toByteOffset: 32, as: UInt8.self)
                 }
-                #expect(SlotRecord.validate(forged, box: table.box, mode: .fill) == nil, "\(integrity) relabelled \(other)")
+                #expect(SlotRecord.validate(forged, slot: table.slot) == nil, "\(integrity) relabelled \(other)")
             }
         }
     }

@@ -17,7 +17,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "The directory of images served under /v1/ (TESSERA_ROOT).") var root: String?
     @Option(help: "HOST:PORT to listen on (TESSERA_LISTEN; default 127.0.0.1:8080).") var listen: String?
-    @Option(name: .customLong("preset"), help: "A preset NAME:WxH:MODE, MODE fill or fit; repeatable (TESSERA_PRESETS, comma-separated; default thumb:200x200:fill and lowres:40x40:fill).")
+    @Option(name: .customLong("preset"), help: "A preset NAME:WxH:MODE (MODE fit, fill, fill-down, force or pad; Wx or xH for one side; full recipes in --config); repeatable (TESSERA_PRESETS, comma-separated; default thumb:200x200:fill and lowres:40x40:fill).")
     var presets: [String] = []
     @Option(help: "A JSON config file (TESSERA_CONFIG).") var config: String?
     @Option(name: .customLong("tables"),
