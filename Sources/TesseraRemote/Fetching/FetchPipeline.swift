@@ -230,11 +230,17 @@ final class FetchPipeline: Sendable {
         }
     }
 
-    /// Decodes `data` into the variant `key` asks for (see ``ImageKey/mode``).
+    /// Decodes `data` into the variant `key` asks for (see ``ImageKey/mode`` and ``ImageKey/processing``).
     func decode(_ data: Data, for key: ImageKey) throws -> Bitmap {
         counters.withLock { $0.decodes += 1 }
         let start = ContinuousClock.now
         defer { metrics.decodeTime.recordSince(start) }
+        if let processing = key.processing {
+            do throws(ImageDecoder.RenderError) { return try decoder.render(data, processing: processing) } catch {
+                if case .failed(let failure) = error { throw failure }
+                throw error
+            }
+        }
         guard let size = key.size else { return try decoder.decode(data) }
         switch key.mode {
         case .aspectFit:

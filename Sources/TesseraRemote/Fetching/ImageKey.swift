@@ -19,6 +19,10 @@ public struct ImageKey: Sendable, Hashable, CustomStringConvertible {
     /// - ``/TesseraImaging/ContentMode/aspectFill``: exactly `size`, centred and cropped;
     /// - ``/TesseraImaging/ContentMode/fill``: exactly `size`, stretched.
     public var mode: ContentMode
+    /// The processing the image is drawn with (``/TesseraImaging/ImageDecoder/render(_:processing:limits:)``),
+    /// which replaces ``size`` and ``mode`` when set. Keys that differ in any of its fields (gravity, say)
+    /// are different images.
+    public var processing: ImageProcessing?
 
     /// Creates a key.
     public init(url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill) {
@@ -27,8 +31,15 @@ public struct ImageKey: Sendable, Hashable, CustomStringConvertible {
         self.mode = size == nil ? .aspectFit : mode
     }
 
-    /// `url` or `url@WxH/mode`.
+    /// A key of the image at `url` drawn with `processing`.
+    public init(url: URL, processing: ImageProcessing) {
+        self.init(url: url)
+        self.processing = processing
+    }
+
+    /// `url`, `url@WxH/mode`, or `url#` and the processing's ``/TesseraImaging/ImageProcessing/identity``.
     public var description: String {
+        if let processing { return "\(url.absoluteString)#\(processing.identity)" }
         guard let size else { return url.absoluteString }
         return "\(url.absoluteString)@\(size)/\(mode.rawValue)"
     }

@@ -206,6 +206,7 @@ public final class ImageManager: Sendable {
             }
             url = address
         }
+        if let processing = request.processing { return (url, ImageKey(url: url, processing: processing)) }
         return (url, ImageKey(url: url, size: request.size, mode: request.contentMode))
     }
 

@@ -40,6 +40,11 @@ public struct ImageRequest: Sendable {
     public var size: PixelSize?
     /// How the image is fitted to ``size``. Aspect fill by default, as everywhere in Tessera.
     public var contentMode: ContentMode
+    /// What to make of a URL's image: size, mode, gravity (smart crop included), enlarge, background, DPR
+    /// and blur, drawn once by ``/TesseraImaging/ImageDecoder/render(_:processing:limits:)`` after the
+    /// download; the same vocabulary as `tessera serve`'s. When set it replaces ``size`` and ``contentMode``,
+    /// and it is part of the memory cache's key, so requests that differ in any option never share an image.
+    public var processing: ImageProcessing?
     /// The download lane.
     public var priority: FetchPriority
     /// How caches may answer.
@@ -57,6 +62,14 @@ public struct ImageRequest: Sendable {
         self.priority = priority
         self.cachePolicy = cachePolicy
         self.headers = headers
+    }
+
+    /// A request for the image at `url` drawn with `processing`:
+    /// `ImageRequest(url: url, processing: ImageProcessing(width: 300, mode: .fill, gravity: .smart))`.
+    public init(url: URL, processing: ImageProcessing, priority: FetchPriority = .urgent,
+                cachePolicy: CachePolicy = .useCache, headers: [String: String] = [:]) {
+        self.init(url: url, size: nil, priority: priority, cachePolicy: cachePolicy, headers: headers)
+        self.processing = processing
     }
 
     /// A request for `entity`'s picture in `format` (its size, aspect fill).
