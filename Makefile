@@ -40,6 +40,8 @@ test: setup-build
 	$(SWIFT) build $(TOOLS) -c release --product tessera
 	if [ -z "$${TESSERA_E2E_SKIP_THUMBOR:-}" ]; then timeout 900 $(TESSERA_RELEASE) bench peers --only thumbor \
 	  || echo "make test: thumbor could not be installed from PyPI; the bench serve test compares tessera and nginx only"; fi
+	timeout 900 $(TESSERA_RELEASE) bench peers --only moto \
+	  || echo "make test: moto could not be installed from PyPI; the S3 client end-to-end tests are skipped"
 	TESSERA_RELEASE_BINARY=$(TESSERA_RELEASE) SWIFT=$(SWIFT) scripts/test-run $(TOOLS)
 
 bench: setup release

@@ -3,7 +3,8 @@ import Foundation
 import TesseraTestSupport
 
 /// A virtualenv under `.build` holding one PyPI package for a benchmark's peer (Pillow for `bench ingest`,
-/// thumbor for `bench serve`), never the system's Python packages.
+/// thumbor for `bench serve`) or a test's (moto's S3 server for the S3 client tests), never the system's
+/// Python packages.
 enum PythonVirtualenv {
     /// `.build/NAME` of the package this binary was built in (found from the binary's real path), else
     /// `.build/NAME` in the current directory.
@@ -12,8 +13,9 @@ enum PythonVirtualenv {
         return (buildDirectory(containing: executable) ?? URL(fileURLWithPath: ".build")).appendingPathComponent(name)
     }
 
-    /// The Python peers of the benchmarks: the PyPI package, the module it provides and the virtualenv's
-    /// name under `.build` (Pillow for `bench ingest`, thumbor for `bench serve`).
+    /// The Python peers of the benchmarks and tests: the PyPI package (with its extras), the module it
+    /// provides and the virtualenv's name under `.build` (Pillow for `bench ingest`, thumbor for `bench serve`,
+    /// moto's `moto_server` for the S3 client tests).
     struct Peer {
         var package: String
         var module: String
@@ -21,6 +23,10 @@ enum PythonVirtualenv {
 
         static let pillow = Peer(package: "pillow", module: "PIL", name: "pillow-venv")
         static let thumbor = Peer(package: "thumbor", module: "thumbor", name: "thumbor-venv")
+        static let moto = Peer(package: "moto[server]", module: "moto", name: "moto-venv")
+
+        /// The name `--only` takes: the package without its extras (`moto` for `moto[server]`).
+        var label: String { String(package.prefix { $0 != "[" }) }
     }
 
     /// The virtualenv's interpreter and the version `module.__version__` reports. Never installs: a
@@ -30,7 +36,7 @@ enum PythonVirtualenv {
         let interpreter = venv.appendingPathComponent("bin/python").path
         let probe = ["-c", "import \(peer.module); print(\(peer.module).__version__)"]
         guard FileManager.default.isExecutableFile(atPath: interpreter), let version = try? Worker.output(interpreter, probe) else {
-            throw ValidationError("no \(peer.package) virtualenv at \(venv.path): create it with `tessera bench peers --only \(peer.package) --\(peer.package)-venv \(venv.path)`")
+            throw ValidationError("no \(peer.package) virtualenv at \(venv.path): create it with `tessera bench peers --only \(peer.label) --\(peer.label)-venv \(venv.path)`")
         }
         return (interpreter, version)
     }
