@@ -31,8 +31,8 @@ struct ServeOptionsEndToEndTests {
         #expect(missing.headers["x-tessera-fallback"] == "1")
         #expect(missing.headers["cache-control"] == "public, max-age=30")
         let image = try ImageDecoder().decode(Data(missing.body))
-        #expect(image.width == 120 && image.height == 120)
-        #expect(image.pixel(x: 60, y: 60).prefix(3).map { Int($0) }.elementsEqual([255, 128, 0], by: { abs($0 - $1) <= 2 }),
+        #expect(image.width == 80 && image.height == 80, "drawn like the preset, which never enlarges its 80×80")
+        #expect(image.pixel(x: 40, y: 40).prefix(3).map { Int($0) }.elementsEqual([255, 128, 0], by: { abs($0 - $1) <= 2 }),
                 "the fallback's colour (BGR)")
         let found = try await presetsOnly.get("/v1/t/p.jpg")
         #expect(found.status == 200 && found.headers["x-tessera-fallback"] == nil)

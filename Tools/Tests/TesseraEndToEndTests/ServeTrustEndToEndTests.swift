@@ -29,7 +29,7 @@ struct ServeTrustEndToEndTests {
     }
 
     /// Asks for `name` in `preset` (a `fit` box of `width`×`height`) as PNG and checks it against the
-    /// library's own render of the file: the right size and the same pixels. Returns `X-Tessera-Cache`.
+    /// library's own render of the file: the right size (worked out here) and the same pixels. Returns `X-Tessera-Cache`.
     static func check(_ server: Server, root: String, photo: (name: String, size: PixelSize), preset: String,
                       width: Int, height: Int) async throws -> String {
         let response = try await server.get("/v1/\(preset)/\(photo.name)?fmt=png")
@@ -37,7 +37,8 @@ struct ServeTrustEndToEndTests {
         let answer = try ImageDecoder().decode(Data(response.body))
         let size = fitted(photo.size, width, height)
         #expect(PixelSize(width: answer.width, height: answer.height) == size, "\(preset)/\(photo.name)")
-        let reference = try PixelComparison.libraryThumbnail(of: URL(fileURLWithPath: root + "/" + photo.name), size: size, mode: .aspectFill)
+        let reference = try PixelComparison.libraryRender(of: URL(fileURLWithPath: root + "/" + photo.name),
+                                                          processing: ImageProcessing(width: width, height: height, mode: .fit))
         let difference = PixelComparison.meanAbsoluteDifference(answer, reference)
         #expect(difference.map { $0 < 1 } == true, "\(preset)/\(photo.name): mean difference \(String(describing: difference))")
         return response.headers["x-tessera-cache"] ?? ""

@@ -14,6 +14,11 @@ enum PixelComparison {
         try ImageDecoder().thumbnail(try Data(contentsOf: file), size: size, mode: mode)
     }
 
+    /// The library's render of `file` with `processing` (what `tessera serve` draws presets and resizes with).
+    static func libraryRender(of file: URL, processing: ImageProcessing) throws -> Bitmap {
+        try ImageDecoder().render(try Data(contentsOf: file), processing: processing)
+    }
+
     /// Mean absolute difference per byte (0…255) over the visible pixels of two BGRA images of the
     /// same size; `nil` when sizes or styles differ.
     static func meanAbsoluteDifference(_ a: some BitmapImage, _ b: some BitmapImage) -> Double? {
