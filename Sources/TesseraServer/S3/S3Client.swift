@@ -49,6 +49,8 @@ public final class S3Client: Sendable {
         // A redirect would be followed unsigned for another host; S3's redirects (a wrong region) are errors here.
         settings.redirectConfiguration = .disallow
         settings.decompression = .disabled
+        // A refused connection fails at once (a 502) instead of being retried until the request's deadline.
+        settings.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
     }
 
