@@ -5,6 +5,24 @@ import NIOCore
 @_spi(Internal) import TesseraImaging
 import Tessera
 
+/// Where a produce reads its source's bytes from.
+enum SourceBytes: Sendable {
+    /// A file (its real path), read under a permit of the work limit.
+    case file(String)
+    /// An object of a store: `known` when its version came with the bytes, else downloaded.
+    case object(any ObjectStore, key: String, known: Data?)
+
+    /// The bytes of an object (`known`, or a fresh download); a file's are read by the caller.
+    func download() async throws -> Data {
+        switch self {
+        case .file(let path): return try Data(contentsOf: URL(fileURLWithPath: path))
+        case .object(let store, let key, let known):
+            if let known { return known }
+            return try await store.fetch(key).data ?? Data()
+        }
+    }
+}
+
 extension ImageService {
     /// The work of one response key (run once per key by the work pool): the pixels from the preset's
     /// table, a decode of the file, or a download and decode; then one encode, kept in the memory cache.
@@ -16,20 +34,7 @@ extension ImageService {
             let outcome: CacheOutcome
             let entry: ResponseCache.Entry
             if let table = request.preset {
-                if let hit = table.image(of: file) {
-                    counters.withLock { $0.tableHits += 1 }
-                    metrics.tableHits.increment()
-                    entry = try await encode(hit, integrity: hit.integrity, request: request, key: request.key)
-                    outcome = .table
-                } else {
-                    counters.withLock { $0.tableMisses += 1 }
-                    metrics.tableMisses.increment()
-                    switch try await fill(table, with: file).value {
-                    case .slot(let image): entry = try await encode(image, integrity: image.integrity, request: request, key: request.key)
-                    case .unstored(let image): entry = try await encode(image, integrity: image.integrity, request: request, key: request.key)
-                    }
-                    outcome = .produced
-                }
+                return try await fromTable(table, source: PresetTable.Source(file), request: request, bytes: .file(file.realPath))
             } else {
                 let path = file.realPath
                 let image = try await work.run { [self] in
@@ -51,19 +56,55 @@ extension ImageService {
             if let hit = responses.get(key) { return (hit, .memory) }
             let image = try await work.run { [self] in try render(data, processing: request.processing) }
             return (try await encode(image, integrity: image.integrity, request: request, key: key), .remote)
+        case .object(let store, let key, let version):
+            if let hit = responses.get(request.key) { return (hit, .memory) }
+            let bytes = SourceBytes.object(store, key: key, known: version?.data)
+            if let table = request.preset, let version {
+                return try await fromTable(table, source: PresetTable.Source(identity: "@\(store.name)/\(key)", version: version.tag),
+                                           request: request, bytes: bytes)
+            }
+            let data = try await bytes.download()
+            let image = try await work.run { [self] in try render(data, processing: request.processing) }
+            return (try await encode(image, integrity: image.integrity, request: request, key: request.key), .produced)
         }
     }
 
-    /// Fills `table`'s slot for `file`: once per preset and source version, whatever the output format.
-    /// The file is read only once a permit of the work limit is held, so requests waiting in its queue
-    /// hold no source bytes. A fill whose waiters all left still stores what it drew.
-    private func fill(_ table: PresetTable, with file: RootDirectory.File) async throws -> WorkPool<PresetTable.Filled>.Outcome {
-        let key = "\(table.preset.name)|\(file.relativePath)|\(file.version)"
+    /// The answer of a preset request from `table`: the slot of `source` when the table holds it, else a
+    /// fill from `bytes`; then one encode.
+    private func fromTable(_ table: PresetTable, source: PresetTable.Source, request: ServeRequest,
+                           bytes: SourceBytes) async throws -> (ResponseCache.Entry, CacheOutcome) {
+        if let hit = table.image(of: source) {
+            counters.withLock { $0.tableHits += 1 }
+            metrics.tableHits.increment()
+            return (try await encode(hit, integrity: hit.integrity, request: request, key: request.key), .table)
+        }
+        counters.withLock { $0.tableMisses += 1 }
+        metrics.tableMisses.increment()
+        switch try await fill(table, with: source, bytes: bytes).value {
+        case .slot(let image): return (try await encode(image, integrity: image.integrity, request: request, key: request.key), .produced)
+        case .unstored(let image): return (try await encode(image, integrity: image.integrity, request: request, key: request.key), .produced)
+        }
+    }
+
+    /// Fills `table`'s slot for `source`: once per preset and source version, whatever the output format.
+    /// A file is read once a permit of the work limit is held, so requests waiting in its queue hold no
+    /// file bytes; an object is downloaded (unless its version brought its bytes) before the permit is
+    /// taken, so that no permit waits on the network. A fill whose waiters all left still stores what it drew.
+    private func fill(_ table: PresetTable, with source: PresetTable.Source,
+                      bytes: SourceBytes) async throws -> WorkPool<PresetTable.Filled>.Outcome {
+        let key = "\(table.preset.name)|\(source.identity)|\(source.version)"
         return try await fills.value(for: key, deadline: nil) { [self] in
-            if let hit = table.image(of: file) { return .slot(hit) }   // filled just before this job started
+            if let hit = table.image(of: source) { return .slot(hit) }   // filled just before this job started
+            let downloaded: Data?
+            if case .file = bytes { downloaded = nil } else { downloaded = try await bytes.download() }
             return try await work.run { [self] in
-                let image = try render(try Data(contentsOf: URL(fileURLWithPath: file.realPath)), processing: table.pixels)
-                return try table.store(image, of: file)
+                let data: Data
+                if let downloaded { data = downloaded } else if case .file(let path) = bytes {
+                    data = try Data(contentsOf: URL(fileURLWithPath: path))
+                } else {
+                    data = Data()
+                }
+                return try table.store(try render(data, processing: table.pixels), of: source)
             }
         }
     }

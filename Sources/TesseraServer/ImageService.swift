@@ -21,6 +21,10 @@ public final class ImageService: Sendable {
     /// The tables' directory in use (``ServerConfiguration/tablesDirectory`` or its default).
     public let tablesDirectory: URL
     let root: RootDirectory
+    /// The named sources (`@NAME/…`).
+    let sources: [String: NamedSource]
+    /// The buckets clients may name in `src=s3://BUCKET/KEY`.
+    let buckets: [String: BucketStore]
     let presets: [String: PresetTable]
     let responses: ResponseCache
     /// The one bound on CPU work (decodes and encodes), with its queue bound (`503 too_many_decodes`).
@@ -97,6 +101,10 @@ public final class ImageService: Sendable {
         } else {
             remote = nil
         }
+        let context = StoreContext(configuration: configuration, tables: tables, decoder: decoder, observability: observability,
+                                   metrics: metricsFactory ?? MetricsSystem.factory, environment: ProcessInfo.processInfo.environment)
+        sources = try Self.makeSources(context)
+        buckets = try Self.makeBuckets(context)
         signer = configuration.signingKeys.isEmpty ? nil : URLSigner(keys: configuration.signingKeys)
         let decoder = decoder
         fallback = try configuration.fallback.map { setting in
@@ -120,6 +128,8 @@ public final class ImageService: Sendable {
     public func shutdown() async {
         for table in presets.values { try? table.table.flush(synchronously: true) }
         try? await remote?.loader.shutdown()
+        for case .objects(let store) in sources.values { await store.shutdown() }
+        for store in buckets.values { await store.shutdown() }
     }
 
     // MARK: The request path
@@ -141,12 +151,15 @@ public final class ImageService: Sendable {
     private func answer(_ info: RequestInfo) async throws(ServiceError) -> ImageResponse {
         let deadline = NIODeadline.now() + .nanoseconds(Int64(configuration.limits.requestTimeoutSeconds * 1e9))
         var request = try resolve(info, trustingRecentCheck: true)
+        if case .object(let store, let key, nil) = request.source {   // its version first: a check, or a download
+            request = request.versioned(try await store.current(key, recheckSeconds: configuration.sourceCheckIntervalSeconds))
+        }
         if let answer = fromMemory(request) { return answer }
         if let file = request.file, !file.verified {   // the source will be read: check it now
             request = try resolve(info, trustingRecentCheck: false)
             if let answer = fromMemory(request) { return answer }
         }
-        if request.file != nil, request.ifNoneMatch != nil {
+        if request.isVersioned, request.ifNoneMatch != nil {
             let etag = Self.etag(request.key)
             if Self.matches(request.ifNoneMatch, etag) { return notModified(etag) }
         }
@@ -166,14 +179,18 @@ public final class ImageService: Sendable {
     /// request, errors included: ``respond(to:)`` answers those. The memory-hit handler calls this on the
     /// connection's event loop.
     public func cachedResponse(to info: RequestInfo) -> ImageResponse? {
-        guard let request = try? resolve(info, trustingRecentCheck: true), request.file != nil else { return nil }
+        guard var request = try? resolve(info, trustingRecentCheck: true) else { return nil }
+        if case .object(let store, let key, nil) = request.source {
+            guard let version = store.recentVersion(of: key, within: configuration.sourceCheckIntervalSeconds) else { return nil }
+            request = request.versioned(version)
+        }
         return fromMemory(request)
     }
 
-    /// A memory hit for a local source's request (its `If-None-Match` compared with the entry's stored
-    /// ETag, so a hit computes no hash).
+    /// A memory hit for a request whose source's version is known (its `If-None-Match` compared with the
+    /// entry's stored ETag, so a hit computes no hash).
     private func fromMemory(_ request: ServeRequest) -> ImageResponse? {
-        guard request.file != nil, let hit = responses.get(request.key) else { return nil }
+        guard request.isVersioned, let hit = responses.get(request.key) else { return nil }
         return Self.matches(request.ifNoneMatch, hit.etag) ? notModified(hit) : ok(hit, outcome: .memory)
     }
 

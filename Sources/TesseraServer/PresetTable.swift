@@ -16,6 +16,8 @@ struct PresetTable: Sendable {
     /// The preset's recipe without ``ImageProcessing/format`` and ``ImageProcessing/quality``: everything
     /// that shapes the pixels.
     let pixels: ImageProcessing
+    /// The whole recipe's ``ImageProcessing/identity``, worked out once (it is part of every response key).
+    let identity: String
     /// The slot's image area, the largest canvas the recipe can make (``slotSize(of:)``).
     let slot: PixelSize
     let table: ImageTable
@@ -34,6 +36,7 @@ struct PresetTable: Sendable {
         pixels.format = nil
         pixels.quality = nil
         self.pixels = pixels
+        identity = preset.processing.identity
         slot = Self.slotSize(of: pixels)
         // One row more than the slot for the slot record. The name carries the recipe's hash, so a table
         // made for another recipe of the same name (or of the layout before records) is never opened as this one.
@@ -57,17 +60,31 @@ struct PresetTable: Sendable {
         }
     }
 
-    /// The table's entity id of a file: its relative path.
-    static func entityID(of file: RootDirectory.File) -> UUID { UUID(hashing: file.relativePath) }
+    /// A source as a table sees it: what names it (a file's ``RootDirectory/File/identity``, `@NAME/KEY`
+    /// for an object) and its version (a file's size, modification time and inode; an object's ETag).
+    struct Source: Sendable, Hashable {
+        let identity: String
+        let version: String
+
+        init(identity: String, version: String) {
+            self.identity = identity
+            self.version = version
+        }
+
+        init(_ file: RootDirectory.File) { self.init(identity: file.identity, version: file.version) }
+    }
+
+    /// The table's entity id of a source: its identity (a file's relative path under the root).
+    static func entityID(of file: Source) -> UUID { UUID(hashing: file.identity) }
 
     /// The source id of `file` in this preset: everything that shapes the pixels.
-    func sourceID(of file: RootDirectory.File) -> UUID {
-        UUID(hashing: "\(file.relativePath)\u{0}\(file.version)\u{0}\(preset.name)\u{0}\(pixels.identity)")
+    func sourceID(of file: Source) -> UUID {
+        UUID(hashing: "\(file.identity)\u{0}\(file.version)\u{0}\(preset.name)\u{0}\(pixels.identity)")
     }
 
     /// The image of `file` when the table holds it and its record verifies. An entry whose record does
     /// not verify is deleted (it is rebuilt by the caller) and answers `nil`.
-    func image(of file: RootDirectory.File) -> SlotView? {
+    func image(of file: Source) -> SlotView? {
         let entityID = Self.entityID(of: file)
         guard let entry = table.image(for: entityID, sourceID: sourceID(of: file)) else { return nil }
         if let record = SlotRecord.validate(entry, slot: slot), let view = SlotView(entry, record: record) {
@@ -79,7 +96,7 @@ struct PresetTable: Sendable {
 
     /// Copies `image` (``pixels`` drawn from `file`) into a new slot with its record, and returns the
     /// slot's view; an image larger than the slot is returned as it is, not stored.
-    func store(_ image: Bitmap, of file: RootDirectory.File) throws -> Filled {
+    func store(_ image: Bitmap, of file: Source) throws -> Filled {
         let content = PixelSize(width: image.width, height: image.height)
         guard content.width <= slot.width, content.height <= slot.height, image.style == .bgra32 else { return .unstored(image) }
         let sourceID = sourceID(of: file)

@@ -40,6 +40,9 @@ struct RootDirectory: Sendable {
     /// A file under the root: its relative path (as requested, decoded), real path and version.
     struct File: Sendable {
         let relativePath: String
+        /// What names the file in response keys and table entries: ``relativePath`` under `--root`,
+        /// `@NAME/` and the relative path in a named directory source (``named(_:)``).
+        private(set) var identity: String
         let realPath: String
         /// Changes when the file does: size, modification time (ns) and inode.
         let version: String
@@ -50,10 +53,18 @@ struct RootDirectory: Sendable {
 
         init(_ relative: String, _ entry: CheckedPaths.Entry, verified: Bool) {
             relativePath = relative
+            identity = relative
             realPath = entry.realPath
             version = entry.version
             size = entry.size
             self.verified = verified
+        }
+
+        /// This file as one of the named source `name`: its ``identity`` is `@name/` and its relative path.
+        func named(_ name: String) -> File {
+            var file = self
+            file.identity = "@" + name + "/" + relativePath
+            return file
         }
     }
 
@@ -67,7 +78,7 @@ struct RootDirectory: Sendable {
     /// The file at `relative` (already percent-decoded once). With `trustingRecentCheck`, a check of the
     /// same path younger than the recheck interval is returned without a `stat` (`verified` false).
     func file(_ relative: String, trustingRecentCheck: Bool = false) throws(ServiceError) -> File {
-        try checkSyntax(relative)
+        try Self.checkSyntax(relative)
         let known = checked.get(relative)
         let now = recheckNanoseconds > 0 ? Self.monotonicNanoseconds() : 0
         if let known, trustingRecentCheck, recheckNanoseconds > 0, now &- known.checkedAt < recheckNanoseconds {
@@ -106,7 +117,7 @@ struct RootDirectory: Sendable {
     /// The real path of `relative` (already percent-decoded once) after the checks of the type: every
     /// route that names something under the root (`/v1/…`, the gallery's `dir`) goes through here.
     func resolve(_ relative: String) throws(ServiceError) -> String {
-        try checkSyntax(relative)
+        try Self.checkSyntax(relative)
         return try resolveChecked(relative)
     }
 
@@ -120,7 +131,7 @@ struct RootDirectory: Sendable {
 
     /// The checks on the text of `relative` (see the type), in one pass over its bytes (every request
     /// makes them, hits included).
-    private func checkSyntax(_ relative: String) throws(ServiceError) {
+    static func checkSyntax(_ relative: String) throws(ServiceError) {
         let bytes = relative.utf8
         guard let first = bytes.first else { throw ServiceError(.badPath, "no path") }
         var nul = false, escape = false, badComponent = false

@@ -69,13 +69,16 @@ struct ServeRequest: Sendable {
         case file(RootDirectory.File)
         /// An `http(s)` URL whose host the SSRF guard allows; its address is checked when it is fetched.
         case remote(URL)
+        /// An object of a named source (an S3 bucket, a private HTTP origin) by its key, with its version
+        /// once ``ImageService/respond(to:)`` has asked the store (``versioned(_:)``).
+        case object(any ObjectStore, key: String, version: ObjectVersion?)
     }
 
     /// The route's label (a preset's name or `resize`).
     let label: String
     /// The preset's table, for preset requests.
     let preset: PresetTable?
-    let source: Source
+    private(set) var source: Source
     /// What to draw: the preset's recipe, or `/v1/resize`'s options.
     let processing: ImageProcessing
     let output: OutputChoice
@@ -83,8 +86,9 @@ struct ServeRequest: Sendable {
     let quality: Int?
     let ifNoneMatch: String?
     /// The key of the request's work and, for local sources, of its encoded response (the ETag is its
-    /// hash). A remote response's key adds a digest of the downloaded bytes (``key(withDigest:)``).
-    let key: String
+    /// hash). A remote response's key adds a digest of the downloaded bytes (``key(withDigest:)``), an
+    /// object's its version (``versioned(_:)``).
+    private(set) var key: String
 
     /// The local file, when the source is one.
     var file: RootDirectory.File? {
@@ -94,6 +98,25 @@ struct ServeRequest: Sendable {
 
     /// The response key of a remote source whose bytes have `digest`.
     func key(withDigest digest: String) -> String { key + "|" + digest }
+
+    /// Whether the request's source is known well enough for its key to name one response: a file, or
+    /// an object whose version is known.
+    var isVersioned: Bool {
+        switch source {
+        case .file: true
+        case .remote: false
+        case .object(_, _, let version): version != nil
+        }
+    }
+
+    /// This request of an object at `version`: its key ends with the version's tag.
+    func versioned(_ version: ObjectVersion) -> ServeRequest {
+        guard case .object(let store, let objectKey, nil) = source else { return self }
+        var request = self
+        request.source = .object(store, key: objectKey, version: version)
+        request.key = key + "|" + version.tag
+        return request
+    }
 }
 
 /// What a request asks for, before its source is looked at: the route's label, the preset's table, the
@@ -106,11 +129,18 @@ struct RequestShape: Sendable {
     let processing: ImageProcessing
     let output: OutputChoice
     let quality: Int?
+    /// The part of a response key that the shape decides: the processing's identity (worked out once per
+    /// preset), so that two requests that differ in any option (gravity, say) never share an answer, and
+    /// the encoding.
+    let key: String
 
-    /// The part of a response key that the shape decides: the processing's identity, so that two requests
-    /// that differ in any option (gravity, say) never share an answer, and the encoding.
-    var key: String {
-        "\(processing.identity)|\(output.key)|\(quality.map(String.init) ?? "-")"
+    init(label: String, preset: PresetTable?, processing: ImageProcessing, output: OutputChoice, quality: Int?) {
+        self.label = label
+        self.preset = preset
+        self.processing = processing
+        self.output = output
+        self.quality = quality
+        key = "\(preset?.identity ?? processing.identity)|\(output.key)|\(quality.map(String.init) ?? "-")"
     }
 }
 
@@ -155,10 +185,30 @@ extension ImageService {
         func request(_ source: ServeRequest.Source, key: String) -> ServeRequest {
             ServeRequest(label: shape.label, preset: shape.preset, source: source, processing: shape.processing, output: shape.output, quality: shape.quality, ifNoneMatch: info.ifNoneMatch, key: key)
         }
+        /// A file of a directory source (`name`) or under the root (`nil`), checked, and its request.
+        func fileRequest(_ file: RootDirectory.File, source name: String?, prefix: String) throws(ServiceError) -> ServeRequest {
+            let file = try checked(name.map { file.named($0) } ?? file)
+            return request(.file(file), key: "\(prefix)|\(file.identity)|\(file.version)|\(shape.key)")
+        }
+        /// `path` (decoded) in the root or, after `@NAME/`, in a named source.
+        func pathRequest(_ path: String, prefix: String) throws(ServiceError) -> ServeRequest {
+            guard path.hasPrefix("@") else {
+                return try fileRequest(try root.file(path, trustingRecentCheck: trustingRecentCheck), source: nil, prefix: prefix)
+            }
+            let (name, key) = try Self.split(path)
+            switch sources[name] {
+            case .directory(let directory):
+                return try fileRequest(try directory.file(key, trustingRecentCheck: trustingRecentCheck), source: name, prefix: prefix)
+            case .objects(let store):
+                try RootDirectory.checkSyntax(key)
+                return request(.object(store, key: key, version: nil), key: "\(prefix)|@\(name)/\(key)|\(shape.key)")
+            case nil:
+                throw ServiceError(.unknownSource, "no source named '\(name)'")
+            }
+        }
         switch info.route {
         case .preset(let name, let rawPath):
-            let file = try checked(try root.file(try RootDirectory.decode(rawPath), trustingRecentCheck: trustingRecentCheck))
-            return request(.file(file), key: "p|\(name)|\(file.relativePath)|\(file.version)|\(shape.key)")
+            return try pathRequest(try RootDirectory.decode(rawPath), prefix: "p|\(name)")
         case .resize:
             guard let src = info.query["src"], !src.isEmpty else { throw ServiceError(.missingSource, "src is required") }
             let lowered = src.lowercased()
@@ -168,10 +218,24 @@ extension ImageService {
                 guard remoteGuard.allows(host: host) else { throw ServiceError(.remoteRefused, "host '\(host)' is not allowed") }
                 return request(.remote(url), key: "u|\(src)|\(shape.key)")
             }
-            if lowered.contains("://") { throw ServiceError(.badSource, "src is a path under the root or an http(s) URL") }
-            let file = try checked(try root.file(src, trustingRecentCheck: trustingRecentCheck))
-            return request(.file(file), key: "r|\(file.relativePath)|\(file.version)|\(shape.key)")
+            if lowered.hasPrefix("s3://") {
+                let (bucket, key) = try Self.split("@" + src.dropFirst("s3://".count))
+                guard let store = buckets[bucket] else { throw ServiceError(.unknownSource, "bucket '\(bucket)' is not allowed") }
+                try RootDirectory.checkSyntax(key)
+                return request(.object(store, key: key, version: nil), key: "r|s3://\(bucket)/\(key)|\(shape.key)")
+            }
+            if lowered.contains("://") { throw ServiceError(.badSource, "src is a path under the root, @SOURCE/KEY, s3://BUCKET/KEY or an http(s) URL") }
+            return try pathRequest(src, prefix: "r")
         }
+    }
+
+    /// `@NAME/KEY` split into the name and the key (both non-empty).
+    static func split(_ path: String) throws(ServiceError) -> (name: String, key: String) {
+        let parts = path.dropFirst().split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+            throw ServiceError(.badPath, "a named source's path is @NAME/KEY")
+        }
+        return (String(parts[0]), String(parts[1]))
     }
 
     /// `w` or `h`: 1…8192, one of the allowed sizes when there are any.

@@ -225,6 +225,10 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     public var limits = Limits()
     /// Remote sources (``Remote``): off by default.
     public var remote = Remote()
+    /// Named sources of originals (``Source``): `/v1/{preset}/@{name}/{key…}`. None by default.
+    public var sources: [String: Source] = [:]
+    /// Settings S3 sources share, and the buckets clients may name (``S3``).
+    public var s3 = S3()
     /// Connection limits (``Connections``).
     public var connections = Connections()
     /// The gallery page (`/gallery`).
@@ -237,7 +241,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
 
     private enum CodingKeys: String, CodingKey {
         case root, listen, metricsListen, presets, tablesDirectory, tableCapacity, responseCacheBytes, quality, avifSpeed, onlyPresets, fallback,
-             maxAgeSeconds, decoding, partialMaxAgeSeconds, sourceCheckIntervalSeconds, signingKeys, limits, remote, connections, gallery
+             maxAgeSeconds, decoding, partialMaxAgeSeconds, sourceCheckIntervalSeconds, signingKeys, limits, remote, sources, s3, connections, gallery
     }
 
     private enum OlderKeys: String, CodingKey {
@@ -273,6 +277,8 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         signingKeys = try c.decodeIfPresent([SigningKey].self, forKey: .signingKeys) ?? []
         limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits()
         remote = try c.decodeIfPresent(Remote.self, forKey: .remote) ?? Remote()
+        sources = try c.decodeIfPresent([String: Source].self, forKey: .sources) ?? [:]
+        s3 = try c.decodeIfPresent(S3.self, forKey: .s3) ?? S3()
         connections = try c.decodeIfPresent(Connections.self, forKey: .connections) ?? Connections()
         gallery = try c.decodeIfPresent(Gallery.self, forKey: .gallery) ?? Gallery()
     }
@@ -316,6 +322,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         _ = try listenAddress()
         if let metricsListen { _ = try Self.address(metricsListen, flag: "--metrics-listen") }
         try validateOutput()
+        try validateSources()
         guard gallery.maximumImages > 0 else { throw ServerConfigurationError("gallery.maximumImages must be positive") }
         for range in remote.allowedAddressRanges where AddressRange(range) == nil {
             throw ServerConfigurationError("address range '\(range)' is not CIDR (such as 127.0.0.0/8)")

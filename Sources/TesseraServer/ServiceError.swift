@@ -16,6 +16,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         case notFound = "not_found"
         /// `/v1/{preset}/…` names no configured preset (404).
         case unknownPreset = "unknown_preset"
+        /// `@{name}` names no configured source, or `src=s3://BUCKET/…` a bucket that is not allowed (404).
+        case unknownSource = "unknown_source"
         /// The path is not valid percent-encoding (400).
         case badPath = "bad_path"
         /// The path's text is refused: NUL, absolute, backslash, double-encoded, `.`/`..`/empty components (400).
@@ -70,6 +72,9 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         case undecodableSource = "undecodable_source"
         /// The remote origin answered an error status (502).
         case upstreamStatus = "upstream_status"
+        /// A source's store refused the operator's credentials (S3 `AccessDenied`, `SignatureDoesNotMatch`,
+        /// `InvalidAccessKeyId`, an expired token): the server's configuration is wrong, not the request (502).
+        case sourceDenied = "source_denied"
         /// The remote origin redirected too often (502).
         case upstreamRedirects = "upstream_redirects"
         /// The remote source could not be loaded (502).
@@ -90,14 +95,14 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         /// The HTTP status this code answers with.
         public var status: HTTPResponse.Status {
             switch self {
-            case .notFound, .unknownPreset: .notFound
+            case .notFound, .unknownPreset, .unknownSource: .notFound
             case .badPath, .pathEscape, .badFormat, .badQuality, .optionNotAllowed, .badGravity, .badFocalPoint, .badEnlarge,
                  .badBackground, .badDPR, .badBlur, .badSize, .sizeNotAllowed, .outputTooLarge, .badMode,
                  .missingSource, .badSource: .badRequest
             case .pathOutsideRoot, .missingSignature, .badSignature, .remoteDisabled, .remoteRefused: .forbidden
             case .sourceTooLarge, .sourceTooManyPixels, .sourceTooManyItems: .contentTooLarge
             case .undecodableSource: .unsupportedMediaType
-            case .upstreamStatus, .upstreamRedirects, .upstreamFailed: .badGateway
+            case .upstreamStatus, .upstreamRedirects, .upstreamFailed, .sourceDenied: .badGateway
             case .upstreamTimeout, .timeout: .gatewayTimeout
             case .tooManyDecodes, .busy, .cancelled: .serviceUnavailable
             case .internal: .internalServerError
@@ -145,6 +150,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         while let error = current {
             if let service = error as? ServiceError { return service }
             if let refusal = error as? RemoteRefusal { return ServiceError(.remoteRefused, refusal.message) }
+            if let failure = error as? S3Error { return ServiceError(failure) }
             if error is ParallelismLimit.QueueFull { return ServiceError(.tooManyDecodes, "too many images are being decoded; try again") }
             if error is CancellationError { return ServiceError(.cancelled, "the request was cancelled") }
             guard let tessera = error as? TesseraError else { break }

@@ -113,7 +113,7 @@ struct ServePresetTableTests {
         // commit word are valid), with garbage pixels and a lying record.
         do {
             let table = try PresetTable(preset, capacity: configuration.tableCapacity, directory: fixture.tables, observability: .default)
-            let file = try RootDirectory(fixture.root.path, recheckSeconds: 0).file(photo.name)
+            let file = PresetTable.Source(try RootDirectory(fixture.root.path, recheckSeconds: 0).file(photo.name))
             let sourceID = table.sourceID(of: file)
             try table.table.store(entityID: PresetTable.entityID(of: file), sourceID: sourceID) { slot in
                 for index in 0..<slot.bytes.count { slot.bytes[index] = UInt8(truncatingIfNeeded: index * 31) }

@@ -74,6 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("source-check-interval"),
             help: "Seconds a source's stat answers for it on memory hits; 0 checks every request (TESSERA_SOURCE_CHECK_INTERVAL; default 0).")
     var sourceCheckInterval: Double?
+    @OptionGroup var sourceOptions: SourceOptions
     @Flag(name: .customLong("no-gallery"), help: "No /gallery page (TESSERA_GALLERY=off).") var noGallery = false
     @Option(name: .customLong("gallery-max-images"), help: "Most images one gallery listing returns (TESSERA_GALLERY_MAX_IMAGES; default 20000).")
     var galleryMaximumImages: Int?
@@ -261,6 +262,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let value = try number(maximumQueuedDecodes, "TESSERA_MAX_QUEUED_DECODES") { configuration.limits.maximumQueuedDecodes = value }
         if let value = try number(responseCacheBytes, "TESSERA_RESPONSE_CACHE_BYTES") { configuration.responseCacheBytes = value }
         if let value = try number(sourceCheckInterval, "TESSERA_SOURCE_CHECK_INTERVAL") { configuration.sourceCheckIntervalSeconds = value }
+        try sourceOptions.apply(to: &configuration, environment: environment)
         if noGallery || environment["TESSERA_GALLERY"] == "off" { configuration.gallery.enabled = false }
         if let value = try number(galleryMaximumImages, "TESSERA_GALLERY_MAX_IMAGES") { configuration.gallery.maximumImages = value }
         do throws(ServerConfigurationError) { try configuration.validate() } catch { throw ValidationError(error.description) }

@@ -1,0 +1,73 @@
+#if Serving
+import Crypto
+import Foundation
+@_spi(Internal) import TesseraImaging
+import Tessera
+
+/// An object's version at one moment, and its bytes when finding out the version downloaded them.
+struct ObjectVersion: Sendable {
+    /// Text that changes whenever the object does: an S3 object's ETag (and version id), an HTTP
+    /// origin's bytes' digest. Part of the response key and the table's source id.
+    let tag: String
+    /// The bytes, when they came with the version (a first GET, a `200` to a conditional one).
+    let data: Data?
+}
+
+/// Originals that are fetched rather than `stat`ed: an S3 bucket or a private HTTP origin.
+///
+/// A request for one of its objects first asks ``current(_:recheckSeconds:)`` for the version (cheap
+/// when a recent check answers for it), then looks in memory and the preset's table under that
+/// version, and only on a miss reads the bytes (``fetch(_:)``, unless the version came with them).
+protocol ObjectStore: Sendable {
+    /// The source's name, as in `@name`.
+    var name: String { get }
+    /// The version of `key` now. A check younger than `recheckSeconds` answers without a request;
+    /// an older one is revalidated (a conditional request where the store has one); an object never
+    /// seen is read whole.
+    func current(_ key: String, recheckSeconds: Double) async throws(ServiceError) -> ObjectVersion
+    /// The version of `key` when a check younger than `seconds` knows it, without waiting (the
+    /// memory-hit path on the event loop); `nil` otherwise.
+    func recentVersion(of key: String, within seconds: Double) -> ObjectVersion?
+    /// The bytes of `key`, read now, with their version (``ObjectVersion/data`` is set).
+    func fetch(_ key: String) async throws(ServiceError) -> ObjectVersion
+    /// Closes connections; called once no request runs.
+    func shutdown() async
+}
+
+/// The versions an ``ObjectStore`` has seen, with when each was last confirmed: at most `capacity`
+/// objects (all are forgotten at once beyond it, and the next request for each reads it again).
+struct VersionTable: Sendable {
+    struct Seen: Sendable {
+        /// The store's own validator (an S3 ETag), sent back in `If-None-Match`.
+        var validator: String
+        var tag: String
+        var checkedAt: ContinuousClock.Instant
+    }
+
+    private let capacity: Int
+    private let seen = LockedValue([String: Seen]())
+
+    init(capacity: Int = 100_000) { self.capacity = capacity }
+
+    func get(_ key: String) -> Seen? { seen.withLock { $0[key] } }
+
+    func record(_ key: String, _ entry: Seen) {
+        seen.withLock { table in
+            if table.count >= capacity, table[key] == nil { table.removeAll(keepingCapacity: true) }
+            table[key] = entry
+        }
+    }
+
+    /// Whether `entry` was confirmed less than `seconds` ago.
+    static func isRecent(_ entry: Seen, within seconds: Double) -> Bool {
+        seconds > 0 && ContinuousClock.now - entry.checkedAt < .nanoseconds(Int64(seconds * 1e9))
+    }
+}
+
+extension ObjectVersion {
+    /// The first 12 bytes of SHA-256 of `data`, in hex: the version of bytes that carry no validator.
+    static func digest(of data: Data) -> String {
+        SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
+    }
+}
+#endif

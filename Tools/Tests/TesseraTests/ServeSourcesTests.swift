@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+@_spi(Internal) import Tessera
+@testable import TesseraServer
+import TesseraTestSupport
+
+/// Named sources behind `tessera serve`'s one request path: an S3 bucket on a real `moto_server` with
+/// authentication on (every signature checked by botocore), a private HTTP origin that wants a header,
+/// and a second directory. Presets over all of them, versions and revalidation, errors with their codes.
+@Suite("tessera serve: named sources (S3, private HTTP origins, directories)")
+struct ServeSourcesTests {
+    /// A server over `moto`'s bucket `images` as `@s3` (and `@pics` for its `photos/` prefix), with `change` applied.
+    static func configuration(_ fixture: ServeFixture, _ moto: MotoServer, _ change: (inout ServerConfiguration) -> Void = { _ in }) -> ServerConfiguration {
+        fixture.configuration { configuration in
+            var source = ServerConfiguration.Source(url: "s3://images")
+            source.accessKeyID = moto.accessKeyID
+            source.secretAccessKey = moto.secretAccessKey
+            configuration.s3.endpoint = moto.endpoint
+            configuration.sources["s3"] = source
+            source.url = "s3://images/photos"
+            configuration.sources["pics"] = source
+            change(&configuration)
+        }
+    }
+
+    static func size(_ response: RawHTTP.Response) throws -> PixelSize {
+        let image = try ImageDecoder().decode(Data(response.body))
+        return PixelSize(width: image.width, height: image.height)
+    }
+
+    @Test("an S3 object in a preset: ETag, memory, 304, a replaced object's new pixels and ETag, the table after a restart",
+          .enabled(if: S3ClientEndToEndTests.virtualenv != nil, S3ClientEndToEndTests.motoMissing))
+    func presetsOverABucket() async throws {
+        try await S3ClientEndToEndTests.withMoto { moto in
+            _ = try await moto.putObject(bucket: "images", key: "cat.jpg", data: Array(try ServeFixture.jpeg(width: 300, height: 200)),
+                                         contentType: "image/jpeg")
+            let fixture = try ServeFixture()
+            let configuration = Self.configuration(fixture, moto)
+            var etag = ""
+            try await fixture.withServer(configuration) { port, server in
+                let first = try await RawHTTP.get(port: port, "/v1/box/@s3/cat.jpg?fmt=png")
+                #expect(first.status == 200, "\(first.text.prefix(300))")
+                #expect(try Self.size(first) == PixelSize(width: 100, height: 67))
+                #expect(first.headers["x-tessera-cache"] == "produced")
+                etag = try #require(first.headers["etag"])
+                let again = try await RawHTTP.get(port: port, "/v1/box/@s3/cat.jpg?fmt=png")
+                #expect(again.headers["x-tessera-cache"] == "memory" && again.headers["etag"] == etag)
+                let conditional = try await RawHTTP.get(port: port, "/v1/box/@s3/cat.jpg?fmt=png", headers: ["If-None-Match": etag])
+                #expect(conditional.status == 304)
+                // Replaced: the next request's conditional GET sees it (the check interval is 0).
+                _ = try await moto.putObject(bucket: "images", key: "cat.jpg", data: Array(try ServeFixture.jpeg(width: 200, height: 300)),
+                                             contentType: "image/jpeg")
+                let replaced = try await RawHTTP.get(port: port, "/v1/box/@s3/cat.jpg?fmt=png", headers: ["If-None-Match": etag])
+                #expect(replaced.status == 200)
+                #expect(try Self.size(replaced) == PixelSize(width: 67, height: 100))
+                etag = try #require(replaced.headers["etag"])
+                #expect(server.service.statistics.decodes == 2)
+            }
+            try await fixture.withServer(configuration) { port, server in
+                let response = try await RawHTTP.get(port: port, "/v1/box/@s3/cat.jpg?fmt=png")
+                #expect(response.headers["x-tessera-cache"] == "table", "the table is the cache of every source")
+                #expect(response.headers["etag"] == etag)
+                #expect(server.service.statistics.decodes == 0)
+            }
+        }
+    }
+
+    @Test("missing keys and buckets are 404, wrong credentials 502 source_denied, awkward keys and prefixes work, s3:// only for allowed buckets",
+          .enabled(if: S3ClientEndToEndTests.virtualenv != nil, S3ClientEndToEndTests.motoMissing))
+    func bucketErrorsAndKeys() async throws {
+        try await S3ClientEndToEndTests.withMoto { moto in
+            let jpeg = Array(try ServeFixture.jpeg(width: 120, height: 80))
+            _ = try await moto.putObject(bucket: "images", key: "photos/a b+c ü.jpg", data: jpeg, contentType: "image/jpeg")
+            let fixture = try ServeFixture()
+            let configuration = Self.configuration(fixture, moto) { configuration in
+                var wrong = configuration.sources["s3"]!
+                wrong.secretAccessKey = "wrong"
+                configuration.sources["wrong"] = wrong
+                configuration.sources["gone"] = ServerConfiguration.Source(url: "s3://no-such-bucket")
+                configuration.sources["gone"]?.accessKeyID = moto.accessKeyID
+                configuration.sources["gone"]?.secretAccessKey = moto.secretAccessKey
+                configuration.s3.allowedBuckets = ["images"]
+                configuration.s3.accessKeyID = moto.accessKeyID   // for the allowed bucket, which has no key of its own
+                configuration.s3.secretAccessKey = moto.secretAccessKey
+            }
+            try await fixture.withServer(configuration) { port, _ in
+                for target in ["/v1/box/@pics/a%20b%2Bc%20%C3%BC.jpg", "/v1/box/@s3/photos/a%20b%2Bc%20%C3%BC.jpg",
+                               "/v1/resize?src=@pics/a%20b%2Bc%20%C3%BC.jpg&w=60", "/v1/resize?src=s3://images/photos/a%20b%2Bc%20%C3%BC.jpg&w=60"] {
+                    let response = try await RawHTTP.get(port: port, target)
+                    #expect(response.status == 200, "\(target): \(response.text.prefix(300))")
+                }
+                for (target, status, code) in [("/v1/box/@s3/missing.jpg", 404, "not_found"), ("/v1/box/@gone/x.jpg", 404, "not_found"),
+                                               ("/v1/box/@wrong/photos/x.jpg", 502, "source_denied"),
+                                               ("/v1/box/@nobody/x.jpg", 404, "unknown_source"),
+                                               ("/v1/resize?src=s3://other/x.jpg&w=10", 404, "unknown_source"),
+                                               ("/v1/box/@s3/../x.jpg", 400, "path_escape")] {
+                    let response = try await RawHTTP.get(port: port, target)
+                    #expect(response.status == status, "\(target): \(response.text.prefix(300))")
+                    #expect(response.text.contains("\"error\":\"\(code)\""), "\(target): \(response.text.prefix(300))")
+                }
+                let still = try await RawHTTP.get(port: port, "/v1/box/@pics/a%20b%2Bc%20%C3%BC.jpg")
+                #expect(still.status == 200, "the server stays up")
+            }
+        }
+    }
+
+    @Test("a private HTTP origin gets its header, and a second directory is a source like the root")
+    func originsAndDirectories() async throws {
+        try await Origin.with { origin in
+            let credential = OriginCredential(accepting: "Bearer operator")
+            origin.set("/base/dog.jpg", .init(body: Array(try ServeFixture.jpeg(width: 300, height: 200)), cacheControl: "max-age=60",
+                                              credential: credential))
+            let fixture = try ServeFixture()
+            let other = fixture.base.appendingPathComponent("other")
+            try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+            try ServeFixture.jpeg(width: 200, height: 300).write(to: other.appendingPathComponent("owl.jpg"))
+            let configuration = fixture.configuration { configuration in
+                var source = ServerConfiguration.Source(url: origin.url("/base").absoluteString)
+                source.headers = ["Authorization": "Bearer operator"]
+                configuration.sources["origin"] = source
+                configuration.sources["files"] = ServerConfiguration.Source(url: "file://" + other.path)
+            }
+            try await fixture.withServer(configuration) { port, _ in
+                let dog = try await RawHTTP.get(port: port, "/v1/box/@origin/dog.jpg?fmt=png")
+                #expect(dog.status == 200, "\(dog.text.prefix(300))")
+                #expect(try Self.size(dog) == PixelSize(width: 100, height: 67))
+                #expect(origin.arrivals.first?.authorization == "Bearer operator")
+                let missing = try await RawHTTP.get(port: port, "/v1/box/@origin/none.jpg")
+                #expect(missing.status == 404)
+                let owl = try await RawHTTP.get(port: port, "/v1/box/@files/owl.jpg?fmt=png")
+                #expect(try Self.size(owl) == PixelSize(width: 67, height: 100))
+                // The same name under the root is another image: keys and tables tell them apart.
+                let escape = try await RawHTTP.get(port: port, "/v1/box/@files/../root/photo.jpg")
+                #expect(escape.status == 400)
+            }
+        }
+    }
+
+    @Test("sources parse from NAME=URL and refuse what cannot work")
+    func sourcesParse() throws {
+        let (name, source) = try ServerConfiguration.Source.parse("pics=s3://bucket/photos")
+        #expect(name == "pics" && source.url == "s3://bucket/photos")
+        #expect(try source.kind() == .bucket("bucket", prefix: "photos/"))
+        #expect(try ServerConfiguration.Source(url: "file:///srv/x").kind() == .directory("/srv/x"))
+        #expect(try ServerConfiguration.Source(url: "https://img.example/base").kind() == .origin(URL(string: "https://img.example/base/")!))
+        for bad in ["=s3://b", "x", "x=ftp://h", "x=s3://", "x=file://relative"] {
+            #expect(throws: ServerConfigurationError.self) { try ServerConfiguration.Source.parse(bad) }
+        }
+        var configuration = ServerConfiguration(root: "/tmp")
+        configuration.sources["bad name"] = ServerConfiguration.Source(url: "file:///tmp")
+        #expect(throws: ServerConfigurationError.self) { try configuration.validate() }
+    }
+}
