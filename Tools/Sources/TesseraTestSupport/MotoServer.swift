@@ -110,6 +110,25 @@ public final class MotoServer: Sendable {
             """, [bucket, key, file.path, contentType])
     }
 
+    /// Stores each file of `files` (a key and the path of a file on disk) in `bucket` as that key with
+    /// `contentType`, replacing what was there, in one run of the virtualenv's Python; returns the new
+    /// `ETag`s in the order of `files`.
+    public func upload(bucket: String, files: [(key: String, path: URL)], contentType: String) async throws -> [String] {
+        let list = scratch.appendingPathComponent(UUID().uuidString + ".json")
+        let entries = files.map { ["key": $0.key, "path": $0.path.path] }
+        try JSONSerialization.data(withJSONObject: entries).write(to: list)
+        defer { try? FileManager.default.removeItem(at: list) }
+        let printed = try await boto3("""
+            import json
+            for entry in json.load(open(sys.argv[3])):
+                with open(entry["path"], "rb") as body:
+                    print(s3.put_object(Bucket=sys.argv[2], Key=entry["key"], Body=body.read(), ContentType=sys.argv[4])["ETag"])
+            """, [bucket, list.path, contentType])
+        let etags = printed.split(separator: "\n").map(String.init)
+        guard etags.count == files.count else { throw Failure(description: "the upload printed \(etags.count) ETags for \(files.count) files") }
+        return etags
+    }
+
     /// Runs `statements` in the virtualenv's Python with `s3`, a boto3 S3 client on this server signed with
     /// the IAM user's key, and `sys.argv[2…]` = `arguments`; returns what it printed.
     public func boto3(_ statements: String, _ arguments: [String]) async throws -> String {
