@@ -12,15 +12,19 @@ struct ClusterEndToEndTests {
         let front: Int
         let nodes: [(port: Int, pid: pid_t)]
 
-        init(_ count: Int, root: String, arguments: [String], scratch: ScratchDirectory) throws {
+        /// Runs `scripts/cluster count [--root root] arguments…` with this process's environment plus `environment`
+        /// (which the script's nodes inherit), and waits until it says `ready`.
+        init(_ count: Int, root: String?, arguments: [String], scratch: ScratchDirectory, environment extra: [String: String] = [:]) throws {
             let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("scripts/cluster").path
             let (readEnd, writeEnd) = try ChildProcess.makePipe()
             let errors = open(scratch.path("cluster.err"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             defer { close(errors) }
             var environment = ProcessInfo.processInfo.environment
+            environment.merge(extra) { $1 }
             environment["TESSERA_BINARY"] = try #require(ReleaseCLI.binary).path
-            script = try ChildProcess.spawn("/bin/bash", [path, "\(count)", "--root", root] + arguments, environment: environment,
+            let rootArguments = root.map { ["--root", $0] } ?? []
+            script = try ChildProcess.spawn("/bin/bash", [path, "\(count)"] + rootArguments + arguments, environment: environment,
                                             standardOutput: writeEnd, standardError: errors)
             close(writeEnd)
             let output = FileHandle(fileDescriptor: readEnd, closeOnDealloc: true)
