@@ -176,40 +176,22 @@ final class ColourTransform: @unchecked Sendable {
 }
 
 /// The transform cache: profile bytes and pixel input → what the profile means, least recently used
-/// out first, in the library's one ``RecencyList``. Not thread-safe: ``ColourConversion`` guards it
-/// with a ``LockedValue``.
+/// out first, in the library's one ``LRUMap`` (an entry costs its profile's bytes). Not thread-safe:
+/// ``ColourConversion`` guards it with a ``LockedValue``.
 struct TransformCache {
-    private var slots: [Int: ColourConversion.CacheKey] = [:]
-    private var entries: [ColourConversion.CacheKey: (slot: Int, use: ColourConversion.ProfileUse)] = [:]
-    private var recency = RecencyList()
-    private var freeSlots: [Int] = []
-    private var keyBytes = 0
-
-    init() { recency.resize(to: ColourConversion.cacheCapacity) }
+    private var entries = LRUMap<ColourConversion.CacheKey, ColourConversion.ProfileUse>()
 
     /// The cached use of `key`, marked most recently used.
     mutating func lookup(_ key: ColourConversion.CacheKey) -> ColourConversion.ProfileUse? {
-        guard let entry = entries[key] else { return nil }
-        recency.pushFront(entry.slot)
-        return entry.use
+        entries.touch(key)?.value
     }
 
     /// Caches `use` for `key`, evicting least recently used entries to stay within both limits.
     mutating func insert(_ use: ColourConversion.ProfileUse, for key: ColourConversion.CacheKey) {
-        guard entries[key] == nil, key.profile.count <= ColourConversion.cacheByteBudget else { return }
-        while slots.count == ColourConversion.cacheCapacity || keyBytes + key.profile.count > ColourConversion.cacheByteBudget,
-              let oldest = recency.leastRecent, let old = slots[oldest] {
-            recency.remove(oldest)
-            slots[oldest] = nil
-            entries[old] = nil
-            keyBytes -= old.profile.count
-            freeSlots.append(oldest)
-        }
-        let slot = freeSlots.popLast() ?? slots.count
-        slots[slot] = key
-        entries[key] = (slot, use)
-        keyBytes += key.profile.count
-        recency.pushFront(slot)
+        guard entries.peek(key) == nil, key.profile.count <= ColourConversion.cacheByteBudget else { return }
+        entries.insert(key, value: use, cost: key.profile.count)
+        while entries.count > ColourConversion.cacheCapacity || entries.totalCost > ColourConversion.cacheByteBudget,
+              entries.removeOldest() != nil {}
     }
 
     /// The number of cached entries (for tests).

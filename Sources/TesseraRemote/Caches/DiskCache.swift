@@ -6,8 +6,11 @@ import Logging
 /// The default ``DiskCaching``: one file per URL (see `DiskCacheFile` for the format), an in-memory
 /// index, size and age limits, statistics.
 ///
-/// - **Index.** Built once by `init` from `stat` of each file (no file is read); afterwards
-///   ``contains(_:)`` and ``statistics`` never touch the disk.
+/// - **Index.** Built once by `init` from `stat` of each file (no file is read), in the library's one
+///   ``LRUMap`` (an entry costs its file's bytes; least recently accessed first, by the files' access
+///   times, then by use); afterwards ``contains(_:)`` and ``statistics`` never touch the disk, and never
+///   wait behind a call that does: file changes take a lock of their own (the directory's), which holds
+///   the index's only for the in-memory change that goes with them.
 /// - **Limits.** After every ``store(_:info:for:)`` and on every ``sweep()``: entries older than
 ///   ``Configuration/ageLimit`` (since downloaded or last revalidated) are removed, then the least
 ///   recently accessed entries until the total is within ``Configuration/sizeLimit``. A body larger than
@@ -64,46 +67,36 @@ public final class DiskCache: DiskCaching {
     struct IndexEntry: Sendable {
         var size: Int
         var storedAt: Date
-        var accessedAt: Date
     }
 
     private struct State {
         var configuration: Configuration
-        var index: [String: IndexEntry] = [:]
-        var totalBytes = 0
+        /// Entries by file name, least recently accessed first, each costing its file's bytes.
+        var index = LRUMap<String, IndexEntry>()
         var hits = 0
         var misses = 0
         var evictions = 0
         var sweeper: Task<Void, Never>?
 
-        mutating func put(_ name: String, _ entry: IndexEntry) {
-            totalBytes -= index[name]?.size ?? 0
-            index[name] = entry
-            totalBytes += entry.size
-        }
+        /// Indexes `name` as the most recently accessed entry.
+        mutating func put(_ name: String, _ entry: IndexEntry) { index.insert(name, value: entry, cost: entry.size) }
 
         @discardableResult
-        mutating func drop(_ name: String) -> Bool {
-            guard let old = index.removeValue(forKey: name) else { return false }
-            totalBytes -= old.size
-            return true
-        }
+        mutating func drop(_ name: String) -> Bool { index.remove(name) != nil }
 
-        /// Removes from the index what the limits exclude (sparing `keep`) and returns the names to unlink.
+        /// Removes from the index what the limits exclude (sparing `keep`, the entry just stored, which is
+        /// the most recently used and alone within the size limit) and returns the names to unlink.
         mutating func victims(now: Date, keep: String?) -> [String] {
             var names: [String] = []
             if let ageLimit = configuration.ageLimit {
-                for (name, entry) in index where name != keep && now.timeIntervalSince(entry.storedAt) > ageLimit.timeInterval {
-                    names.append(name)
+                index.forEach { node in
+                    if node.key != keep, now.timeIntervalSince(node.value.storedAt) > ageLimit.timeInterval { names.append(node.key) }
                 }
                 for name in names { drop(name) }
             }
-            if totalBytes > configuration.sizeLimit {
-                let byRecency = index.filter { $0.key != keep }.sorted { $0.value.accessedAt < $1.value.accessedAt }
-                for (name, _) in byRecency where totalBytes > configuration.sizeLimit {
-                    drop(name)
-                    names.append(name)
-                }
+            while index.totalCost > configuration.sizeLimit, let oldest = index.oldestKey, oldest != keep {
+                drop(oldest)
+                names.append(oldest)
             }
             evictions += names.count
             return names
@@ -112,7 +105,11 @@ public final class DiskCache: DiskCaching {
 
     /// The directory path.
     public let path: String
+    /// The index and counters: held only for in-memory work.
     private let state: LockedValue<State>
+    /// Held across every change to the directory's entries (a rename into place, an unlink) together
+    /// with the index change that goes with it; taken before ``state``, never inside it.
+    private let directory = LockedValue(())
     private let now: @Sendable () -> Date
     /// Receives evictions (debug) and files that do not parse, removed on read (warning).
     private let logger: Logger
@@ -132,14 +129,16 @@ public final class DiskCache: DiskCaching {
             throw TesseraError(.io(operation: "mkdir", path: path, errno: TesseraError.posixCode(of: error)))
         }
         var initial = State(configuration: configuration)
+        var found: [(name: String, entry: IndexEntry, accessed: Date)] = []
         for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
             let file = path + "/" + name
             if name.hasPrefix(DiskCacheFile.temporaryPrefix) {
                 DiskCacheFile.remove(path: file)
             } else if DiskCacheFile.isEntryName(name), let status = DiskCacheFile.status(path: file) {
-                initial.put(name, IndexEntry(size: status.size, storedAt: status.modified, accessedAt: status.accessed))
+                found.append((name, IndexEntry(size: status.size, storedAt: status.modified), status.accessed))
             }
         }
+        for file in found.sorted(by: { $0.accessed < $1.accessed }) { initial.put(file.name, file.entry) }
         state = LockedValue(initial)
     }
 
@@ -156,7 +155,7 @@ public final class DiskCache: DiskCaching {
     /// Whether `url` is stored, from the index only.
     public func contains(_ url: URL) -> Bool {
         let name = DiskCacheFile.name(for: url)
-        return state.withLock { $0.index[name] != nil }
+        return state.withLock { $0.index.peek(name) != nil }
     }
 
     /// Reads the entry for `url` and marks it as just accessed.
@@ -165,7 +164,7 @@ public final class DiskCache: DiskCaching {
         let name = DiskCacheFile.name(for: url)
         let file = path + "/" + name
         let limit = configuration.sizeLimit
-        guard state.withLock({ $0.index[name] != nil }),
+        guard state.withLock({ $0.index.peek(name) != nil }),
               let contents = DiskCacheFile.read(path: file, limit: limit) else {
             // Whatever is there (a symbolic link, a FIFO, a directory, an unreadable file) is not an
             // entry: unlink it (a link itself, never its target) so that a new store can take its place.
@@ -180,7 +179,7 @@ public final class DiskCache: DiskCaching {
         let date = now()
         DiskCacheFile.setTimes(path: file, accessed: date, modified: nil)
         state.withLock { state in
-            state.index[name]?.accessedAt = date
+            _ = state.index.touch(name)
             state.hits += 1
         }
         return entry
@@ -194,10 +193,12 @@ public final class DiskCache: DiskCaching {
         guard contents.count <= configuration.sizeLimit else { return }
         let date = now()
         let temporary = try DiskCacheFile.writeTemporary(contents, directory: path, stored: info.storedAt, accessed: date)
-        let victims = try state.withLock { state throws(TesseraError) -> [String] in
+        let victims = try directory.withLock { _ throws(TesseraError) -> [String] in
             try DiskCacheFile.commit(temporary, to: path + "/" + name)
-            state.put(name, IndexEntry(size: contents.count, storedAt: info.storedAt, accessedAt: date))
-            return removeFiles(state.victims(now: date, keep: name))
+            return removeFiles(state.withLock { state in
+                state.put(name, IndexEntry(size: contents.count, storedAt: info.storedAt))
+                return state.victims(now: date, keep: name)
+            })
         }
         logEvictions(victims)
     }
@@ -219,19 +220,20 @@ public final class DiskCache: DiskCaching {
     /// Removes the file at `name` and its index entry together, counting a miss when `miss` (whatever is
     /// there was asked for and is not an entry).
     private func discard(_ name: String, miss: Bool = true) {
-        state.withLock { state in
+        directory.withLock { _ in
+            state.withLock { state in
+                state.drop(name)
+                if miss { state.misses += 1 }
+            }
             DiskCacheFile.remove(path: path + "/" + name)
-            state.drop(name)
-            if miss { state.misses += 1 }
         }
     }
 
     /// Removes every entry (and any temporary file).
     @concurrent
     public func removeAll() async throws {
-        state.withLock { state in
-            state.index = [:]
-            state.totalBytes = 0
+        directory.withLock { _ in
+            state.withLock { $0.index.removeAll() }
             for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
             where DiskCacheFile.isEntryName(name) || name.hasPrefix(DiskCacheFile.temporaryPrefix) {
                 DiskCacheFile.remove(path: path + "/" + name)
@@ -243,16 +245,19 @@ public final class DiskCache: DiskCaching {
 
     /// Replaces the size and age limits and enforces them at once.
     public func setLimits(sizeLimit: Int, ageLimit: Duration?) {
-        let victims = state.withLock { state -> [String] in
-            state.configuration.sizeLimit = sizeLimit
-            state.configuration.ageLimit = ageLimit
-            return removeFiles(state.victims(now: now(), keep: nil))
+        let date = now()
+        let victims = directory.withLock { _ in
+            removeFiles(state.withLock { state -> [String] in
+                state.configuration.sizeLimit = sizeLimit
+                state.configuration.ageLimit = ageLimit
+                return state.victims(now: date, keep: nil)
+            })
         }
         logEvictions(victims)
     }
 
     /// Removes the files of `victims` (just dropped from the index by the limits); called under the
-    /// index's lock. Returns `victims`.
+    /// directory's lock. Returns `victims`.
     private func removeFiles(_ victims: [String]) -> [String] {
         for victim in victims { DiskCacheFile.remove(path: path + "/" + victim) }
         return victims
@@ -268,7 +273,7 @@ public final class DiskCache: DiskCaching {
     @discardableResult
     public func sweep() -> Int {
         let date = now()
-        let victims = state.withLock { removeFiles($0.victims(now: date, keep: nil)) }
+        let victims = directory.withLock { _ in removeFiles(state.withLock { $0.victims(now: date, keep: nil) }) }
         logEvictions(victims)
         return victims.count
     }
@@ -300,15 +305,21 @@ public final class DiskCache: DiskCaching {
     /// Entry count, bytes, limits and counters, from the index.
     public var statistics: Statistics {
         state.withLock { state in
-            Statistics(directory: path, count: state.index.count, totalBytes: state.totalBytes,
+            var oldest: Date?
+            state.index.forEach { node in oldest = min(oldest ?? node.value.storedAt, node.value.storedAt) }
+            return Statistics(directory: path, count: state.index.count, totalBytes: state.index.totalCost,
                        sizeLimit: state.configuration.sizeLimit, ageLimit: state.configuration.ageLimit,
-                       oldestStoredAt: state.index.values.map(\.storedAt).min(),
+                       oldestStoredAt: oldest,
                        hits: state.hits, misses: state.misses, evictions: state.evictions)
         }
     }
 
+    /// Runs `body` while holding the lock that file changes take, as a store's rename or an eviction's
+    /// unlinks hold it (tests: what must not wait behind them).
+    func whileChangingFiles<R>(_ body: () -> R) -> R { directory.withLock { _ in body() } }
+
     /// Names of entries from least to most recently accessed (tests).
     var namesByRecency: [String] {
-        state.withLock { $0.index.sorted { $0.value.accessedAt < $1.value.accessedAt }.map(\.key) }
+        state.withLock { $0.index.keysOldestFirst }
     }
 }

@@ -46,7 +46,8 @@ public final class MemoryCache: MemoryCaching {
     }
 
     private struct State {
-        var storage = LRUStorage<ImageKey, Bitmap>()
+        /// Images with the time each was stored, in use order.
+        var storage = LRUMap<ImageKey, (image: Bitmap, storedAt: Date)>()
         var configuration: Configuration
         var hits = 0
         var misses = 0
@@ -85,14 +86,14 @@ public final class MemoryCache: MemoryCaching {
         let date = now()
         return state.withLock { state -> Bitmap? in
             guard let node = state.storage.touch(key) else { state.misses += 1; return nil }
-            if let ttl = state.configuration.timeToLive, date.timeIntervalSince(node.insertedAt) >= ttl.timeInterval {
+            if let ttl = state.configuration.timeToLive, date.timeIntervalSince(node.value.storedAt) >= ttl.timeInterval {
                 state.storage.remove(key)
                 state.evictions += 1
                 state.misses += 1
                 return nil
             }
             state.hits += 1
-            return node.value
+            return node.value.image
         }
     }
 
@@ -110,7 +111,7 @@ public final class MemoryCache: MemoryCaching {
                 state.storage.remove(key)
                 return
             }
-            state.storage.insert(key, value: image, cost: cost, at: date)
+            state.storage.insert(key, value: (image, date), cost: cost)
             state.evict(toCost: state.configuration.costLimit, count: state.configuration.countLimit)
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import TesseraImaging
 @testable import TesseraTables
@@ -52,6 +53,27 @@ struct DiskCacheTests {
         try await reopened.removeAll()
         #expect(reopened.statistics.count == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
+    @Test("contains and statistics answer while another thread holds the lock of file changes")
+    func indexReadsDoNotWaitForFileChanges() async throws {
+        let clock = TestClock()
+        let cache = try DiskCache(configuration: .init(directory: try temporaryDirectory("staging")), now: clock.closure)
+        let a = Self.url("a.png")
+        try await cache.store(Data([1, 2, 3]), info: Self.info(a, at: clock.now), for: a)
+        let answered = DispatchSemaphore(value: 0)
+        let seen = Mutex<(Bool, Int)?>(nil)
+        // The file lock is held (as by a store's rename or an eviction's unlinks) until the reader has answered,
+        // so a reader that needed it would never answer and the wait below would give up.
+        let waited = cache.whileChangingFiles { () -> DispatchTimeoutResult in
+            Thread.detachNewThread {
+                seen.withLock { $0 = (cache.contains(a), cache.statistics.count) }
+                answered.signal()
+            }
+            return answered.wait(timeout: .now() + 60)
+        }
+        #expect(waited == .success)
+        #expect(seen.withLock { $0.map { $0.0 && $0.1 == 1 } } == true)
     }
 
     @Test("size limit: least recently accessed first, on insert; a body over the whole limit is not stored")

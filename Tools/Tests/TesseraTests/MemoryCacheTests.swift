@@ -67,16 +67,16 @@ struct MemoryCacheTests {
         #expect(cache.count == 0)
     }
 
-    @Test("LRU storage stays consistent through a random workload")
+    @Test("the LRU map stays consistent through a random workload")
     func lruModel() {
-        var storage = LRUStorage<Int, Int>()
+        var storage = LRUMap<Int, Int>()
         var model: [Int] = []                                 // oldest first
         var generator = SeededGenerator(seed: 42)
         for _ in 0..<5000 {
             let key = Int.random(in: 0..<50, using: &generator)
             switch Int.random(in: 0..<4, using: &generator) {
             case 0:
-                storage.insert(key, value: key, cost: 1, at: Date())
+                storage.insert(key, value: key, cost: 1)
                 model.removeAll { $0 == key }; model.append(key)
             case 1:
                 let found = storage.touch(key) != nil
