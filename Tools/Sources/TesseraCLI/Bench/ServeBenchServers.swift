@@ -5,7 +5,7 @@ import TesseraTestSupport
 /// One server of `bench serve`, a child process leading its own process group on 127.0.0.1:`port`:
 /// `tessera serve` (this very binary), thumbor (several processes) or nginx (master and workers).
 final class BenchServer {
-    /// `tessera`, `tessera-baseline`, `thumbor`, `thumbor-result-storage` or `nginx`.
+    /// `tessera`, `tessera-s3`, `tessera-baseline`, `thumbor`, `thumbor-result-storage` or `nginx`.
     let name: String
     let port: Int
     /// The request path of the thumbnail of a source at `relative` (a path under the root, percent-encoded).
@@ -58,25 +58,30 @@ final class BenchServer {
         }
     }
 
-    /// Spawns `path` in a process group of its own, standard output and error into `log`.
-    static func spawn(_ path: String, _ arguments: [String], log: URL) throws -> TesseraTestSupport.ChildProcess {
+    /// Spawns `path` in a process group of its own, standard output and error into `log`, with this process's
+    /// environment plus `environment`.
+    static func spawn(_ path: String, _ arguments: [String], log: URL, environment: [String: String] = [:]) throws -> TesseraTestSupport.ChildProcess {
         guard FileManager.default.isExecutableFile(atPath: path) else { throw ValidationError("\(path) is not installed") }
         let fd = open(log.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw ValidationError("cannot write \(log.path)") }
         defer { close(fd) }
-        return try TesseraTestSupport.ChildProcess.spawn(path, arguments, environment: ProcessInfo.processInfo.environment,
+        return try TesseraTestSupport.ChildProcess.spawn(path, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
                                       standardOutput: fd, standardError: fd, newProcessGroup: true)
     }
 
     // MARK: The three servers
 
     /// `tessera serve` with one preset `thumb:SIZExSIZE:fill`, tables in `tables()` (a fresh directory on every
-    /// start when the closure says so), per-request log lines off (`--log-level warning`).
+    /// start when the closure says so), per-request log lines off (`--log-level warning`); requests
+    /// `/v1/thumb/PREFIX PATH` with `pathPrefix` (`@NAME/` for a named source given in `extraArguments`), and
+    /// `environment` added to the child's.
     static func tessera(name: String = "tessera", binary: String, root: URL, size: Int, port: Int, sourceCheckInterval: Int,
-                        tables: @escaping () -> URL, log: URL) -> BenchServer {
-        BenchServer(name: name, port: port, target: { "/v1/thumb/\($0)" }) {
+                        tables: @escaping () -> URL, log: URL, pathPrefix: String = "", extraArguments: [String] = [],
+                        environment: [String: String] = [:]) -> BenchServer {
+        BenchServer(name: name, port: port, target: { "/v1/thumb/\(pathPrefix)\($0)" }) {
             try spawn(binary, ["serve", "--root", root.path, "--listen", "127.0.0.1:\(port)", "--preset", "thumb:\(size)x\(size):fill",
-                               "--tables", tables().path, "--log-level", "warning", "--source-check-interval", "\(sourceCheckInterval)"], log: log)
+                               "--tables", tables().path, "--log-level", "warning", "--source-check-interval", "\(sourceCheckInterval)"]
+                               + extraArguments, log: log, environment: environment)
         }
     }
 

@@ -4,12 +4,13 @@ import Tessera
 @_spi(Internal) import TesseraImaging
 import TesseraTestSupport
 
-/// `tessera bench serve [DIR] [--json]`: `tessera serve` against thumbor and nginx on this machine, the same
-/// images and thumbnail size, with wrk for the hot load and a fixed number of client threads for the cold one.
+/// `tessera bench serve [DIR] [--source files|s3] [--json]`: `tessera serve` against thumbor and nginx on this
+/// machine, the same images and thumbnail size, with wrk for the hot load and a fixed number of client threads
+/// for the cold one; with `--source s3`, also `tessera serve` reading the same images from a local S3 server.
 struct ServeBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Thumbnail service throughput and latency (wrk): tessera serve against thumbor 7 and nginx serving pre-made files.",
+        abstract: "Thumbnail service throughput and latency (wrk): tessera serve against thumbor 7 and nginx serving pre-made files; with --source s3, tessera over S3 (a local moto) beside tessera over files.",
         discussion: """
         DIR (default /usr/share/backgrounds/mate) is searched recursively for .jpg/.jpeg/.png sources (the first \
         --sources of them by name), copied into a scratch root. Three servers run on 127.0.0.1, each in its own \
@@ -23,6 +24,14 @@ struct ServeBenchmark: AsyncParsableCommand {
         processes (default: the number of cores); URL /unsafe/SIZExSIZE/filters:format(jpeg)/PATH
           thumbor-result-storage   the same with thumbor's file result storage on (finished thumbnails kept as \
         files and served from there: thumbor's own cache)
+          tessera-s3   with --source s3: this binary's `serve` run exactly as tessera, but reading every source from \
+        S3: the scratch root's files are uploaded (same relative keys, under root/) to the bucket tessera-bench of a \
+        moto_server on 127.0.0.1 (PyPI moto, a Python fake of S3, IAM authentication on so every request is signed and \
+        checked; --moto-venv, default .build/moto-venv next to this binary, made by `tessera bench peers --only moto`; \
+        an error without it), and tessera serves them as --source bench=s3://tessera-bench/root --s3-endpoint, \
+        credentials in its AWS_ variables; URL /v1/thumb/@bench/PATH. --source-check-interval is how long a known \
+        ETag answers for an object before a conditional GET. Cold figures include moto's own time to answer (one \
+        Python process on the same cores), so they show the cost of a local S3 round trip, not of AWS
           tessera-baseline   with --baseline BINARY: another tessera binary (an earlier build, say) run exactly as \
         tessera, in the same interleaved rounds: before and after a change in one run
           nginx     /usr/sbin/nginx serving the thumbnails tessera made, as files (the limit for a hot hit), \
@@ -31,19 +40,22 @@ struct ServeBenchmark: AsyncParsableCommand {
           hot    --hot thumbnail paths (sources repeated through hard links when there are fewer), requested over and \
         over by wrk (-t --threads -c --connections -d --duration, a Lua script cycling through the paths) after \
         one warm-up request each; rounds interleaved, order rotated
-          cold   tessera and both thumbors restarted with empty tables / result storage, then every source requested \
+          cold   tessera (and tessera-s3, which then downloads every object from moto) and both thumbors restarted \
+        with empty tables / result storage, then every source requested \
         once by --cold-concurrency client threads (one connection per request); nginx cannot make thumbnails
+        Every server measured (tessera-s3 included) takes part in the same interleaved rounds. \
         Each figure is the median of --rounds rounds. Peak RSS: the sum of VmHWM (/proc/PID/status) of the \
         server's processes, after the hot rounds / after a cold pass (largest round).
 
-        JSON (--json): directory, sources, hotThumbnails, thumbnail (edge px), connections, threads, durationSeconds, \
+        JSON (--json): directory, source (with --source s3 only: "s3"), s3 (with --source s3 only: bucket, prefix, \
+        motoVersion, objects, bytes, uploadSeconds), sources, hotThumbnails, thumbnail (edge px), connections, threads, durationSeconds, \
         rounds, coldConcurrency, cores, thumborProcesses, sourceCheckIntervalSeconds, skipped, servers (name, version, verifiedImages: \
         thumbnails fetched and decoded at the right size before measuring), measurements (server, workload hot|cold, \
         requestsPerSecond, p50Milliseconds, p99Milliseconds: medians of rounds; peakRSSBytes; errors summed over \
         rounds; rounds: requests, seconds, requestsPerSecond, p50Milliseconds, p99Milliseconds, errors), ratios \
         ("hot tessera/thumbor", "hot tessera/thumbor-result-storage", "hot tessera/nginx", "cold tessera/thumbor", \
-        "cold tessera/thumbor-result-storage", with --baseline "hot tessera/tessera-baseline" and "cold tessera/tessera-baseline": \
-        requestsPerSecond ratios) and targets (name, goal, value, met).
+        "cold tessera/thumbor-result-storage", with --baseline "hot tessera/tessera-baseline" and "cold tessera/tessera-baseline", \
+        with --source s3 "hot tessera-s3/tessera" and "cold tessera-s3/tessera": requestsPerSecond ratios) and targets (name, goal, value, met).
         """
     )
 
@@ -63,6 +75,10 @@ struct ServeBenchmark: AsyncParsableCommand {
     @Flag(help: "Leave thumbor out (for quick tests where it cannot be installed); listed in `skipped`.") var skipThumbor = false
     @Option(help: "Another tessera binary (an earlier build) to measure as `tessera-baseline` in the same interleaved rounds.")
     var baseline: String?
+    @Option(help: "Where tessera's sources are: files (the scratch root, the default), or s3 to also measure tessera-s3, tessera serving the same files uploaded to a local moto S3 server.")
+    var source: ServeBenchSource = .files
+    @Option(help: "The moto virtualenv for --source s3 (`tessera bench peers --only moto` makes it; default: .build/moto-venv next to this binary).")
+    var motoVenv: String?
     @Flag(help: "Print JSON.") var json = false
 
     struct Measurement: Codable {
@@ -89,8 +105,21 @@ struct ServeBenchmark: AsyncParsableCommand {
         var met: Bool
     }
 
+    /// The bucket of `--source s3`.
+    struct S3Details: Codable {
+        var bucket: String
+        var prefix: String
+        var motoVersion: String
+        var objects: Int
+        var bytes: Int
+        var uploadSeconds: Double
+    }
+
     struct Report: Codable {
         var directory: String
+        /// `"s3"` with `--source s3`; absent otherwise, so the report of the default run is unchanged.
+        var source: String?
+        var s3: S3Details?
         var sources: Int
         var hotThumbnails: Int
         var thumbnail: Int
@@ -124,6 +153,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         if sourceCheckInterval < 0 { throw ValidationError("--source-check-interval must be 0 or more seconds") }
         if threads > connections { throw ValidationError("--threads must not exceed --connections (wrk)") }
         if let sources, sources < 1 { throw ValidationError("--sources must be at least 1") }
+        if motoVenv != nil, source != .s3 { throw ValidationError("--moto-venv is for --source s3") }
     }
 
     func run() async throws {
@@ -150,6 +180,18 @@ struct ServeBenchmark: AsyncParsableCommand {
                                           tables: { fresh("tables") }, log: scratch.appendingPathComponent("tessera.log"))
         var servers = [tessera]
         var versions = ["tessera": "this binary"]
+        var bucket: ServeBenchS3?
+        defer { bucket?.stop() }
+        if source == .s3 {
+            let location = motoVenv.map { URL(fileURLWithPath: $0) } ?? PythonVirtualenv.defaultLocation(PythonVirtualenv.Peer.moto.name)
+            Terminal.progress("uploading the sources to moto")
+            let uploaded = try await ServeBenchS3.start(venv: location, root: root, paths: cold + hotPaths.filter { !Set(cold).contains($0) })
+            bucket = uploaded
+            servers.append(uploaded.server(binary: binary, root: root, size: size, port: try Origin.unusedPort(),
+                                           sourceCheckInterval: sourceCheckInterval, tables: { fresh("s3-tables") },
+                                           log: scratch.appendingPathComponent("tessera-s3.log")))
+            versions["tessera-s3"] = "this binary, moto \(uploaded.version)"
+        }
         if let baseline {
             guard FileManager.default.isExecutableFile(atPath: baseline) else { throw ValidationError("--baseline \(baseline) is not an executable") }
             servers.append(BenchServer.tessera(name: "tessera-baseline", binary: baseline, root: root, size: size, port: try Origin.unusedPort(),
@@ -237,8 +279,13 @@ struct ServeBenchmark: AsyncParsableCommand {
         measurements += servers.map { Self.measurement($0.name, "cold", coldRounds[$0.name] ?? [], peak: coldPeaks[$0.name] ?? 0) }
         Terminal.progress(nil)
 
-        let report = makeReport(files: files.count, seconds: wrkSeconds, skipped: skipped, measurements: measurements,
+        var report = makeReport(files: files.count, seconds: wrkSeconds, skipped: skipped, measurements: measurements,
                                 servers: (servers + [nginx]).map { Server(name: $0.name, version: versions[$0.name] ?? "", verifiedImages: verified[$0.name] ?? 0) })
+        if let bucket {
+            report.source = ServeBenchSource.s3.rawValue
+            report.s3 = S3Details(bucket: ServeBenchS3.bucket, prefix: ServeBenchS3.prefix, motoVersion: bucket.version, objects: bucket.objects,
+                                  bytes: bucket.bytes, uploadSeconds: bucket.uploadSeconds)
+        }
         if json { try Terminal.json(report) } else { Self.print(report) }
     }
 
@@ -285,6 +332,10 @@ struct ServeBenchmark: AsyncParsableCommand {
                                   ("cold", "thumbor-result-storage"), ("hot", "tessera-baseline"), ("cold", "tessera-baseline")] {
             if let a = rate("tessera", workload), let b = rate(other, workload), b > 0 { ratios["\(workload) tessera/\(other)"] = a / b }
         }
+        // Over S3 against over files: what reading the sources from a bucket costs.
+        for workload in ["hot", "cold"] {
+            if let a = rate("tessera-s3", workload), let b = rate("tessera", workload), b > 0 { ratios["\(workload) tessera-s3/tessera"] = a / b }
+        }
         var targets: [Target] = []
         // The issue's targets are against thumbor as it ships; the same goals against thumbor with its result
         // storage on are listed too, so a reader sees both verdicts.
@@ -300,7 +351,7 @@ struct ServeBenchmark: AsyncParsableCommand {
             targets.append(Target(name: "hot tessera p99 ms at \(connections) connections", goal: "< 5", value: hot.p99Milliseconds,
                                   met: hot.p99Milliseconds < 5))
         }
-        return Report(directory: directory, sources: files, hotThumbnails: hot, thumbnail: size, connections: connections, threads: threads,
+        return Report(directory: directory, source: nil, s3: nil, sources: files, hotThumbnails: hot, thumbnail: size, connections: connections, threads: threads,
                       durationSeconds: seconds, rounds: rounds, coldConcurrency: coldConcurrency, cores: ParallelismLimit.coreCount,
                       thumborProcesses: thumborProcesses, sourceCheckIntervalSeconds: sourceCheckInterval, skipped: skipped, servers: servers, measurements: measurements,
                       ratios: ratios, targets: targets)
@@ -316,6 +367,14 @@ struct ServeBenchmark: AsyncParsableCommand {
              String(format: "%.2f", m.p99Milliseconds), String(format: "%.1f", Double(m.peakRSSBytes) / 1_048_576), "\(m.errors)"]
         })
         Swift.print("")
+        if let s3 = report.s3 {
+            Swift.print("tessera-s3: the sources in moto \(s3.motoVersion) on 127.0.0.1, bucket \(s3.bucket)/\(s3.prefix): \(s3.objects) objects, "
+                + String(format: "%.1f MiB uploaded in %.1f s", Double(s3.bytes) / 1_048_576, s3.uploadSeconds))
+            for workload in ["hot", "cold"] {
+                if let ratio = report.ratios["\(workload) tessera-s3/tessera"] { Swift.print(String(format: "\(workload) tessera-s3/tessera: %.2f", ratio)) }
+            }
+            Swift.print("")
+        }
         Terminal.table(["target", "goal", "value", "met"], report.targets.map { [$0.name, $0.goal, String(format: "%.2f", $0.value), $0.met ? "yes" : "NO"] })
         for server in report.servers { Swift.print("\(server.name) (\(server.version)): \(server.verifiedImages) thumbnails verified") }
         for reason in report.skipped { Swift.print("skipped: \(reason)") }
