@@ -58,8 +58,10 @@ let package = Package(
         .systemLibrary(name: "CGIF", pkgConfig: "libgif", providers: [.apt(["libgif-dev"]), .brew(["giflib"])]),
         // libheif decodes HEIC (libde265) and AVIF (dav1d/libaom) and encodes AVIF (libaom).
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"]), .brew(["libheif"])]),
-        // libavif decodes AVIF's primary image faster than libheif when it carries no transformation.
-        .systemLibrary(name: "CAVIF", pkgConfig: "libavif", providers: [.apt(["libavif-dev"]), .brew(["libavif"])]),
+        // libavif decodes AVIF's primary image faster than libheif when it carries no transformation. No
+        // pkgConfig: libavif.pc's Cflags carry -DAVIF_DLL, a flag SwiftPM refuses with a warning in every
+        // build; the header and library sit on the compiler's and linker's own search paths (Sources/CAVIF).
+        .systemLibrary(name: "CAVIF", providers: [.apt(["libavif-dev"]), .brew(["libavif"])]),
         .systemLibrary(name: "CCairo", pkgConfig: "cairo", providers: [.apt(["libcairo2-dev"]), .brew(["cairo"])]),
         // libjpeg's own API (libjpeg-turbo's jpeglib.h) and libdeflate, used by our codec shims below.
         .systemLibrary(name: "CJPEGLib", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"]), .brew(["jpeg-turbo"])]),
