@@ -4,7 +4,7 @@
 //
 //     TesseraSnippetExtractor ROOT OUTPUT.swift DOCUMENT.md…     (documents relative to ROOT)
 //
-// Each block becomes one kind of output (the convention is in the README, "Documentation"):
+// Each block becomes one kind of output (the conventions are in docs/DEVELOPMENT.md, "Documentation"):
 // - a compiled snippet: its own `async throws` function, so names never clash between blocks, with
 //   `#sourceLocation` pointing back at the Markdown file, so a compile error names README.md:LINE.
 //   Its `import` lines move to the top of the file (imports are file-level); anything a snippet uses

@@ -27,7 +27,7 @@ var url: URL { standIn() }
 var nextPageURLs: [URL] { standIn() }
 /// An image URL that scrolled out of view.
 var urlScrolledAway: URL { standIn() }
-/// The decoder the README's first snippet makes, used by the snippets after it.
+/// The decoder the first snippet of docs/LIBRARY.md makes, used by the snippets after it.
 var decoder: ImageDecoder { standIn() }
 
 /// Shows an image in the app's own view.

@@ -58,11 +58,23 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath)
             ($0.path, $0.compiled + $0.skipped + $0.manifests.count)
         })
         #expect(extracted == fences)
-        // The README's examples are compiled, not skipped; the catalogue has snippets of its own.
+        // The README's example and the library guide's are compiled, not skipped; the catalogue has
+        // snippets of its own.
         let readme = try #require(documentSnippets.first { $0.path == "README.md" })
-        #expect(readme.compiled >= 8)
+        #expect(readme.compiled >= 1)
         #expect(readme.skipped == 0)
+        let library = try #require(documentSnippets.first { $0.path == "docs/LIBRARY.md" })
+        #expect(library.compiled >= 8)
+        #expect(library.skipped == 0)
         #expect(documentSnippets.contains { $0.path.contains(".docc/") && $0.compiled > 0 })
+    }
+
+    /// The README is the front door: its first Swift example comes within its first 50 lines.
+    @Test func readmeShowsSwiftEarly() throws {
+        let text = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let firstSwift = try #require(lines.firstIndex { $0.drop { $0 == " " }.hasPrefix("```swift") })
+        #expect(firstSwift + 1 <= 50, "README.md's first ```swift block opens on line \(firstSwift + 1)")
     }
 
     /// Each `Package.swift` excerpt, completed into a manifest of a package named App, must evaluate
