@@ -75,6 +75,14 @@ struct ServeSourcesEndToEndTests {
         #expect(replaced.headers["x-tessera-cache"] == "produced")
         #expect(try await server.get("/v1/card/@photos/a.jpg?fmt=png", headers: ["If-None-Match": newTag]).status == 304)
 
+        // An ad-hoc size of the same object through /v1/resize?src=@NAME/KEY: no table, so its bytes are read again.
+        let resized = try await server.get("/v1/resize?src=@photos/a.jpg&w=120&h=90&mode=fill&fmt=png")
+        downloaded += 1
+        #expect(resized.status == 200, "\(resized.text.prefix(300))")
+        let resizedImage = try ImageDecoder().decode(Data(resized.body))
+        let resizedReference = try PixelComparison.libraryRender(of: photos[1], processing: ImageProcessing(width: 120, height: 90, mode: .fill))
+        #expect(PixelComparison.meanAbsoluteDifference(resizedImage, resizedReference).map { $0 < 1 } == true)
+
         // A key with a space, unicode and `+`, percent-encoded, and with a literal `+` (a path's `+` is not a space).
         let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-")
         let encoded = try #require(awkward.addingPercentEncoding(withAllowedCharacters: unreserved))
