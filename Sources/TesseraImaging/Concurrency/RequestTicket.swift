@@ -16,6 +16,3 @@ public struct RequestTicket: Sendable {
     /// Waits until the completion handler has run.
     public func wait() async { await task.value }
 }
-
-/// The ticket `ImageManager`'s callback API returns (the same type as every other request ticket).
-public typealias FetchTicket = RequestTicket

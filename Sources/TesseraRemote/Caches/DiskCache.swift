@@ -42,27 +42,8 @@ public final class DiskCache: DiskCaching {
         }
     }
 
-    /// Sizes and counters.
-    public struct Statistics: Sendable, Hashable, Codable {
-        /// The cache directory.
-        public var directory: String
-        /// Number of entries.
-        public var count: Int
-        /// Total size of their files in bytes.
-        public var totalBytes: Int
-        /// The size limit in bytes.
-        public var sizeLimit: Int
-        /// The age limit.
-        public var ageLimit: Duration?
-        /// When the oldest entry was stored.
-        public var oldestStoredAt: Date?
-        /// Reads that found an entry (since this instance was created).
-        public var hits: Int
-        /// Reads that found none.
-        public var misses: Int
-        /// Entries removed by the limits.
-        public var evictions: Int
-    }
+    /// The sizes and counters (``DiskCacheStatistics``).
+    public typealias Statistics = DiskCacheStatistics
 
     struct IndexEntry: Sendable {
         var size: Int
@@ -148,7 +129,7 @@ public final class DiskCache: DiskCaching {
     public var configuration: Configuration { state.withLock { $0.configuration } }
 
     /// The path of the file that holds (or would hold) `url`.
-    public func filePath(for url: URL) -> String { path + "/" + DiskCacheFile.name(for: url) }
+    @_spi(Internal) public func filePath(for url: URL) -> String { path + "/" + DiskCacheFile.name(for: url) }
 
     // MARK: DiskCaching
 
@@ -187,7 +168,7 @@ public final class DiskCache: DiskCaching {
 
     /// Writes `data` atomically, then evicts what the limits exclude.
     @concurrent
-    public func store(_ data: Data, info: HTTPCacheInfo, for url: URL) async throws {
+    public func store(_ data: Data, info: HTTPCacheInfo, for url: URL) async throws(TesseraError) {
         let name = DiskCacheFile.name(for: url)
         let contents = try DiskCacheFile.encode(data, info: info)
         guard contents.count <= configuration.sizeLimit else { return }
@@ -205,7 +186,7 @@ public final class DiskCache: DiskCaching {
 
     /// Rewrites the entry with new information (its bytes are read back and kept).
     @concurrent
-    public func updateInfo(_ info: HTTPCacheInfo, for url: URL) async throws {
+    public func updateInfo(_ info: HTTPCacheInfo, for url: URL) async throws(TesseraError) {
         guard let entry = await entry(for: url) else { return }
         try await store(entry.data, info: info, for: url)
     }
@@ -231,7 +212,7 @@ public final class DiskCache: DiskCaching {
 
     /// Removes every entry (and any temporary file).
     @concurrent
-    public func removeAll() async throws {
+    public func removeAll() async throws(TesseraError) {
         directory.withLock { _ in
             state.withLock { $0.index.removeAll() }
             for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []

@@ -31,10 +31,14 @@ enum DiskCacheFile {
         name.utf8.count == 64 && name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
-    static func encode(_ data: Data, info: HTTPCacheInfo) throws -> Data {
+    static func encode(_ data: Data, info: HTTPCacheInfo) throws(TesseraError) -> Data {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970
-        let header = try encoder.encode(info)
+        let header: Data
+        do { header = try encoder.encode(info) } catch {
+            // Only a date JSON cannot hold (not finite) gets here: an invalid argument, not an I/O failure.
+            throw TesseraError(.io(operation: "encode the cache information of", path: info.url, errno: EINVAL), underlying: error)
+        }
         var file = Data(magic)
         withUnsafeBytes(of: UInt32(header.count).littleEndian) { file.append(contentsOf: $0) }
         file.append(header)

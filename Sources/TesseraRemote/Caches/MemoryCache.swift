@@ -14,36 +14,10 @@ import Foundation
 /// Every method is synchronous, O(1) (except trimming, O(evicted)) and safe from any thread: the list
 /// lives behind one `LockedValue`, and no I/O or decoding happens under it.
 public final class MemoryCache: MemoryCaching {
-    /// Limits of a ``MemoryCache``.
-    public struct Configuration: Sendable, Hashable {
-        /// Largest total cost in bytes.
-        public var costLimit: Int
-        /// Largest number of images.
-        public var countLimit: Int
-        /// How long an image may be served after insertion, or `nil` for no limit.
-        public var timeToLive: Duration?
-
-        /// Creates limits: by default 256 MiB, 1000 images, no time-to-live.
-        public init(costLimit: Int = 256 << 20, countLimit: Int = 1000, timeToLive: Duration? = nil) {
-            self.costLimit = costLimit
-            self.countLimit = countLimit
-            self.timeToLive = timeToLive
-        }
-    }
-
-    /// Counters since creation.
-    public struct Statistics: Sendable, Hashable, Codable {
-        /// Images held.
-        public var count: Int
-        /// Their total cost in bytes.
-        public var totalCost: Int
-        /// Lookups that found a live image.
-        public var hits: Int
-        /// Lookups that found nothing, or an expired image.
-        public var misses: Int
-        /// Images removed to respect the limits, by trimming, or because they expired.
-        public var evictions: Int
-    }
+    /// The limits (``MemoryCacheLimits``), under the name the cache's initializer has always used.
+    public typealias Configuration = MemoryCacheLimits
+    /// The counters (``MemoryCacheStatistics``).
+    public typealias Statistics = MemoryCacheStatistics
 
     private struct State {
         /// Images with the time each was stored, in use order.

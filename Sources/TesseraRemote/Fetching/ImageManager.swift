@@ -26,7 +26,7 @@ import Foundation
 ///    into the memory cache and handed to every requester of that variant.
 ///
 /// ## Cancellation
-/// Cancelling the awaiting task (or a ``/TesseraImaging/FetchTicket``) resumes that requester with `TesseraError(.cancelled)`.
+/// Cancelling the awaiting task (or a ``/TesseraImaging/RequestTicket``) resumes that requester with `TesseraError(.cancelled)`.
 /// The download goes on while another requester or a prefetch still needs the URL; when the last one
 /// goes, the job is removed from its queue, or its download task is cancelled (AsyncHTTPClient closes
 /// the request).
@@ -284,5 +284,5 @@ public final class ImageManager: Sendable {
     public func clearMemoryCache() { memoryCache?.removeAll() }
 
     /// Empties the disk cache.
-    public func clearDiskCache() async throws { try await diskCache?.removeAll() }
+    public func clearDiskCache() async throws(TesseraError) { try await diskCache?.removeAll() }
 }

@@ -217,9 +217,14 @@ public final class ImageCache: Sendable {
     /// Stores an image obtained elsewhere, drawn by the entity into `format`'s slot.
     /// - Throws: ``/TesseraImaging/CacheFailure/unknownFormat(_:)``, or what drawing and storing throw.
     @discardableResult
-    public func setImage(_ image: Bitmap, for entity: some ImageEntity, format: ImageFormat) throws -> TableImage {
+    public func setImage(_ image: Bitmap, for entity: some ImageEntity, format: ImageFormat) throws(TesseraError) -> TableImage {
         try checkConfigured(format)
-        return try store(image, entity: entity, format: format)
+        do {
+            return try store(image, entity: entity, format: format)
+        } catch {
+            // The entity's own drawing may throw anything: it is a drawing failure with that cause.
+            throw TesseraError.wrapping(error) { TesseraError(.drawing(message: "\($0)"), underlying: $0) }
+        }
     }
 
     /// Removes the entity's image in `format` (nothing for an unknown format).
@@ -228,7 +233,7 @@ public final class ImageCache: Sendable {
     }
 
     /// Empties every table.
-    public func reset() throws {
+    public func reset() throws(TesseraError) {
         for table in tables.values { try table.reset() }
     }
 

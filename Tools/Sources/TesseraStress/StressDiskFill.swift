@@ -25,7 +25,7 @@ struct StressDiskFill {
                                           for: StressDiskPattern.url(k))
                     say("disk-fill: storing key \(k) did not fail")
                     return false
-                } catch let error as TesseraError {
+                } catch {   // the store's typed error: a TesseraError
                     guard case .io(_, _, let code) = error.reason, code == EFBIG || code == ENOSPC else {
                         say("disk-fill: expected EFBIG/ENOSPC, got \(error)"); return false
                     }

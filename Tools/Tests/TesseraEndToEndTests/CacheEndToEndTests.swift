@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Tessera
+@_spi(Internal) import Tessera
 
 /// `tessera cache stats|clear --json` (release build) on an empty disk cache and on one the library's
 /// ``DiskCache`` filled in this process with real photographs (no network involved).

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TesseraImaging
 @testable import TesseraTables
-@testable import TesseraRemote
+@_spi(Internal) @testable import TesseraRemote
 import Tessera
 
 /// The disk cache against files that were replaced, made unreadable or cannot be written, and the

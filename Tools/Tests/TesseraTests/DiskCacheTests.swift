@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import TesseraImaging
 @testable import TesseraTables
-@testable import TesseraRemote
+@_spi(Internal) @testable import TesseraRemote
 import Tessera
 import TesseraHTTP
 import TesseraTestSupport

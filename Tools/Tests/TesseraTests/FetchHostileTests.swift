@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TesseraImaging
 @testable import TesseraTables
-@testable import TesseraRemote
+@_spi(Internal) @testable import TesseraRemote
 import Tessera
 import TesseraHTTP
 import TesseraTestSupport

@@ -14,15 +14,37 @@ public protocol DiskCaching: Sendable {
     /// (an unreadable file is removed).
     func entry(for url: URL) async -> DiskCacheEntry?
     /// Stores `data` with `info`, replacing any previous entry atomically, then enforces the limits.
-    func store(_ data: Data, info: HTTPCacheInfo, for url: URL) async throws
+    func store(_ data: Data, info: HTTPCacheInfo, for url: URL) async throws(TesseraError)
     /// Replaces the cache information of an existing entry (after a `304`), keeping its bytes.
-    func updateInfo(_ info: HTTPCacheInfo, for url: URL) async throws
+    func updateInfo(_ info: HTTPCacheInfo, for url: URL) async throws(TesseraError)
     /// Removes the entry for `url`.
     func remove(_ url: URL) async
     /// Removes every entry.
-    func removeAll() async throws
+    func removeAll() async throws(TesseraError)
     /// Sizes, limits and counters, from memory (no I/O).
-    var statistics: DiskCache.Statistics { get }
+    var statistics: DiskCacheStatistics { get }
     /// Replaces the size and age limits and enforces them at once.
     func setLimits(sizeLimit: Int, ageLimit: Duration?)
+}
+
+/// A disk cache's sizes, limits and counters.
+public struct DiskCacheStatistics: Sendable, Hashable, Codable {
+    /// The cache directory.
+    public var directory: String
+    /// Number of entries.
+    public var count: Int
+    /// Total size of their files in bytes.
+    public var totalBytes: Int
+    /// The size limit in bytes.
+    public var sizeLimit: Int
+    /// The age limit.
+    public var ageLimit: Duration?
+    /// When the oldest entry was stored.
+    public var oldestStoredAt: Date?
+    /// Reads that found an entry (since this instance was created).
+    public var hits: Int
+    /// Reads that found none.
+    public var misses: Int
+    /// Entries removed by the limits.
+    public var evictions: Int
 }
