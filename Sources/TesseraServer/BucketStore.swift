@@ -5,9 +5,14 @@ import Metrics
 import Tessera
 
 /// The objects of an S3-compatible bucket under a prefix, read with ``S3Client``: versions are the
-/// objects' ETags (with the version id where the bucket keeps versions), revalidated with a conditional
-/// GET once a check is older than the source check interval.
+/// objects' ETags (with the version id where the bucket keeps versions), learnt with a `HEAD` the first
+/// time and revalidated with a conditional GET once a check is older than the source check interval.
+/// The bytes of the objects read last are kept (``recentBytesCapacity``), so that the presets and sizes
+/// of one object made one after another read it once.
 final class BucketStore: ObjectStore {
+    /// Bytes of recently read objects kept in memory: 64 MiB.
+    static let recentBytesCapacity = 64 << 20
+
     let name: String
     let client: S3Client
     let bucket: String
@@ -15,6 +20,8 @@ final class BucketStore: ObjectStore {
     let prefix: String
     let maximumBytes: Int
     private let versions = VersionTable()
+    /// Bytes by key and version tag, least recently used out first.
+    private let recent = LockedValue(LRUMap<String, Data>())
     /// Object reads that returned bytes (`tessera_source_downloads_total{source}`).
     private let downloads: Counter
 
@@ -28,13 +35,18 @@ final class BucketStore: ObjectStore {
     }
 
     func current(_ key: String, recheckSeconds: Double) async throws(ServiceError) -> ObjectVersion {
-        guard let known = versions.get(key) else { return try await fetch(key) }
+        guard let known = versions.get(key) else { return try await head(key) }
         if VersionTable.isRecent(known, within: recheckSeconds) { return ObjectVersion(tag: known.tag, data: nil) }
         return try await read(key, ifNoneMatch: known)
     }
 
-    func fetch(_ key: String) async throws(ServiceError) -> ObjectVersion {
-        try await read(key, ifNoneMatch: nil)
+    func bytes(of key: String, version tag: String) async throws(ServiceError) -> Data {
+        if let kept = recent.withLock({ $0.touch(Self.recentKey(key, tag))?.value }) { return kept }
+        let read = try await read(key, ifNoneMatch: nil)
+        guard read.tag == tag, let data = read.data else {
+            throw ServiceError(.sourceChanged, "the object \(key) changed while it was read")
+        }
+        return data
     }
 
     func recentVersion(of key: String, within seconds: Double) -> ObjectVersion? {
@@ -42,7 +54,21 @@ final class BucketStore: ObjectStore {
         return ObjectVersion(tag: known.tag, data: nil)
     }
 
-    /// One GET of `key`, conditional on `known`'s ETag when given: a `304` confirms `known`.
+    /// The version of `key` from a `HEAD` (no bytes); a GET when the store gives no ETag.
+    private func head(_ key: String) async throws(ServiceError) -> ObjectVersion {
+        let info: S3ObjectInfo
+        do { info = try await client.head(bucket: bucket, key: prefix + key) } catch { throw ServiceError(error) }
+        if let length = info.contentLength, length > maximumBytes {
+            throw ServiceError(.sourceTooLarge, "the source has \(length) bytes, more than the limit of \(maximumBytes)")
+        }
+        guard let etag = info.etag else { return try await read(key, ifNoneMatch: nil) }
+        let tag = Self.tag(etag: etag, versionID: info.versionID, data: Data())
+        versions.record(key, VersionTable.Seen(validator: etag, tag: tag, checkedAt: .now))
+        return ObjectVersion(tag: tag, data: nil)
+    }
+
+    /// One GET of `key`, conditional on `known`'s ETag when given: a `304` confirms `known`. Bytes read
+    /// are kept under their version.
     private func read(_ key: String, ifNoneMatch known: VersionTable.Seen?) async throws(ServiceError) -> ObjectVersion {
         let result: S3GetResult
         do {
@@ -60,9 +86,15 @@ final class BucketStore: ObjectStore {
             downloads.increment()
             let tag = Self.tag(etag: etag, versionID: versionID, data: data)
             if let etag { versions.record(key, VersionTable.Seen(validator: etag, tag: tag, checkedAt: .now)) }
+            recent.withLock { recent in
+                recent.insert(Self.recentKey(key, tag), value: data, cost: data.count)
+                while recent.totalCost > Self.recentBytesCapacity, recent.removeOldest() != nil {}
+            }
             return ObjectVersion(tag: tag, data: data)
         }
     }
+
+    private static func recentKey(_ key: String, _ tag: String) -> String { key + "\u{0}" + tag }
 
     /// The version text of an object: its ETag without quotes and its version id, else a digest of its bytes.
     static func tag(etag: String?, versionID: String?, data: Data) -> String {

@@ -9,16 +9,16 @@ import Tessera
 enum SourceBytes: Sendable {
     /// A file (its real path), read under a permit of the work limit.
     case file(String)
-    /// An object of a store: `known` when its version came with the bytes, else downloaded.
-    case object(any ObjectStore, key: String, known: Data?)
+    /// An object of a store at version `tag`: `known` when the version came with the bytes, else read.
+    case object(any ObjectStore, key: String, tag: String, known: Data?)
 
     /// The bytes of an object (`known`, or a fresh download); a file's are read by the caller.
     func download() async throws -> Data {
         switch self {
         case .file(let path): return try Data(contentsOf: URL(fileURLWithPath: path))
-        case .object(let store, let key, let known):
+        case .object(let store, let key, let tag, let known):
             if let known { return known }
-            return try await store.fetch(key).data ?? Data()
+            return try await store.bytes(of: key, version: tag)
         }
     }
 }
@@ -58,7 +58,7 @@ extension ImageService {
             return (try await encode(image, integrity: image.integrity, request: request, key: key), .remote)
         case .object(let store, let key, let version):
             if let hit = responses.get(request.key) { return (hit, .memory) }
-            let bytes = SourceBytes.object(store, key: key, known: version?.data)
+            let bytes = SourceBytes.object(store, key: key, tag: version?.tag ?? "", known: version?.data)
             if let table = request.preset, let version {
                 return try await fromTable(table, source: PresetTable.Source(identity: "@\(store.name)/\(key)", version: version.tag),
                                            request: request, bytes: bytes)

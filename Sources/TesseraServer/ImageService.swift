@@ -147,8 +147,18 @@ public final class ImageService: Sendable {
         }
     }
 
-    /// ``respond(to:)`` without the fallback.
+    /// ``respond(to:)`` without the fallback: ``answerOnce(_:)``, and once more when a named source's
+    /// object changed while the first try read it (the second learns the new version).
     private func answer(_ info: RequestInfo) async throws(ServiceError) -> ImageResponse {
+        do {
+            return try await answerOnce(info)
+        } catch where error.code == .sourceChanged {
+            return try await answerOnce(info)
+        }
+    }
+
+    /// One try of ``answer(_:)``.
+    private func answerOnce(_ info: RequestInfo) async throws(ServiceError) -> ImageResponse {
         let deadline = NIODeadline.now() + .nanoseconds(Int64(configuration.limits.requestTimeoutSeconds * 1e9))
         var request = try resolve(info, trustingRecentCheck: true)
         if case .object(let store, let key, nil) = request.source {   // its version first: a check, or a download

@@ -17,7 +17,7 @@ struct ObjectVersion: Sendable {
 ///
 /// A request for one of its objects first asks ``current(_:recheckSeconds:)`` for the version (cheap
 /// when a recent check answers for it), then looks in memory and the preset's table under that
-/// version, and only on a miss reads the bytes (``fetch(_:)``, unless the version came with them).
+/// version, and only on a miss reads the bytes (``bytes(of:version:)``, unless the version came with them).
 protocol ObjectStore: Sendable {
     /// The source's name, as in `@name`.
     var name: String { get }
@@ -28,8 +28,10 @@ protocol ObjectStore: Sendable {
     /// The version of `key` when a check younger than `seconds` knows it, without waiting (the
     /// memory-hit path on the event loop); `nil` otherwise.
     func recentVersion(of key: String, within seconds: Double) -> ObjectVersion?
-    /// The bytes of `key`, read now, with their version (``ObjectVersion/data`` is set).
-    func fetch(_ key: String) async throws(ServiceError) -> ObjectVersion
+    /// The bytes of `key` at version `tag`: kept from a recent read, or read now. When the object has
+    /// changed since `tag` was learnt, throws ``ServiceError/Code/sourceChanged`` (the request starts
+    /// again and learns the new version), so that no pixels are ever kept under another version's tag.
+    func bytes(of key: String, version tag: String) async throws(ServiceError) -> Data
     /// Closes connections; called once no request runs.
     func shutdown() async
 }

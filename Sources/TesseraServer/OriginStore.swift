@@ -54,7 +54,16 @@ final class OriginStore: ObjectStore {
         return ObjectVersion(tag: known.tag, data: nil)
     }
 
-    func fetch(_ key: String) async throws(ServiceError) -> ObjectVersion {
+    func bytes(of key: String, version tag: String) async throws(ServiceError) -> Data {
+        let read = try await fetch(key)
+        guard read.tag == tag, let data = read.data else {
+            throw ServiceError(.sourceChanged, "the object \(key) changed while it was read")
+        }
+        return data
+    }
+
+    /// The bytes of `key` from the manager (its disk copy while fresh) and their digest, recorded.
+    private func fetch(_ key: String) async throws(ServiceError) -> ObjectVersion {
         let url = try url(of: key)
         let before = manager.statistics.downloads
         let data: Data

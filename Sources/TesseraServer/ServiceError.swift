@@ -75,6 +75,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         /// A source's store refused the operator's credentials (S3 `AccessDenied`, `SignatureDoesNotMatch`,
         /// `InvalidAccessKeyId`, an expired token): the server's configuration is wrong, not the request (502).
         case sourceDenied = "source_denied"
+        /// A named source's object changed between learning its version and reading it, twice in a row (502).
+        case sourceChanged = "source_changed"
         /// The remote origin redirected too often (502).
         case upstreamRedirects = "upstream_redirects"
         /// The remote source could not be loaded (502).
@@ -102,7 +104,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
             case .pathOutsideRoot, .missingSignature, .badSignature, .remoteDisabled, .remoteRefused: .forbidden
             case .sourceTooLarge, .sourceTooManyPixels, .sourceTooManyItems: .contentTooLarge
             case .undecodableSource: .unsupportedMediaType
-            case .upstreamStatus, .upstreamRedirects, .upstreamFailed, .sourceDenied: .badGateway
+            case .upstreamStatus, .upstreamRedirects, .upstreamFailed, .sourceDenied, .sourceChanged: .badGateway
             case .upstreamTimeout, .timeout: .gatewayTimeout
             case .tooManyDecodes, .busy, .cancelled: .serviceUnavailable
             case .internal: .internalServerError

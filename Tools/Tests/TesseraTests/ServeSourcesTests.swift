@@ -23,6 +23,14 @@ struct ServeSourcesTests {
         }
     }
 
+    /// `tessera_source_downloads_total{source="NAME"}` on the server's `/metrics` (0 when absent).
+    static func downloads(port: Int, source: String) async throws -> Int {
+        let text = try await RawHTTP.get(port: port, "/metrics").text
+        let prefix = "tessera_source_downloads_total{source=\"\(source)\"} "
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else { return 0 }
+        return Int(Double(line.dropFirst(prefix.count)) ?? -1)
+    }
+
     static func size(_ response: RawHTTP.Response) throws -> PixelSize {
         let image = try ImageDecoder().decode(Data(response.body))
         return PixelSize(width: image.width, height: image.height)
@@ -43,6 +51,10 @@ struct ServeSourcesTests {
                 #expect(try Self.size(first) == PixelSize(width: 100, height: 67))
                 #expect(first.headers["x-tessera-cache"] == "produced")
                 etag = try #require(first.headers["etag"])
+                // Another preset of the same object: drawn from the bytes just read, not downloaded again.
+                let thumb = try await RawHTTP.get(port: port, "/v1/thumb/@s3/cat.jpg?fmt=png")
+                #expect(thumb.status == 200 && thumb.headers["x-tessera-cache"] == "produced")
+                #expect(try await Self.downloads(port: port, source: "s3") == 1)
                 let again = try await RawHTTP.get(port: port, "/v1/box/@s3/cat.jpg?fmt=png")
                 #expect(again.headers["x-tessera-cache"] == "memory" && again.headers["etag"] == etag)
                 let conditional = try await RawHTTP.get(port: port, "/v1/box/@s3/cat.jpg?fmt=png", headers: ["If-None-Match": etag])
@@ -54,13 +66,15 @@ struct ServeSourcesTests {
                 #expect(replaced.status == 200)
                 #expect(try Self.size(replaced) == PixelSize(width: 67, height: 100))
                 etag = try #require(replaced.headers["etag"])
-                #expect(server.service.statistics.decodes == 2)
+                #expect(server.service.statistics.decodes == 3)
+                #expect(try await Self.downloads(port: port, source: "s3") == 2)
             }
             try await fixture.withServer(configuration) { port, server in
                 let response = try await RawHTTP.get(port: port, "/v1/box/@s3/cat.jpg?fmt=png")
                 #expect(response.headers["x-tessera-cache"] == "table", "the table is the cache of every source")
                 #expect(response.headers["etag"] == etag)
                 #expect(server.service.statistics.decodes == 0)
+                #expect(try await Self.downloads(port: port, source: "s3") == 0, "a HEAD learns the version; the table has the pixels")
             }
         }
     }
