@@ -9,13 +9,16 @@ import PackageDescription
 let package = Package(
     name: "Tessera",
     // Tested on Debian Linux (x86-64). macOS 15 (Synchronization's Mutex, typed throws in the runtime) with
-    // Homebrew's libraries is expected to build but is not tested here (README, "Platforms").
+    // Homebrew's libraries is expected to build but is not tested here (docs/LIBRARY.md, "Version, stability, platforms").
     platforms: [.macOS(.v15)],
     products: [
         // `import Tessera`: every layer of the library.
         .library(name: "Tessera", targets: ["Tessera"]),
         // The default HTTP loader for `ImageManager`, on AsyncHTTPClient; kept apart so that the core stays free of NIO.
         .library(name: "TesseraHTTP", targets: ["TesseraHTTP"]),
+        // Test support for apps built on Tessera: a scripted `DataLoading` (`MockDataLoader`, `LoadGate`), so
+        // that code on `ImageManager` is tested without sockets.
+        .library(name: "TesseraTesting", targets: ["TesseraTesting"]),
         // The image service behind `tessera serve`, as a Hummingbird router others can mount. Empty unless the
         // `Serving` trait is on (docs/SERVING.md).
         .library(name: "TesseraServer", targets: ["TesseraServer"]),
@@ -117,6 +120,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["HTTPLoader"])),
             ]
         ),
+        // Test support (`import TesseraTesting`): scripted loads for `ImageManager` without sockets.
+        .target(name: "TesseraTesting", dependencies: ["TesseraImaging", "TesseraRemote"]),
         // The image service (`tessera serve`); its files are wrapped in `#if Serving`.
         .target(
             name: "TesseraServer",
@@ -146,7 +151,7 @@ let package = Package(
 )
 
 // `make docs` sets TESSERA_DOCS=1 to add swift-docc-plugin (the `generate-documentation` command).
-// Only then: a dependent's graph, and every other build here, stays without it (README, "Documentation").
+// Only then: a dependent's graph, and every other build here, stays without it (docs/DEVELOPMENT.md, "Documentation").
 if Context.environment["TESSERA_DOCS"] == "1" {
     package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
 }

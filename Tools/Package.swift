@@ -83,6 +83,7 @@ let package = Package(
             name: "TesseraTests",
             dependencies: [
                 .product(name: "Tessera", package: "Tessera"),
+                .product(name: "TesseraTesting", package: "Tessera"),
                 .product(name: "TesseraHTTP", package: "Tessera"),
                 .product(name: "TesseraServer", package: "Tessera"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -95,7 +96,7 @@ let package = Package(
         ),
         // The documentation's ```swift blocks (README.md, docs/*.md, the DocC articles), compiled: the
         // DocumentationSnippets plugin runs TesseraSnippetExtractor on every build, so the generated sources are
-        // never committed and never stale (README, "Documentation").
+        // never committed and never stale (docs/DEVELOPMENT.md, "Documentation").
         .executableTarget(name: "TesseraSnippetExtractor"),
         .plugin(
             name: "DocumentationSnippets",
@@ -106,6 +107,7 @@ let package = Package(
             name: "TesseraSnippetTests",
             dependencies: [
                 .product(name: "Tessera", package: "Tessera"),
+                .product(name: "TesseraTesting", package: "Tessera"),
                 .product(name: "TesseraHTTP", package: "Tessera"),
                 .product(name: "TesseraServer", package: "Tessera"),
                 .product(name: "Hummingbird", package: "hummingbird"),

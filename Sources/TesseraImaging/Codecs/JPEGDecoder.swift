@@ -12,7 +12,7 @@ import CTurboJPEG
 ///   one) the stored values are inverted, so `R = C·K / 255` on the stored values; without it they
 ///   are taken as plain CMYK, `R = (255 − C)(255 − K) / 255`. Likewise for G (M) and B (Y).
 /// - Colour: an ICC profile in APP2 "ICC_PROFILE" segments (assembled in sequence order) converts the
-///   decoded, already DCT-scaled pixels to sRGB (``ColourConversion``, docs/COLOUR.md): RGB profiles
+///   decoded, already DCT-scaled pixels to sRGB (`ColourConversion`, docs/COLOUR.md): RGB profiles
 ///   for YCbCr/RGB files (gray8 output then takes its luma from the converted colours), CMYK profiles
 ///   for CMYK/YCCK files instead of the formula above (inverted input when the Adobe segment is
 ///   present). Gray files, and profiles that are unusable or equivalent to sRGB, keep their pixels.

@@ -22,7 +22,7 @@ import CTesseraCodecs
 ///   libpng's. Every other file, and any file the fast path finds damaged, goes through libpng's
 ///   simplified API (then box-reduced), so errors and messages stay libpng's.
 /// - Colour (docs/COLOUR.md): an `iCCP` profile of a colour file converts the decoded (box-reduced)
-///   pixels to sRGB with ``ColourConversion``; a usable one also overrides `gAMA`/`cHRM`, as the
+///   pixels to sRGB with `ColourConversion`; a usable one also overrides `gAMA`/`cHRM`, as the
 ///   PNG specification orders, so those chunks are cut from a copy before libpng reads it. Without
 ///   a usable profile, `sRGB` changes nothing and `gAMA` is applied by libpng (the fast path declines
 ///   any gamma but sRGB's, so both paths give libpng's pixels), as browsers do; `cHRM` alone changes

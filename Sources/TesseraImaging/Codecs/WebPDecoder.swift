@@ -11,7 +11,7 @@ import CWebP
 ///   stored one; ``decodedSize(for:atLeast:)`` picks the aspect-preserving size that just covers
 ///   the target.
 /// - Colour: an `ICCP` chunk (extended format) converts the decoded, scaled pixels to sRGB
-///   (``ColourConversion``, docs/COLOUR.md).
+///   (`ColourConversion`, docs/COLOUR.md).
 /// - Truncated files: a still image decodes through libwebp's incremental decoder (`WebPIDecode`,
 ///   `WebPIUpdate`), which reports in `last_y` how many rows it produced before the data ran out (output
 ///   rows: of the scaled size when scaling). Under ``DecodingPolicy/lenient`` those rows are kept (colour

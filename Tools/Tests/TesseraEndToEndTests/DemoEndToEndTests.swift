@@ -38,7 +38,7 @@ struct DemoEndToEndTests {
         var methods: [Method]
     }
 
-    /// The methods the README's table lists, by id.
+    /// The methods the table of docs/PERFORMANCE.md ("Scrolling: `tessera demo`") lists, by id.
     static let methods: Set = ["conventional", "background", "memory-cache", "tables-fill", "tables-http", "tables-warm",
                                "tables-cold", "conventional-swap", "tables-warm-swap"]
     /// Methods that produce every image on the frame thread (no placeholders, ever).

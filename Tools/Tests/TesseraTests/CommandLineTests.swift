@@ -14,7 +14,7 @@ enum CommandRun {
     }
 }
 
-/// The command-line interface named in the issues is public: these tests pin its flags, JSON and exit codes.
+/// The command-line interface is public: these tests pin its flags, JSON and exit codes.
 @Suite("tessera command line")
 struct CommandLineTests {
     /// Three small photographs-to-be: two PNGs and a JPEG, plus one broken file.

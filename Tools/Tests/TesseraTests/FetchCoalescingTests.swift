@@ -7,16 +7,21 @@ import Testing
 import Tessera
 import TesseraHTTP
 import TesseraTestSupport
+import TesseraTesting
 
+/// Coalescing, queueing and delivery are `ImageManager`'s own behaviour: those tests run on the scripted
+/// `MockDataLoader` (no sockets). Cancelling a download and its progress are the HTTP loader's behaviour
+/// too: those tests run against the real test origin.
 @Suite("ImageManager: coalescing, cancellation, always-async delivery")
 struct FetchCoalescingTests {
+    static func url(_ name: String) -> URL { URL(string: "http://127.0.0.1/\(name)")! }
+
     @Test("100 concurrent requests for one URL: one request at the origin, every caller gets the image")
     func hundredRequestsOneDownload() async throws {
-        try await Origin.with { origin in
-            let gate = OriginGate()
-            origin.set("/a.png", .init(body: try pngBytes(), gate: gate))
-            let manager = try makeManager()
-            let url = origin.url("/a.png")
+        do {
+            let loader = MockDataLoader(), gate = LoadGate(), url = Self.url("a.png")
+            loader.set(.image(try pngBytes(), gate: gate), for: url)
+            let manager = try makeManager(loader: loader)
             try await withThrowingTaskGroup(of: PixelSize.self) { group in
                 for _ in 0..<100 {
                     group.addTask { try await manager.image(for: url).layout.size }
@@ -29,7 +34,7 @@ struct FetchCoalescingTests {
                 #expect(sizes.count == 100)
                 #expect(sizes.allSatisfy { $0 == PixelSize(width: 64, height: 48) })
             }
-            #expect(origin.count("/a.png") == 1)
+            #expect(loader.count(for: url) == 1)
             #expect(manager.statistics.downloads == 1)
             #expect(manager.statistics.coalesced == 99)
             #expect(manager.statistics.decodes == 1)
@@ -38,11 +43,10 @@ struct FetchCoalescingTests {
 
     @Test("two sizes of one URL: one download, one decode per size")
     func sizesShareOneDownload() async throws {
-        try await Origin.with { origin in
-            let gate = OriginGate()
-            origin.set("/b.png", .init(body: try pngBytes(width: 200, height: 100), gate: gate))
-            let manager = try makeManager()
-            let url = origin.url("/b.png")
+        do {
+            let loader = MockDataLoader(), gate = LoadGate(), url = Self.url("b.png")
+            loader.set(.image(try pngBytes(width: 200, height: 100), gate: gate), for: url)
+            let manager = try makeManager(loader: loader)
             async let full = manager.image(for: url)
             async let fit = manager.image(for: url, size: PixelSize(width: 50, height: 50), mode: .aspectFit)
             async let fill = manager.image(for: url, size: PixelSize(width: 50, height: 50), mode: .aspectFill)
@@ -51,7 +55,7 @@ struct FetchCoalescingTests {
             #expect(try await full.layout.size == PixelSize(width: 200, height: 100))
             #expect(try await fit.layout.size == PixelSize(width: 50, height: 25))
             #expect(try await fill.layout.size == PixelSize(width: 50, height: 50))
-            #expect(origin.count("/b.png") == 1)
+            #expect(loader.count(for: url) == 1)
             #expect(manager.statistics.decodes == 3)
         }
     }
@@ -98,30 +102,30 @@ struct FetchCoalescingTests {
 
     @Test("a request cancelled while queued never reaches the origin")
     func cancelWhileQueued() async throws {
-        try await Origin.with { origin in
-            let gate = OriginGate()
-            origin.set("/busy.png", .init(body: try pngBytes(), gate: gate))
-            origin.set("/later.png", .init(body: try pngBytes()))
-            let manager = try makeManager { $0.maximumConcurrentDownloads = 1 }
-            let busy = Task { try await manager.image(for: origin.url("/busy.png")) }
-            await origin.waitForArrivals("/busy.png")
-            let later = Task { try await manager.image(for: origin.url("/later.png")) }
-            await manager.waitForQueue { $0.urgentQueued == [origin.url("/later.png")] }
+        do {
+            let loader = MockDataLoader(), gate = LoadGate()
+            loader.set(.image(try pngBytes(), gate: gate), for: Self.url("busy.png"))
+            loader.set(.image(try pngBytes()), for: Self.url("later.png"))
+            let manager = try makeManager(loader: loader) { $0.maximumConcurrentDownloads = 1 }
+            let busy = Task { try await manager.image(for: Self.url("busy.png")) }
+            await loader.waitForLoads(of: Self.url("busy.png"))
+            let later = Task { try await manager.image(for: Self.url("later.png")) }
+            await manager.waitForQueue { $0.urgentQueued == [Self.url("later.png")] }
             later.cancel()
             await #expect(throws: TesseraError(.cancelled)) { try await later.value }
             await manager.waitForQueue { $0.urgentQueued.isEmpty }
             gate.open()
             _ = try await busy.value
-            #expect(origin.count("/later.png") == 0)
+            #expect(loader.count(for: Self.url("later.png")) == 0)
         }
     }
 
     @Test("memory hits are delivered asynchronously: the completion never runs inside loadImage")
     func alwaysAsync() async throws {
-        try await Origin.with { origin in
-            origin.set("/e.png", .init(body: try pngBytes()))
-            let manager = try makeManager()
-            let url = origin.url("/e.png")
+        do {
+            let loader = MockDataLoader(), url = Self.url("e.png")
+            loader.set(.image(try pngBytes()), for: url)
+            let manager = try makeManager(loader: loader)
             _ = try await manager.image(for: url)
             #expect(manager.cachedImage(for: url) != nil)
 
@@ -137,7 +141,7 @@ struct FetchCoalescingTests {
             #expect(observed.afterReturn)
             #expect(observed.size == PixelSize(width: 64, height: 48))
             #expect(manager.statistics.memoryHits == 1)
-            #expect(origin.count("/e.png") == 1)
+            #expect(loader.count(for: url) == 1)
         }
     }
 

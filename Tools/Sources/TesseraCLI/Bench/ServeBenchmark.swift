@@ -337,7 +337,7 @@ struct ServeBenchmark: AsyncParsableCommand {
             if let a = rate("tessera-s3", workload), let b = rate("tessera", workload), b > 0 { ratios["\(workload) tessera-s3/tessera"] = a / b }
         }
         var targets: [Target] = []
-        // The targets are against thumbor as it ships; the same goals against thumbor with its result
+        // The targets are against thumbor as it ships; the same goals against thumbor with its result
         // storage on are listed too, so a reader sees both verdicts.
         for (name, goal) in [("hot tessera/thumbor", 20.0), ("hot tessera/thumbor-result-storage", 20.0), ("hot tessera/nginx", 0.5),
                              ("cold tessera/thumbor", 2.0), ("cold tessera/thumbor-result-storage", 2.0)] {
