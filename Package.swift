@@ -22,12 +22,6 @@ let package = Package(
         // The image service behind `tessera serve`, as a Hummingbird router others can mount. Empty unless the
         // `Serving` trait is on (docs/SERVING.md).
         .library(name: "TesseraServer", targets: ["TesseraServer"]),
-        // The module maps of cairo and TurboJPEG, for the tools package in Tools/ (plots, the libjpeg-turbo
-        // ceiling of `tessera bench ingest`). Applications do not need them.
-        .library(name: "CCairo", targets: ["CCairo"]),
-        .library(name: "CTurboJPEG", targets: ["CTurboJPEG"]),
-        // lcms2's module map, for the tests that build ICC profiles (Display P3, CMYK) at run time.
-        .library(name: "CLCMS2", targets: ["CLCMS2"]),
     ],
     traits: [
         // `TesseraHTTP`'s `HTTPDataLoader` and `ImageManager.shared` on AsyncHTTPClient. Without it the

@@ -44,9 +44,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 // lcms2, for the ICC profiles of the colour tests and `tessera bench colour` (ICCProfiles).
-                .product(name: "CLCMS2", package: "Tessera"),
+                "ToolsLCMS2",
             ]
         ),
+        // The C libraries the tools use themselves (plots with cairo, the libjpeg-turbo ceiling of `bench ingest`
+        // and test JPEGs, ICC profiles with lcms2): module maps of their own, since the library exports none.
+        .systemLibrary(name: "ToolsCairo", pkgConfig: "cairo"),
+        .systemLibrary(name: "ToolsTurboJPEG", pkgConfig: "libturbojpeg"),
+        .systemLibrary(name: "ToolsLCMS2", pkgConfig: "lcms2"),
         // glibc's allocator controls and statistics (<malloc.h>) for `tessera serve`.
         .target(name: "CHeapControl"),
         // The `tessera` command.
@@ -55,9 +60,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Tessera", package: "Tessera"),
                 .product(name: "TesseraHTTP", package: "Tessera"),
-                .product(name: "CCairo", package: "Tessera"),
-                .product(name: "CTurboJPEG", package: "Tessera"),
                 .product(name: "TesseraServer", package: "Tessera"),
+                "ToolsCairo", "ToolsTurboJPEG",
                 "TesseraMeasurement", "TesseraTestSupport", "CHeapControl",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -92,6 +96,7 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 "TesseraCLI", "TesseraMeasurement", "TesseraTestSupport", "CHeapControl",
+                "ToolsCairo", "ToolsTurboJPEG", "ToolsLCMS2",
             ]
         ),
         // The documentation's ```swift blocks (README.md, docs/*.md, the DocC articles), compiled: the

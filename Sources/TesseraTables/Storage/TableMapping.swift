@@ -114,6 +114,19 @@ final class TableMapping: @unchecked Sendable {
     ///
     /// - Throws: ``StorageFailure/alreadyOpenInThisProcess(path:)`` if this process holds the lock,
     ///   ``StorageFailure/locked(path:)`` if another process does, or `.io`.
+    /// `flock(fd, LOCK_EX | LOCK_NB)`, tried again for up to 200 ms while it fails with `EWOULDBLOCK`:
+    /// a process this one has just forked holds every open file description it inherited, locks
+    /// included, until it execs (`O_CLOEXEC` closes them then), which takes microseconds to a few
+    /// milliseconds. A table that another process really holds still fails, 200 ms later.
+    static func lockBriefly(_ fd: Int32) -> Int32 {
+        for _ in 0..<40 {
+            let result = flock(fd, LOCK_EX | LOCK_NB)
+            guard result != 0, errno == EWOULDBLOCK else { return result }
+            usleep(5_000)
+        }
+        return flock(fd, LOCK_EX | LOCK_NB)
+    }
+
     static func open(format: ImageFormat, directory: URL) throws(TesseraError) -> TableMapping {
         let dir = directory.path
         try makeDirectory(dir)
@@ -125,7 +138,7 @@ final class TableMapping: @unchecked Sendable {
             // planted at the path must not block the open (it is rejected below).
             let fd = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode)
             guard fd >= 0 else { throw TesseraError(.io(operation: "open", path: path, errno: errno)) }
-            if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            if Self.lockBriefly(fd) != 0 {
                 let code = errno
                 let ours = code == EWOULDBLOCK && isOpenByAnotherDescriptor(fd)
                 close(fd)

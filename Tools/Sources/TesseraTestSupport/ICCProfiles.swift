@@ -1,4 +1,4 @@
-import CLCMS2
+import ToolsLCMS2
 import Foundation
 
 /// ICC profiles made with lcms2 at run time, and JPEGs that embed them, for the colour tests and

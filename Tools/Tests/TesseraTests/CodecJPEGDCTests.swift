@@ -1,5 +1,5 @@
 import CTesseraCodecs
-import CTurboJPEG
+import ToolsTurboJPEG
 import Foundation
 import Testing
 @_spi(Internal) @testable import TesseraImaging

@@ -1,4 +1,4 @@
-import CTurboJPEG
+import ToolsTurboJPEG
 import Foundation
 import Testing
 @_spi(Internal) @testable import TesseraImaging

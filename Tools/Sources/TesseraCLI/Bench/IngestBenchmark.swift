@@ -1,5 +1,5 @@
 import ArgumentParser
-import CTurboJPEG
+import ToolsTurboJPEG
 import Foundation
 import Tessera
 @_spi(Internal) import TesseraImaging

@@ -1,4 +1,4 @@
-import CCairo
+import ToolsCairo
 import Foundation
 import Tessera
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import CCairo
+import ToolsCairo
 import Foundation
 import Tessera
 
