@@ -1,10 +1,6 @@
-/// The one implementation of request coalescing in Tessera: at most one job per key, any number of
-/// waiters on it, and "the last waiter to leave abandons the job". `ImageCache` (per source URL) and
-/// `ImageManager`'s coordinator (per URL, with download lanes in ``Job/extra``) both keep their
-/// requests in it.
-///
-/// It is bookkeeping only: owners keep it under their own isolation (a lock or an actor), start the
-/// job's task themselves, and resume the continuations their waiters hold outside that isolation.
+/// The bookkeeping of request coalescing under ``TaskPool``: at most one job per key, any number of
+/// waiters on it, and "the last waiter to leave abandons the job". The pool keeps it under its lock,
+/// starts the jobs' tasks and resumes their waiters; this type only records who waits for what.
 /// Waiters are added and removed only through these methods, so each waiter id maps to one key.
 package struct CoalescingJobs<Key: Hashable, Waiter, Extra> {
     /// One key's job.

@@ -60,6 +60,8 @@ public final class ImageCache: Sendable {
     /// The decoder used for encoded source images.
     public let decoder: ImageDecoder
     let tables: [String: ImageTable]
+    /// The load of each source URL, shared by every entity and format waiting for it.
+    private let loads: TaskPool<URL, RequestState.Waiter, TableImage>
     private let state = LockedValue(RequestState())
     /// Bounds the decoding and drawing of all fills together.
     private let fills: ParallelismLimit
@@ -88,6 +90,7 @@ public final class ImageCache: Sendable {
         self.decoder = decoder
         self.configuration = configuration
         fills = ParallelismLimit(width: configuration.maximumConcurrentFills)
+        loads = TaskPool(onAbandon: { [provider] url in provider.cancelSourceImage(at: url) })
         decodeTime = configuration.observability.timer("tessera_image_cache_decode_seconds")
         drawTime = configuration.observability.timer("tessera_image_cache_draw_seconds")
         sourceFailures = configuration.observability.counter("tessera_image_cache_source_failures_total")
@@ -146,32 +149,11 @@ public final class ImageCache: Sendable {
         guard let url = entity.sourceImageURL(for: format) else {
             throw TesseraError(.cache(.noSourceURL(entityID: entity.entityID.uuidString, format: format.name)))
         }
-        let waiterID = state.withLock { $0.makeWaiterID() }
         do {
-            return try await waitForRequest(url: url, entity: entity, format: format, waiterID: waiterID)
+            return try await loads.value(for: url, request: RequestState.Waiter(entity: entity, format: format),
+                                         run: { [self] load in await fill(load) }).value
         } catch {
             throw Self.typed(error, url: url)
-        }
-    }
-
-    /// Joins or starts the request for `url` and waits for this waiter's image.
-    private func waitForRequest(url: URL, entity: some ImageEntity, format: ImageFormat, waiterID: Int) async throws -> TableImage {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TableImage, any Error>) in
-                let waiter = RequestState.Waiter(entity: entity, format: format, continuation: continuation)
-                let cancelledEarly = state.withLock { state -> Bool in
-                    if Task.isCancelled { return true }
-                    if state.jobs[url] == nil {
-                        let jobID = state.jobs.startJob(for: url, extra: ())
-                        state.jobs[url]!.task = Task.detached { [self] in await self.runRequest(url: url, jobID: jobID) }
-                    }
-                    state.jobs.addWaiter(waiter, id: waiterID, to: url)
-                    return false
-                }
-                if cancelledEarly { continuation.resume(throwing: CancellationError()) }
-            }
-        } onCancel: {
-            cancel(waiterIDs: [waiterID])
         }
     }
 
@@ -183,7 +165,7 @@ public final class ImageCache: Sendable {
     public func loadImage(for entity: some ImageEntity, format: ImageFormat,
                           completion: @escaping @Sendable (Result<TableImage, TesseraError>) -> Void) -> RequestTicket {
         state.withLock { state in
-            let id = state.makeWaiterID()
+            let id = state.makeTicketID()
             let task = Task.detached { [self] in
                 let result: Result<TableImage, TesseraError>
                 do throws(TesseraError) { result = .success(try await image(for: entity, format: format)) } catch { result = .failure(error) }
@@ -201,15 +183,9 @@ public final class ImageCache: Sendable {
     /// starts running; to cancel one reliably before then, cancel the awaiting task.)
     public func cancelRequest(for entity: some ImageEntity, format: ImageFormat) {
         let id = entity.entityID, name = format.name
-        let (ids, tasks) = state.withLock { state in
-            let ids = state.jobs.all.values.flatMap { job in
-                job.waiters.filter { $0.value.entity.entityID == id && $0.value.format.name == name }.map(\.key)
-            }
-            let tasks = state.tickets.values.filter { $0.entityID == id && $0.format == name }.map(\.task)
-            return (ids, tasks)
-        }
+        let tasks = state.withLock { $0.tickets.values.filter { $0.entityID == id && $0.format == name }.map(\.task) }
         for task in tasks { task.cancel() }
-        cancel(waiterIDs: ids)
+        loads.cancelWaiters { _, waiter in waiter.entity.entityID == id && waiter.format.name == name }
     }
 
     // MARK: Storing and deleting
@@ -259,27 +235,12 @@ public final class ImageCache: Sendable {
         }
     }
 
-    private func cancel(waiterIDs: [Int]) {
-        var cancelled: [CheckedContinuation<TableImage, any Error>] = []
-        var abandoned: [(URL, Task<Void, Never>?)] = []
-        state.withLock { state in
-            for id in waiterIDs {
-                guard let (url, waiter) = state.jobs.removeWaiter(id) else { continue }
-                cancelled.append(waiter.continuation)
-                if let job = state.jobs.abandonIfUnwanted(url) { abandoned.append((url, job.task)) }
-            }
-        }
-        for continuation in cancelled { continuation.resume(throwing: CancellationError()) }
-        for (url, task) in abandoned {
-            task?.cancel()
-            provider.cancelSourceImage(at: url)
-        }
-    }
-
-    /// Fetches and decodes the source of `url` once, then serves every waiter, including those who
-    /// join while drawing is under way.
-    private func runRequest(url: URL, jobID: Int) async {
-        guard let first = state.withLock({ $0.jobs.isCurrent(url, jobID: jobID) ? $0.jobs[url]?.waiters.values.first : nil }) else { return }
+    /// The load of one source URL: asks the provider once (for the first waiter's entity and format),
+    /// decodes once, then commits and serves every waiter, including those who join while drawing is
+    /// under way. Abandoned before it commits, it is cancelled (and the provider told) by the pool.
+    private func fill(_ load: TaskPool<URL, RequestState.Waiter, TableImage>.Job) async {
+        let url = load.key
+        guard let first = load.requests.first else { return }
         let source: Bitmap
         do {
             let loaded = try await provider.sourceImage(at: url, for: first.entity, format: first.format)
@@ -293,34 +254,24 @@ public final class ImageCache: Sendable {
                     "url": "\(url.absoluteString)", "error": "\(failure)",
                 ])
             }
-            let waiters = state.withLock { state -> [RequestState.Waiter] in
-                // A cancelled request was already removed (and its waiters resumed); a newer one is not ours.
-                guard let job = state.jobs.removeJob(url, jobID: jobID) else { return [] }
-                return Array(job.waiters.values)
-            }
-            for waiter in waiters { waiter.continuation.resume(throwing: failure) }
+            load.finish(with: .failure(failure))
             return
         }
+        load.commit()
         while true {
-            let waiters = state.withLock { state -> [RequestState.Waiter] in
-                guard state.jobs.isCurrent(url, jobID: jobID) else { return [] }
-                state.jobs[url]!.committed = true
-                let taken = state.jobs.takeWaiters(of: url, jobID: jobID).map(\.waiter)
-                if taken.isEmpty { _ = state.jobs.removeJob(url, jobID: jobID) }
-                return taken
-            }
+            let waiters = load.takeWaitersOrEnd()
             if waiters.isEmpty { return }
-            // `run` throws only when cancelled before `serve` ran; a committed job serves its waiters anyway.
+            // `run` throws only when cancelled before `serve` ran; a committed load serves its waiters anyway.
             do { try await fills.run { serve(waiters, with: source) } } catch { serve(waiters, with: source) }
         }
     }
 
     /// Draws `source` into each waiter's format (and family) once per entity and format, then resumes them.
-    private func serve(_ waiters: [RequestState.Waiter], with source: Bitmap) {
+    private func serve(_ waiters: [TaskPool<URL, RequestState.Waiter, TableImage>.Waiter], with source: Bitmap) {
         var results: [String: Result<TableImage, any Error>] = [:]
         var dropped: [(ImageFormat, UUID)] = []
         func key(_ entity: any ImageEntity, _ format: ImageFormat) -> String { "\(entity.entityID)/\(format.name)" }
-        for waiter in waiters {
+        for waiter in waiters.map(\.request) {
             var targets = [waiter.format]
             if provider.shouldProcessAllFormats(inFamily: waiter.format.family, for: waiter.entity) {
                 targets += formats(inFamily: waiter.format.family).filter { $0.name != waiter.format.name }
@@ -331,7 +282,7 @@ public final class ImageCache: Sendable {
             }
         }
         for waiter in waiters {
-            waiter.continuation.resume(with: results[key(waiter.entity, waiter.format)]!)
+            waiter.resume(with: results[key(waiter.request.entity, waiter.request.format)]!)
         }
         // A truncated source's entries reached their waiters (their leases keep the pixels); formats that do
         // not keep such entries drop them now, so the next request loads the source again.
@@ -356,6 +307,6 @@ public final class ImageCache: Sendable {
 extension ImageCache {
     /// How many callers currently wait for `url` (for tests and diagnostics).
     func waiterCount(for url: URL) -> Int {
-        state.withLock { $0.jobs[url]?.waiters.count ?? 0 }
+        loads.waiterCount(for: url)
     }
 }

@@ -1,14 +1,13 @@
 import Foundation
 import TesseraImaging
 
-/// The bookkeeping of ``ImageCache``'s in-flight requests, guarded by its lock: one job per source URL
-/// in the library's ``CoalescingJobs``, plus the tickets of ``ImageCache/loadImage(for:format:completion:)``.
+/// What ``ImageCache`` keeps about its requests besides the pool of loads: the tickets of
+/// ``ImageCache/loadImage(for:format:completion:)``, guarded by its lock.
 struct RequestState: ~Copyable {
-    /// One caller waiting for one entity in one format.
-    struct Waiter {
+    /// What one caller waits for: one entity in one format (a request of the cache's pool of loads).
+    struct Waiter: Sendable {
         let entity: any ImageEntity
         let format: ImageFormat
-        let continuation: CheckedContinuation<TableImage, any Error>
     }
 
     /// A request started with ``ImageCache/loadImage(for:format:completion:)``, registered before that
@@ -19,10 +18,12 @@ struct RequestState: ~Copyable {
         let task: Task<Void, Never>
     }
 
-    /// The jobs by source URL. A job is committed once its source is decoded: from then on it serves
-    /// every waiter, including late joiners, and is no longer abandoned.
-    var jobs = CoalescingJobs<URL, Waiter, Void>()
     var tickets: [Int: Ticket] = [:]
+    private var lastTicketID = 0
 
-    mutating func makeWaiterID() -> Int { jobs.makeID() }
+    /// A fresh ticket id (increasing, never reused).
+    mutating func makeTicketID() -> Int {
+        lastTicketID += 1
+        return lastTicketID
+    }
 }
