@@ -3,9 +3,10 @@ import TesseraTables
 import Foundation
 import Logging
 
-/// The work of one ``ImageManager`` job, run in a detached task (never on a caller's actor): disk
-/// lookup, download or revalidation on a lane slot, disk store, decoding per requested variant,
-/// memory insert. ``FetchCoordinator`` holds the state; this type holds the parts.
+/// The parts of an ``ImageManager`` that its jobs (``DataJob``, ``ImageJob``) work with: loader, caches,
+/// decoder, settings, authorizer, the decode limit and the ``FetchRecorder``; and the steps they share:
+/// an authorized load, a decode, a corrupt disk copy fetched again. Requests with credentials of their
+/// own and cache-only requests run here directly, outside the jobs.
 final class FetchPipeline: Sendable {
     let loader: any DataLoading
     let memory: (any MemoryCaching)?
@@ -13,8 +14,8 @@ final class FetchPipeline: Sendable {
     let decoder: ImageDecoder
     let settings: ImageManager.Configuration
     let authorizer: (any RequestAuthorizing)?
-    let counters = LockedValue(FetchStatistics())
-    let metrics: RemoteMetrics
+    /// The one owner of the manager's statistics and metrics.
+    let recorder: FetchRecorder
     /// Bounds the decodes of all jobs together (``ImageManager/Configuration/maximumConcurrentDecodes``).
     let decodes: ParallelismLimit
     /// Bounds the loads of requests with their own credentials, which bypass the lanes
@@ -31,111 +32,39 @@ final class FetchPipeline: Sendable {
         self.settings = configuration
         self.authorizer = authorizer
         self.now = now
-        metrics = RemoteMetrics(observability: configuration.observability)
+        recorder = FetchRecorder(observability: configuration.observability)
         decodes = ParallelismLimit(width: configuration.maximumConcurrentDecodes)
         privateLoads = ParallelismLimit(width: max(1, configuration.maximumConcurrentDownloads))
     }
 
-    private var logger: Logger { settings.observability.logger }
+    var logger: Logger { settings.observability.logger }
 
-    /// A disk copy answered: counted in ``ImageManager/statistics`` and in the metrics.
-    private func countDiskHit() {
-        counters.withLock { $0.diskHits += 1 }
-        metrics.diskHits.increment()
-    }
-
-    /// Bytes with where they came from: a disk copy may be corrupt and is then fetched again.
-    private struct Source {
-        var data: Data
-        var fromDisk: Bool
-    }
-
-    /// Runs the job of `url` until every requester is served or the job is abandoned.
-    func run(url: URL, jobID: Int, headers: [String: String], coordinator: FetchCoordinator) async {
+    /// `make` applied to the bytes of `url` from `bytes`; when bytes from the disk cache fail to make,
+    /// the copy is removed and `bytes(true)` asked once more (it then downloads).
+    func make<T: Sendable>(from url: URL, bytes: @Sendable (_ again: Bool) async throws -> FetchedData,
+                           _ make: @Sendable (Data) async throws -> T) async throws -> T {
+        let first = try await bytes(false)
         do {
-            var source = try await obtain(url: url, jobID: jobID, headers: headers, coordinator: coordinator)
-            while let products = await coordinator.pendingProducts(url: url, jobID: jobID), !products.isEmpty {
-                for product in products {
-                    var result = await make(product, from: source.data)
-                    if case .failure(let error) = result, source.fromDisk {
-                        // The cached copy is corrupt: drop it and fetch the bytes again, once.
-                        counters.withLock { $0.corruptRefetches += 1 }
-                        logger.warning("disk cache copy does not decode; removed and downloading again", metadata: [
-                            "url": "\(url.absoluteString)", "error": "\(error)",
-                        ])
-                        await disk?.remove(url)
-                        source = try await download(url: url, jobID: jobID, headers: headers, coordinator: coordinator, revalidating: nil)
-                        result = await make(product, from: source.data)
-                    }
-                    if case .success(.decoded(let image)) = result, case .decoded(let key) = product {
-                        memory?.insert(image, for: key)
-                    }
-                    await coordinator.deliver(url: url, jobID: jobID, product: product, result: result)
-                }
-            }
-        } catch {
-            if !(error is CancellationError) { counters.withLock { $0.failures += 1 } }
-            await coordinator.fail(url: url, jobID: jobID, error: error)
+            return try await make(first.data)
+        } catch where first.fromDisk && !Task.isCancelled {
+            recorder.corruptRefetch()
+            logger.warning("disk cache copy does not decode; removed and downloading again", metadata: [
+                "url": "\(url.absoluteString)", "error": "\(error)",
+            ])
+            await disk?.remove(url)
+            return try await make(try await bytes(true).data)
         }
-    }
-
-    /// The bytes for `url`: a fresh disk copy (any copy when offline), else a download or revalidation.
-    private func obtain(url: URL, jobID: Int, headers: [String: String], coordinator: FetchCoordinator) async throws -> Source {
-        let offline = settings.offline
-        var cached: DiskCacheEntry?
-        if let disk, disk.contains(url) { cached = await disk.entry(for: url) }
-        if let cached, offline || cached.info.isFresh(at: now()) {
-            countDiskHit()
-            return Source(data: cached.data, fromDisk: true)
-        }
-        if disk != nil { metrics.diskMisses.increment() }
-        if offline { throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString))) }
-        return try await download(url: url, jobID: jobID, headers: headers, coordinator: coordinator, revalidating: cached)
-    }
-
-    /// Waits for a lane slot, loads (conditionally when `cached` has validators), and updates the disk.
-    private func download(url: URL, jobID: Int, headers: [String: String], coordinator: FetchCoordinator,
-                          revalidating cached: DiskCacheEntry?) async throws -> Source {
-        let configuration = settings
-        var request = loadRequest(url: url, headers: headers)
-        if let cached, cached.info.canRevalidate { request = cached.info.conditionalRequest(request) }
-        let relay = try await coordinator.acquireSlot(url: url, jobID: jobID)
-        let response: LoadResponse
-        do {
-            response = try await load(request, progress: { relay.report($0) })
-            await coordinator.releaseSlot(url: url, jobID: jobID)
-        } catch {
-            await coordinator.releaseSlot(url: url, jobID: jobID)
-            throw error
-        }
-        try Task.checkCancellation()
-        if response.isNotModified {
-            guard let cached, request.isConditional else {
-                throw TesseraError(.fetching(.httpStatus(code: 304, url: url.absoluteString)))
-            }
-            counters.withLock { $0.notModified += 1 }
-            logger.debug("revalidated: 304 Not Modified", metadata: ["url": "\(url.absoluteString)"])
-            let info = cached.info.refreshed(by: response, now: now(), defaultMaxAge: configuration.defaultMaxAge)
-            try? await disk?.store(cached.data, info: info, for: url)
-            return Source(data: cached.data, fromDisk: true)
-        }
-        // Only what looks like an image is kept on disk (an HTML error page served as 200 is not).
-        if let disk, HTTPCacheInfo.isStorable(response), (try? decoder.probe(response.data)) != nil {
-            let info = HTTPCacheInfo(response: response, requestedURL: url, now: now(), defaultMaxAge: configuration.defaultMaxAge)
-            try? await disk.store(response.data, info: info, for: url)
-        }
-        return Source(data: response.data, fromDisk: false)
     }
 
     /// The request for `url` with the manager's limits, and its headers under the request's own.
-    private func loadRequest(url: URL, headers: [String: String]) -> LoadRequest {
+    func loadRequest(url: URL, headers: [String: String]) -> LoadRequest {
         LoadRequest(url: url, timeout: settings.requestTimeout, maximumBytes: settings.maximumResponseBytes,
                     headers: LoadRequest.headers(settings.headers, overriddenBy: headers))
     }
 
     /// Loads `request` through the authorizer, if any: authorized before it is sent, and after a `401`
     /// authorized again and sent exactly once more (``RequestAuthorizing``'s contract).
-    private func load(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
+    func load(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
         guard let authorizer else { return try await loadOnce(request, progress: progress) }
         var sent = request
         try await authorize(&sent, by: authorizer, attempt: .initial)
@@ -168,21 +97,19 @@ final class FetchPipeline: Sendable {
     /// One load by the loader, counted, timed and logged.
     private func loadOnce(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
         let address = request.url.absoluteString
-        counters.withLock { $0.downloads += 1 }
-        metrics.downloads.increment()
+        recorder.loadStarted()
         logger.debug("download started", metadata: ["url": "\(address)", "conditional": "\(request.isConditional)"])
         let start = ContinuousClock.now
         do {
             let response = try await loader.load(request, progress: progress)
-            metrics.downloadTime.recordSince(start)
-            metrics.downloadBytes.increment(by: response.data.count)
+            recorder.loadFinished(since: start, bytes: response.data.count)
             logger.debug("download finished", metadata: [
                 "url": "\(address)", "status": "\(response.statusCode)", "bytes": "\(response.data.count)",
             ])
             return response
         } catch {
             if !(error is CancellationError) {
-                metrics.downloadFailures.increment()
+                recorder.loadFailed()
                 logger.info("download failed", metadata: ["url": "\(address)", "error": "\(error)"])
             }
             throw error
@@ -210,31 +137,26 @@ final class FetchPipeline: Sendable {
     /// (``ImageRequest/CachePolicy/cacheOnly``).
     func cachedCopy(url: URL, key: ImageKey) async throws -> Bitmap {
         guard let disk, let entry = await disk.entry(for: url) else {
-            if disk != nil { metrics.diskMisses.increment() }
+            if disk != nil { recorder.diskMiss() }
             throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString)))
         }
-        countDiskHit()
+        recorder.diskHit()
         let image = try await decodes.run { try decode(entry.data, for: key) }
         memory?.insert(image, for: key)
         return image
     }
 
-    /// Decodes `data` for a decoded product (within the decode limit); checks the header of an encoded
-    /// one (so that a corrupt disk copy is noticed here rather than by the image cache).
-    private func make(_ product: FetchProduct, from data: Data) async -> Result<FetchOutput, any Error> {
-        switch product {
-        case .decoded(let key):
-            do { return .success(.decoded(try await decodes.run { try decode(data, for: key) })) } catch { return .failure(error) }
-        case .encoded:
-            return Result { _ = try decoder.probe(data); return .encoded(data) }
-        }
+    /// Decodes `data` into the variant `key` asks for, within the decode limit.
+    func decoded(_ data: Data, for key: ImageKey) async throws -> Bitmap {
+        try await decodes.run { try decode(data, for: key) }
     }
 
     /// Decodes `data` into the variant `key` asks for (see ``ImageKey/mode`` and ``ImageKey/processing``).
     func decode(_ data: Data, for key: ImageKey) throws -> Bitmap {
-        counters.withLock { $0.decodes += 1 }
-        let start = ContinuousClock.now
-        defer { metrics.decodeTime.recordSince(start) }
+        try recorder.decode { try decodeUncounted(data, for: key) }
+    }
+
+    private func decodeUncounted(_ data: Data, for key: ImageKey) throws -> Bitmap {
         if let processing = key.processing {
             do throws(ImageDecoder.RenderError) { return try decoder.render(data, processing: processing) } catch {
                 if case .failed(let failure) = error { throw failure }

@@ -20,7 +20,7 @@ import Foundation
 /// 2. Otherwise the request joins the **job** of its URL or starts one: one job per URL, shared by
 ///    every requester whatever their sizes (coalescing). The job reads the disk cache; a fresh copy is
 ///    used as is, a stale one with validators is revalidated (`304` keeps it), anything else is
-///    downloaded on a lane slot (see `FetchCoordinator` for the lane rules, and `FetchScheduling`).
+///    downloaded on a lane slot (see `FetchScheduler` for the lane rules, and `FetchScheduling`).
 /// 3. The bytes are written to disk (when the response allows it and they look like an image), then
 ///    decoded once per requested variant in the job's task — never on the caller's thread — inserted
 ///    into the memory cache and handed to every requester of that variant.
@@ -54,7 +54,7 @@ public final class ImageManager: Sendable {
     /// The loader.
     public let loader: any DataLoading
     private let pipeline: FetchPipeline
-    private let coordinator: FetchCoordinator
+    private let jobs: FetchJobs
 
     /// Creates a manager with a ``MemoryCache`` and, when `configuration.disk` is set, a ``DiskCache``
     /// (swept every ``Configuration/diskSweepInterval``). `now` is the clock of both caches and of HTTP
@@ -83,8 +83,8 @@ public final class ImageManager: Sendable {
         self.loader = loader
         pipeline = FetchPipeline(loader: loader, memory: memoryCache, disk: diskCache, decoder: decoder,
                                  configuration: configuration, authorizer: authorizer, now: now)
-        coordinator = FetchCoordinator(pipeline: pipeline, urgentWidth: configuration.maximumConcurrentDownloads,
-                                       scheduling: configuration.scheduling)
+        jobs = FetchJobs(pipeline: pipeline, urgentWidth: configuration.maximumConcurrentDownloads,
+                         scheduling: configuration.scheduling)
     }
 
     // MARK: Getting images
@@ -115,22 +115,17 @@ public final class ImageManager: Sendable {
             case .useCache, .cacheOnly:
                 if let memoryCache {
                     if let hit = memoryCache.image(for: key) {
-                        pipeline.counters.withLock { $0.memoryHits += 1 }
-                        pipeline.metrics.memoryHits.increment()
+                        pipeline.recorder.memoryHit()
                         return hit
                     }
-                    pipeline.metrics.memoryMisses.increment()
+                    pipeline.recorder.memoryMiss()
                 }
                 if request.cachePolicy == .cacheOnly { return try await pipeline.cachedCopy(url: url, key: key) }
             case .reloadIgnoringCache:
                 memoryCache?.removeImage(for: key)
                 await diskCache?.remove(url)
             }
-            guard case .decoded(let image) = try await coordinator.request(url, product: .decoded(key), priority: request.priority,
-                                                                              headers: request.headers, progress: progress) else {
-                preconditionFailure("a decoded product yields a bitmap")
-            }
-            return image
+            return try await jobs.image(for: key, priority: request.priority, headers: request.headers, progress: progress)
         } catch {
             throw Self.typed(error, url: url)
         }
@@ -151,11 +146,7 @@ public final class ImageManager: Sendable {
                      progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(TesseraError) -> Data {
         do {
             try Task.checkCancellation()
-            guard case .encoded(let data) = try await coordinator.request(url, product: .encoded, priority: priority,
-                                                                           progress: progress) else {
-                preconditionFailure("an encoded product yields bytes")
-            }
-            return data
+            return try await jobs.data(for: url, priority: priority, progress: progress)
         } catch {
             throw Self.typed(error, url: url)
         }
@@ -243,32 +234,29 @@ public final class ImageManager: Sendable {
             keys[url] = key
             headers[url] = request.headers
         }
-        let disk = diskCache
-        await coordinator.prefetch(urls,
-                                   product: { url in disk == nil ? keys[url].map { .decoded($0) } : nil },
-                                   skip: { disk?.contains($0) ?? false }, headers: { headers[$0] ?? [:] })
+        jobs.prefetch(urls, keys: keys, headers: headers)
     }
 
     /// Forgets the prefetches of `urls`; a download nobody awaits is cancelled.
     public func cancelPrefetch(_ urls: [URL]) async {
-        await coordinator.cancelPrefetch(urls)
+        jobs.cancelPrefetch(urls)
     }
 
     /// Moves the urgent requests for `url` to the slow lane (their callers keep waiting). A queued
     /// download goes to the front of the slow queue; a running one finishes.
     public func demote(_ url: URL) async {
-        await coordinator.demote(url)
+        jobs.demote(url)
     }
 
     /// The lanes and requesters right now.
     public func queueSnapshot() async -> FetchQueueSnapshot {
-        await coordinator.snapshot()
+        jobs.snapshot()
     }
 
     /// Returns once `condition` holds for the queue (checked now and after every change): lets tests and
     /// tools wait for a state instead of sleeping.
     @_spi(Internal) public func waitForQueue(where condition: @escaping @Sendable (FetchQueueSnapshot) -> Bool) async {
-        await coordinator.waitUntil(condition)
+        await jobs.waitUntil(condition)
     }
 
     // MARK: Settings and maintenance
@@ -278,7 +266,7 @@ public final class ImageManager: Sendable {
     public var configuration: ImageManager.Configuration { pipeline.settings }
 
     /// Counters since creation.
-    public var statistics: FetchStatistics { pipeline.counters.withLock { $0 } }
+    public var statistics: FetchStatistics { pipeline.recorder.statistics }
 
     /// Empties the memory cache.
     public func clearMemoryCache() { memoryCache?.removeAll() }

@@ -1,0 +1,69 @@
+@_spi(Internal) import TesseraImaging
+import Foundation
+
+/// The one owner of an ``ImageManager``'s ``FetchStatistics`` and metrics (``RemoteMetrics``): every
+/// event of a request is recorded here, by whichever part of the manager sees it, and nowhere else.
+final class FetchRecorder: Sendable {
+    private let counts = LockedValue(FetchStatistics())
+    private let metrics: RemoteMetrics
+
+    init(observability: Observability) {
+        metrics = RemoteMetrics(observability: observability)
+    }
+
+    /// The counters now.
+    var statistics: FetchStatistics { counts.withLock { $0 } }
+
+    /// A request answered from the memory cache.
+    func memoryHit() {
+        counts.withLock { $0.memoryHits += 1 }
+        metrics.memoryHits.increment()
+    }
+
+    /// A request the memory cache could not answer.
+    func memoryMiss() { metrics.memoryMisses.increment() }
+
+    /// A job answered from a disk copy.
+    func diskHit() {
+        counts.withLock { $0.diskHits += 1 }
+        metrics.diskHits.increment()
+    }
+
+    /// A job that found no usable disk copy.
+    func diskMiss() { metrics.diskMisses.increment() }
+
+    /// A request that joined work already in progress for its URL.
+    func coalesced() { counts.withLock { $0.coalesced += 1 } }
+
+    /// A revalidation answered `304 Not Modified`.
+    func notModified() { counts.withLock { $0.notModified += 1 } }
+
+    /// A disk copy that did not decode, removed to be fetched again.
+    func corruptRefetch() { counts.withLock { $0.corruptRefetches += 1 } }
+
+    /// A data job that ended in an error other than cancellation.
+    func failure() { counts.withLock { $0.failures += 1 } }
+
+    /// A load handed to the loader.
+    func loadStarted() {
+        counts.withLock { $0.downloads += 1 }
+        metrics.downloads.increment()
+    }
+
+    /// A load that returned a response of `bytes` after starting at `start`.
+    func loadFinished(since start: ContinuousClock.Instant, bytes: Int) {
+        metrics.downloadTime.recordSince(start)
+        metrics.downloadBytes.increment(by: bytes)
+    }
+
+    /// A load that failed (cancellation excluded).
+    func loadFailed() { metrics.downloadFailures.increment() }
+
+    /// Runs one decode, counted and timed.
+    func decode<T>(_ body: () throws -> T) rethrows -> T {
+        counts.withLock { $0.decodes += 1 }
+        let start = ContinuousClock.now
+        defer { metrics.decodeTime.recordSince(start) }
+        return try body()
+    }
+}
