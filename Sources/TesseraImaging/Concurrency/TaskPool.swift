@@ -295,12 +295,21 @@ package final class TaskPool<Key: Hashable & Sendable, Request: Sendable, Value:
         onChange?(key)
     }
 
+    /// A waiter that left its job, and whether the job was abandoned just then (with its task).
+    private struct Left {
+        let key: Key
+        let entry: Entry
+        var abandoned: Bool
+        var task: Task<Void, Never>?
+    }
+
     /// Removes waiter `id`, if it is still there: a caller is resumed with `error`. When it was the last
     /// one of a job that is not committed, the job is abandoned.
     private func leave(_ id: Int, throwing error: any Error) {
-        let left = jobs.withLock { jobs -> (key: Key, entry: Entry, abandoned: Task<Void, Never>??)? in
+        let left = jobs.withLock { jobs -> Left? in
             guard let (key, entry) = jobs.removeWaiter(id) else { return nil }
-            guard var job = jobs[key], job.waiters.isEmpty, !job.committed, !job.abandoned else { return (key, entry, nil) }
+            var left = Left(key: key, entry: entry, abandoned: false, task: nil)
+            guard var job = jobs[key], job.waiters.isEmpty, !job.committed, !job.abandoned else { return left }
             switch abandoning {
             case .remove:
                 _ = jobs.removeJob(key)
@@ -308,11 +317,13 @@ package final class TaskPool<Key: Hashable & Sendable, Request: Sendable, Value:
                 job.abandoned = true
                 jobs[key] = job
             }
-            return (key, entry, .some(job.task))
+            left.abandoned = true
+            left.task = job.task
+            return left
         }
         guard let left else { return }
-        if case .some(let task) = left.abandoned {
-            task?.cancel()
+        if left.abandoned {
+            left.task?.cancel()
             onAbandon?(left.key)
         }
         left.entry.continuation?.resume(throwing: error)
