@@ -3,21 +3,25 @@ import Foundation
 import Tessera
 
 /// `tessera probe FILE… [--json] [--decode] [--decoding lenient|strict]`: header facts without decoding pixels,
-/// or with `--decode` also how completely the pixels decode.
+/// or with `--decode` also how completely the pixels decode. `--json` also gives each file's ThumbHash, for
+/// which it decodes the file at most 100 × 100 (see ``thumbHash(of:info:decoder:)``).
 struct ProbeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "probe",
-        abstract: "Print format, size, orientation, alpha and frame count of image files without decoding them.",
+        abstract: "Print format, size, orientation, alpha and frame count of image files from their headers (--json adds a ThumbHash).",
         discussion: """
         A file that cannot be read prints its error; the others are still reported and the exit status is 1. \
         integrity is "truncated" when the header already shows that the file ends early; with --decode the \
         pixels are decoded too and integrity is the decode's: intact, damaged (the codec recovered from damage) \
-        or truncated (rows that never arrived are filled). --decoding strict refuses damaged and truncated files.
+        or truncated (rows that never arrived are filled). --decoding strict refuses damaged and truncated files. \
+        With --json each file also gets thumbHash, its ThumbHash placeholder in standard base64 (evanw.github.io/thumbhash), \
+        from a decode at most 100x100 (the codec's cheap downscaling, then a box filter); the key is absent when \
+        the pixels do not decode.
         """
     )
 
     @Argument(help: "Image files.") var files: [String]
-    @Flag(help: "Print JSON: an array with one object per file.") var json = false
+    @Flag(help: "Print JSON: an array with one object per file, with each file's ThumbHash (thumbHash, base64).") var json = false
     @Flag(help: "Decode the pixels too, and report the decode's integrity.") var decode = false
     @Option(help: "lenient (the default: decode what browsers show) or strict (refuse damaged and truncated files).")
     var decoding: DecodingPolicyArgument = .lenient
@@ -36,6 +40,9 @@ struct ProbeCommand: ParsableCommand {
         var frameCount: Int?
         /// `intact`, `damaged` or `truncated` (``DecodeIntegrity``): from the header, or from the decode with `--decode`.
         var integrity: String?
+        /// The ThumbHash placeholder in standard base64 (``thumbHash(of:info:decoder:)``); `--json` only, absent
+        /// when the pixels do not decode.
+        var thumbHash: String?
         var error: String?
     }
 
@@ -47,10 +54,12 @@ struct ProbeCommand: ParsableCommand {
                 let data = try ImageFiles.read(file)
                 let info = try decoder.probe(data)
                 let integrity = decode ? try decoder.decode(data).integrity : info.integrity
+                // Only JSON shows it, so the header-only text probe still decodes nothing.
+                let thumbHash = json ? try? Self.thumbHash(of: data, info: info, decoder: decoder) : nil
                 rows.append(Row(file: file, format: info.format.rawValue, width: info.width, height: info.height,
                                 orientation: info.orientation.rawValue, hasAlpha: info.hasAlpha,
                                 displayWidth: info.displaySize.width, displayHeight: info.displaySize.height,
-                                frameCount: info.frameCount, integrity: integrity.rawValue))
+                                frameCount: info.frameCount, integrity: integrity.rawValue, thumbHash: thumbHash?.base64))
             } catch {
                 rows.append(Row(file: file, error: "\(error)"))
             }
@@ -69,6 +78,17 @@ struct ProbeCommand: ParsableCommand {
             }
         }
         if rows.contains(where: { $0.error != nil }) { throw ExitCode(1) }
+    }
+
+    /// The ThumbHash of an image file whose header gave `info`: the upright image decoded straight to
+    /// ``ThumbHash/encodedSize(for:)`` of its display size (at most 100 × 100, aspect kept) with
+    /// ``ImageDecoder/thumbnail(_:size:mode:style:)``, so the codec's cheap downscaling does most of the
+    /// shrinking (JPEG's DCT scaling, for one) and cairo's box filter the rest, in premultiplied BGRA; then
+    /// hashed as it is. The same pixels with or without `--decode`, which decodes at full size for the
+    /// integrity only.
+    static func thumbHash(of data: Data, info: ImageInfo, decoder: ImageDecoder) throws(TesseraError) -> ThumbHash {
+        let small = try decoder.thumbnail(data, size: ThumbHash.encodedSize(for: info.displaySize), mode: .fill)
+        return try ThumbHash(image: small)
     }
 }
 
