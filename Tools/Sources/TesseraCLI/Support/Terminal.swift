@@ -17,7 +17,7 @@ enum Terminal {
     /// Encodes `value` as pretty JSON (sorted keys) on standard output.
     static func json(_ value: some Encodable) throws {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
