@@ -72,11 +72,20 @@ let package = Package(
         // Absorbs SIGBUS from table files truncated by another program (see its header).
         .target(name: "CTesseraGuard"),
         // The library's layers; each depends only on the ones above it (docs/ARCHITECTURE.md).
+        // Core: what every layer shares (the lock, the parallelism limit, the keyed task pool, the LRU list
+        // and map, observability); no codec, no pixel.
+        .target(
+            name: "TesseraCore",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
         // Imaging: pixels, codecs, drawing, and the one error type every layer throws.
         .target(
             name: "TesseraImaging",
             dependencies: [
-                "CTurboJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CAVIF", "CCairo", "CTesseraCodecs", "CLCMS2", "CDeflate",
+                "TesseraCore", "CTurboJPEG", "CPNG", "CWebP", "CGIF", "CHeif", "CAVIF", "CCairo", "CTesseraCodecs", "CLCMS2", "CDeflate",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]

@@ -1,3 +1,4 @@
+@_spi(Internal) import TesseraCore
 import CLCMS2
 
 /// Converts decoded pixels from the colour space of an embedded ICC profile to sRGB with Little CMS 2

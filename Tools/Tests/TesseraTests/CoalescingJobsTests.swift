@@ -1,4 +1,5 @@
 import Testing
+@testable import TesseraCore
 @testable import TesseraImaging
 
 /// The one coalescing engine's bookkeeping: one job per key, waiters by id, last waiter abandons.

@@ -1,0 +1,3 @@
+// What every layer shares (the lock, the parallelism limit, the keyed task pool, the LRU list and map,
+// observability) lives in `TesseraCore`, below this layer; `import TesseraImaging` brings it in too.
+@_exported import TesseraCore
