@@ -1,7 +1,7 @@
 /// The library's one least-recently-used map: keys to values with a cost each, O(1) lookup, touch,
 /// insertion and eviction of the least recently used entry; a dictionary of keys to slots of a node
-/// array, ordered by the one ``RecencyList``. Its users (the memory cache, the colour transform cache,
-/// the server's response cache) say only what a value costs and when they are over their limits:
+/// array, ordered by the one ``RecencyList``. Its users say only what a value costs and when they are
+/// over their limits:
 ///
 /// ```swift
 /// map.insert(key, value: image, cost: image.byteCount)

@@ -2,9 +2,8 @@
 /// `0..<n`, most recently used first, with O(1) insert at the front, removal, replacement and "least
 /// recently used" lookup, in two `Int32` arrays with no allocation per operation.
 ///
-/// Users keep their values in their own slot-indexed storage: an image table lists the slots that may
-/// be replaced (committed, indexed, not referenced by a live image); ``LRUMap`` lists the
-/// entries of every LRU cache (the memory cache, colour transforms, the server's responses). Not thread-safe: its owner guards it.
+/// Users keep their values in their own slot-indexed storage (an image table lists the slots that may
+/// be replaced; ``LRUMap`` lists its entries). Not thread-safe: its owner guards it.
 package struct RecencyList {
     /// An empty list with room for no slots (see ``resize(to:)``).
     package init() {}

@@ -4,10 +4,8 @@ import Foundation
 /// many tasks ask. A caller over the limit waits suspended (no thread is blocked), and permits are
 /// handed out first come, first served.
 ///
-/// Used for CPU work (decoding, drawing): `tessera table ingest --jobs N`, `ImageCache` fills and
-/// `ImageManager` decodes. I/O (provider calls, downloads) stays outside the limit, except the loads
-/// of `ImageManager` requests with their own credentials, which bypass the download lanes and are
-/// bounded by a limit of their own (``runAsync(_:)``).
+/// Meant for CPU work (decoding, drawing); I/O should stay outside it, and ``runAsync(_:)`` bounds the
+/// rare asynchronous work that needs a limit of its own.
 ///
 /// With a ``queueLimit``, at most that many callers wait: one more is refused at once with
 /// ``QueueFull`` (a server answers it with 503), so the memory held by waiting work stays bounded

@@ -1,4 +1,4 @@
-/// A request started with a callback API (`ImageManager.loadImage(…)`, `ImageCache.loadImage(…)`): the
+/// A request started with a callback API (the `loadImage(…completion:)` methods of the caches): the
 /// request is registered before the method returns, so cancelling the ticket — or the cache's own
 /// `cancelRequest` — can never be lost to the request not having started yet. The completion then
 /// receives `TesseraError(.cancelled)`.

@@ -1,9 +1,7 @@
 /// The one keyed task pool in Tessera: at most one job per key, any number of callers waiting for it,
-/// and the job cancelled when the last of them leaves. `ImageCache` (a job per source URL),
-/// `ImageManager` (a job per URL for the bytes, one per variant for the decoded image) and the server's
-/// work pool (a job per response key, callers with deadlines) say what a job runs; starting, joining,
-/// per-caller cancellation and deadlines, and abandoning are written here once, over the
-/// ``CoalescingJobs`` bookkeeping.
+/// and the job cancelled when the last of them leaves. Its users say only what a job runs (the layers
+/// above name them in docs/ARCHITECTURE.md); starting, joining, per-caller cancellation and deadlines,
+/// and abandoning are written here once, over the ``CoalescingJobs`` bookkeeping.
 ///
 /// - **Joining.** A caller whose key has a job waits for that job (``Outcome/joined``); otherwise its
 ///   work starts the job, in a detached task (never on the caller's actor).

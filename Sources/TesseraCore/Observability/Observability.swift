@@ -3,8 +3,8 @@ import Logging
 import Metrics
 
 /// Where a Tessera component reports what it does: a swift-log `Logger` for events and a swift-metrics
-/// factory for counters and timers (docs/OBSERVABILITY.md lists both). Every configuration carries one
-/// (`ImageCache.Configuration`, `ImageManager.Configuration`, and `tessera serve` passes its own).
+/// factory for counters and timers (docs/OBSERVABILITY.md lists both). Every component's configuration
+/// carries one.
 ///
 /// ```swift
 /// import Logging
