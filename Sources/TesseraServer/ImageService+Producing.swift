@@ -5,21 +5,33 @@ import NIOCore
 @_spi(Internal) import TesseraImaging
 import Tessera
 
-/// Where a produce reads its source's bytes from.
+/// Where a produce gets its source's bytes: a file is read once a permit of the work limit is held, so
+/// requests waiting in its queue hold no file bytes; an object is read before the permit is taken, so
+/// that no permit waits on the network.
 enum SourceBytes: Sendable {
-    /// A file (its real path), read under a permit of the work limit.
+    /// A file (its real path).
     case file(String)
     /// An object of a store at version `tag`: `known` when the version came with the bytes, else read.
     case object(any ObjectStore, key: String, tag: String, known: Data?)
+    /// Bytes already in hand (a remote source's download).
+    case loaded(Data)
 
-    /// The bytes of an object (`known`, or a fresh download); a file's are read by the caller.
-    func download() async throws -> Data {
+    /// The bytes that do not come from a file, read now (before a permit is taken); `nil` for a file.
+    func fetched() async throws -> Data? {
         switch self {
-        case .file(let path): return try Data(contentsOf: URL(fileURLWithPath: path))
+        case .file: return nil
         case .object(let store, let key, let tag, let known):
             if let known { return known }
             return try await store.bytes(of: key, version: tag)
+        case .loaded(let data): return data
         }
+    }
+
+    /// The bytes, given what ``fetched()`` returned: a file's are read now (under the permit).
+    func contents(fetched: Data?) throws -> Data {
+        if let fetched { return fetched }
+        guard case .file(let path) = self else { return Data() }
+        return try Data(contentsOf: URL(fileURLWithPath: path))
     }
 }
 
@@ -36,10 +48,7 @@ extension ImageService {
             if let table = request.preset {
                 return try await fromTable(table, source: PresetTable.Source(file), request: request, bytes: .file(file.realPath))
             } else {
-                let path = file.realPath
-                let image = try await work.run { [self] in
-                    try render(try Data(contentsOf: URL(fileURLWithPath: path)), processing: request.processing)
-                }
+                let image = try await draw(.file(file.realPath), processing: request.processing)
                 entry = try await encode(image, integrity: image.integrity, request: request, key: request.key)
                 outcome = .produced
             }
@@ -54,7 +63,7 @@ extension ImageService {
             let digest = SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
             let key = request.key(withDigest: digest)
             if let hit = responses.get(key) { return (hit, .memory) }
-            let image = try await work.run { [self] in try render(data, processing: request.processing) }
+            let image = try await draw(.loaded(data), processing: request.processing)
             return (try await encode(image, integrity: image.integrity, request: request, key: key), .remote)
         case .object(let store, let key, let version):
             if let hit = responses.get(request.key) { return (hit, .memory) }
@@ -63,8 +72,7 @@ extension ImageService {
                 return try await fromTable(table, source: PresetTable.Source(identity: "@\(store.name)/\(key)", version: version.tag),
                                            request: request, bytes: bytes)
             }
-            let data = try await bytes.download()
-            let image = try await work.run { [self] in try render(data, processing: request.processing) }
+            let image = try await draw(bytes, processing: request.processing)
             return (try await encode(image, integrity: image.integrity, request: request, key: request.key), .produced)
         }
     }
@@ -87,26 +95,20 @@ extension ImageService {
     }
 
     /// Fills `table`'s slot for `source`: once per preset and source version, whatever the output format.
-    /// A file is read once a permit of the work limit is held, so requests waiting in its queue hold no
-    /// file bytes; an object is downloaded (unless its version brought its bytes) before the permit is
-    /// taken, so that no permit waits on the network. A fill whose waiters all left still stores what it drew.
+    /// A fill whose waiters all left still stores what it drew.
     private func fill(_ table: PresetTable, with source: PresetTable.Source,
                       bytes: SourceBytes) async throws -> WorkPool<PresetTable.Filled>.Outcome {
         let key = "\(table.preset.name)|\(source.identity)|\(source.version)"
         return try await fills.value(for: key, deadline: nil) { [self] in
             if let hit = table.image(of: source) { return .slot(hit) }   // filled just before this job started
-            let downloaded: Data?
-            if case .file = bytes { downloaded = nil } else { downloaded = try await bytes.download() }
-            return try await work.run { [self] in
-                let data: Data
-                if let downloaded { data = downloaded } else if case .file(let path) = bytes {
-                    data = try Data(contentsOf: URL(fileURLWithPath: path))
-                } else {
-                    data = Data()
-                }
-                return try table.store(try render(data, processing: table.pixels), of: source)
-            }
+            return try table.store(try await draw(bytes, processing: table.pixels), of: source)
         }
+    }
+
+    /// `bytes` drawn by `processing` under a permit of the work limit (see ``SourceBytes`` for when they are read).
+    func draw(_ bytes: SourceBytes, processing: ImageProcessing) async throws -> Bitmap {
+        let fetched = try await bytes.fetched()
+        return try await work.run { [self] in try render(try bytes.contents(fetched: fetched), processing: processing) }
     }
 
     /// ``encode(_:integrity:output:quality:background:key:)`` with `request`'s output, quality and background.

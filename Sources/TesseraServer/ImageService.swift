@@ -45,7 +45,7 @@ public final class ImageService: Sendable {
     let partialCacheControl: String
     let counters = LockedValue(ServiceStatistics())
     /// The fallback image's bytes (read and probed when the service starts) and its `Cache-Control`.
-    let fallback: (data: Data, info: ImageInfo, cacheControl: String)?
+    let fallback: (data: Data, cacheControl: String)?
 
     /// Opens (or creates) one image table per preset and, when remote hosts are allowed, an `ImageManager`
     /// whose loader checks every URL with the SSRF guard.
@@ -112,9 +112,10 @@ public final class ImageService: Sendable {
             do { data = try Data(contentsOf: URL(fileURLWithPath: setting.image)) } catch {
                 throw ServerConfigurationError("the fallback image \(setting.image) cannot be read: \(error.localizedDescription)")
             }
-            do { return (data, try decoder.probe(data), "public, max-age=\(setting.maxAgeSeconds)") } catch {
+            do { _ = try decoder.probe(data) } catch {
                 throw ServerConfigurationError("the fallback image \(setting.image) cannot be decoded: \(error)")
             }
+            return (data, "public, max-age=\(setting.maxAgeSeconds)")
         }
     }
 
