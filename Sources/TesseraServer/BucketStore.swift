@@ -42,17 +42,10 @@ final class BucketStore: ObjectStore {
 
     func bytes(of key: String, version tag: String) async throws(ServiceError) -> Data {
         if let kept = recent.withLock({ $0.touch(Self.recentKey(key, tag))?.value }) { return kept }
-        let read = try await read(key, ifNoneMatch: nil)
-        guard read.tag == tag, let data = read.data else {
-            throw ServiceError(.sourceChanged, "the object \(key) changed while it was read")
-        }
-        return data
+        return try await read(key, ifNoneMatch: nil).bytes(of: key, expecting: tag)
     }
 
-    func recentVersion(of key: String, within seconds: Double) -> ObjectVersion? {
-        guard let known = versions.get(key), VersionTable.isRecent(known, within: seconds) else { return nil }
-        return ObjectVersion(tag: known.tag, data: nil)
-    }
+    func recentVersion(of key: String, within seconds: Double) -> ObjectVersion? { versions.recent(key, within: seconds) }
 
     /// The version of `key` from a `HEAD` (no bytes); a GET when the store gives no ETag.
     private func head(_ key: String) async throws(ServiceError) -> ObjectVersion {

@@ -60,6 +60,12 @@ struct VersionTable: Sendable {
         }
     }
 
+    /// The version of `key` when it was confirmed less than `seconds` ago.
+    func recent(_ key: String, within seconds: Double) -> ObjectVersion? {
+        guard let known = get(key), Self.isRecent(known, within: seconds) else { return nil }
+        return ObjectVersion(tag: known.tag, data: nil)
+    }
+
     /// Whether `entry` was confirmed less than `seconds` ago.
     static func isRecent(_ entry: Seen, within seconds: Double) -> Bool {
         seconds > 0 && ContinuousClock.now - entry.checkedAt < .nanoseconds(Int64(seconds * 1e9))
@@ -67,6 +73,13 @@ struct VersionTable: Sendable {
 }
 
 extension ObjectVersion {
+    /// The bytes of this read of `key` when it is of version `tag`; ``ServiceError/Code/sourceChanged`` when
+    /// the object changed since `tag` was learnt.
+    func bytes(of key: String, expecting tag: String) throws(ServiceError) -> Data {
+        guard self.tag == tag, let data else { throw ServiceError(.sourceChanged, "the object \(key) changed while it was read") }
+        return data
+    }
+
     /// The first 12 bytes of SHA-256 of `data`, in hex: the version of bytes that carry no validator.
     static func digest(of data: Data) -> String {
         SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()

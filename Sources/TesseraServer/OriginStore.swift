@@ -45,21 +45,14 @@ final class OriginStore: ObjectStore {
     }
 
     func current(_ key: String, recheckSeconds: Double) async throws(ServiceError) -> ObjectVersion {
-        if let known = recentVersion(of: key, within: recheckSeconds) { return known }
+        if let known = versions.recent(key, within: recheckSeconds) { return known }
         return try await fetch(key)
     }
 
-    func recentVersion(of key: String, within seconds: Double) -> ObjectVersion? {
-        guard let known = versions.get(key), VersionTable.isRecent(known, within: seconds) else { return nil }
-        return ObjectVersion(tag: known.tag, data: nil)
-    }
+    func recentVersion(of key: String, within seconds: Double) -> ObjectVersion? { versions.recent(key, within: seconds) }
 
     func bytes(of key: String, version tag: String) async throws(ServiceError) -> Data {
-        let read = try await fetch(key)
-        guard read.tag == tag, let data = read.data else {
-            throw ServiceError(.sourceChanged, "the object \(key) changed while it was read")
-        }
-        return data
+        try await fetch(key).bytes(of: key, expecting: tag)
     }
 
     /// The bytes of `key` from the manager (its disk copy while fresh) and their digest, recorded.
