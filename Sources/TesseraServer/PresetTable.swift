@@ -102,11 +102,11 @@ struct PresetTable: Sendable {
         let sourceID = sourceID(of: file)
         let record = SlotRecord(content: content, integrity: image.integrity)
         let entry = try table.store(entityID: Self.entityID(of: file), sourceID: sourceID) { target in
-            let rowBytes = content.width * 4
-            image.withUnsafeBytes { bytes in
-                for y in 0..<content.height {
-                    target.row(y).copyMemory(from: bytes.baseAddress! + y * image.bytesPerRow, byteCount: rowBytes)
-                }
+            let area = MutableBitmapView(layout: try BitmapLayout(width: content.width, height: content.height, style: target.layout.style,
+                                                                  bytesPerRow: target.layout.bytesPerRow),
+                                         baseAddress: target.baseAddress)
+            try image.withUnsafeBytes { (bytes) throws(TesseraError) in
+                try PixelConversion.convert(source: bytes.baseAddress!, layout: image.layout, to: area)
             }
             record.write(to: target.row(slot.height), sourceID: sourceID, box: slot)
         }
