@@ -5,8 +5,16 @@ import Tessera
 import TesseraTestSupport
 
 /// The two loads of `bench serve`: wrk cycling through a list of paths (hot), and one request per source
-/// from a fixed number of client threads (cold).
+/// from a fixed number of client threads (cold). Every request carries the same `Accept` header (or none).
 enum ServeBenchLoad {
+    /// The `Accept` header Chrome sends for an image (`<img>`), the default of every request of the bench.
+    static let browserAccept = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
+
+    /// `accept` as request headers: none when it is empty.
+    static func headers(accept: String) -> [String: String] {
+        accept.isEmpty ? [:] : ["Accept": accept]
+    }
+
     /// One measured run against one server.
     struct Round: Codable {
         var requests: Int
@@ -18,18 +26,21 @@ enum ServeBenchLoad {
         var errors: Int
     }
 
-    /// wrk's Lua script: every thread reads the paths file, starts at a different place and cycles through
-    /// it; at the end one JSON line with the totals and the latency percentiles (µs) goes to standard output.
+    /// wrk's Lua script: every thread reads the paths file (its first argument), starts at a different place
+    /// and cycles through it, sending the `Accept` header of its second argument (none when that is empty); at
+    /// the end one JSON line with the totals and the latency percentiles (µs) goes to standard output.
     static let wrkScript = """
     local paths = {}
+    local headers = {}
     local i = 0
     function init(args)
       for line in io.lines(args[1]) do paths[#paths + 1] = line end
+      if args[2] ~= nil and args[2] ~= "" then headers["Accept"] = args[2] end
       i = math.random(#paths)
     end
     function request()
       i = i % #paths + 1
-      return wrk.format("GET", paths[i])
+      return wrk.format("GET", paths[i], headers)
     end
     function done(summary, latency, requests)
       local e = summary.errors
@@ -39,13 +50,14 @@ enum ServeBenchLoad {
     end
     """
 
-    /// Runs `wrk --latency -t threads -c connections -d seconds` against 127.0.0.1:`port`, cycling through `paths`.
-    static func wrk(port: Int, paths: [String], threads: Int, connections: Int, seconds: Int, scratch: URL) throws -> Round {
+    /// Runs `wrk --latency -t threads -c connections -d seconds` against 127.0.0.1:`port`, cycling through `paths`
+    /// with `accept` (none when empty).
+    static func wrk(port: Int, paths: [String], accept: String, threads: Int, connections: Int, seconds: Int, scratch: URL) throws -> Round {
         let script = scratch.appendingPathComponent("cycle.lua"), list = scratch.appendingPathComponent("paths-\(port).txt")
         try wrkScript.write(to: script, atomically: true, encoding: .utf8)
         try (paths.joined(separator: "\n") + "\n").write(to: list, atomically: true, encoding: .utf8)
         let output = try Worker.output("/usr/bin/wrk", ["--latency", "-t", "\(threads)", "-c", "\(connections)", "-d", "\(seconds)s",
-                                                        "--timeout", "10s", "-s", script.path, "http://127.0.0.1:\(port)", "--", list.path])
+                                                        "--timeout", "10s", "-s", script.path, "http://127.0.0.1:\(port)", "--", list.path, accept])
         struct WrkSummary: Decodable { var requests: Int; var microseconds: Int; var errors: Int; var p50: Int; var p99: Int }
         guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("WRK-JSON ") }),
               let summary = try? JSONDecoder().decode(WrkSummary.self, from: Data(line.dropFirst(9).utf8)), summary.microseconds > 0 else {
@@ -57,13 +69,27 @@ enum ServeBenchLoad {
     }
 
     /// Requests every target once from `concurrency` threads (each takes the next target, one connection
-    /// per request): requests per second over the whole pass, latency percentiles of the requests.
-    static func pass(port: Int, targets: [String], concurrency: Int) -> Round {
-        let next = LockedValue(0)
-        let results = LockedValue([(seconds: Double, ok: Bool)]())
+    /// per request) with `accept`: requests per second over the whole pass, latency percentiles of the requests.
+    static func pass(port: Int, targets: [String], accept: String, concurrency: Int) -> Round {
         let start = Stopwatch.now()
+        let samples = inParallel(targets.count, threads: concurrency) { index -> (seconds: Double, ok: Bool) in
+            let begin = Stopwatch.now()
+            let response = try? RawHTTP.getBlocking(port: port, targets[index], headers: headers(accept: accept))
+            let ok = response.map { $0.status == 200 && ($0.headers["content-type"] ?? "").hasPrefix("image/") } ?? false
+            return (Double(Stopwatch.now() - begin) / 1e9, ok)
+        }
+        let seconds = Double(Stopwatch.now() - start) / 1e9
+        let latencies = Summary(samples.map(\.seconds))
+        return Round(requests: samples.count, seconds: seconds, requestsPerSecond: Double(samples.count) / seconds,
+                     p50Milliseconds: latencies.median * 1000, p99Milliseconds: latencies.p99 * 1000, errors: samples.filter { !$0.ok }.count)
+    }
+
+    /// `body(0)` … `body(count - 1)` on `threads` threads (each takes the next index), the results in index order.
+    static func inParallel<T: Sendable>(_ count: Int, threads: Int, _ body: @escaping @Sendable (Int) -> T) -> [T] {
+        let next = LockedValue(0)
+        let results = LockedValue([Int: T]())
         let finished = DispatchGroup()
-        for _ in 0..<min(concurrency, targets.count) {
+        for _ in 0..<min(threads, count) {
             finished.enter()
             Thread {
                 defer { finished.leave() }
@@ -72,26 +98,20 @@ enum ServeBenchLoad {
                         defer { value += 1 }
                         return value
                     }
-                    guard index < targets.count else { return }
-                    let begin = Stopwatch.now()
-                    let response = try? RawHTTP.getBlocking(port: port, targets[index])
-                    let ok = response.map { $0.status == 200 && ($0.headers["content-type"] ?? "").hasPrefix("image/") } ?? false
-                    let seconds = Double(Stopwatch.now() - begin) / 1e9
-                    results.withLock { $0.append((seconds, ok)) }
+                    guard index < count else { return }
+                    let result = body(index)
+                    results.withLock { $0[index] = result }
                 }
             }.start()
         }
         finished.wait()
-        let seconds = Double(Stopwatch.now() - start) / 1e9
-        let samples = results.withLock { $0 }
-        let latencies = Summary(samples.map(\.seconds))
-        return Round(requests: samples.count, seconds: seconds, requestsPerSecond: Double(samples.count) / seconds,
-                     p50Milliseconds: latencies.median * 1000, p99Milliseconds: latencies.p99 * 1000, errors: samples.filter { !$0.ok }.count)
+        return results.withLock { done in (0..<count).map { done[$0]! } }
     }
 
-    /// GETs `target` and requires a 200 whose body decodes as an image of exactly `size`×`size`: returns the body and type.
-    static func verifiedThumbnail(port: Int, _ target: String, size: Int, server: String) throws -> (body: [UInt8], contentType: String) {
-        let response = try RawHTTP.getBlocking(port: port, target)
+    /// GETs `target` with `accept` and requires a 200 whose body decodes as an image of exactly `size`×`size`:
+    /// returns the body and type.
+    static func verifiedThumbnail(port: Int, _ target: String, accept: String, size: Int, server: String) throws -> (body: [UInt8], contentType: String) {
+        let response = try RawHTTP.getBlocking(port: port, target, headers: headers(accept: accept))
         let type = response.headers["content-type"] ?? ""
         guard response.status == 200, type.hasPrefix("image/") else {
             throw ValidationError("\(server) answered \(target) with \(response.status) \(type): \(response.text.prefix(200))")

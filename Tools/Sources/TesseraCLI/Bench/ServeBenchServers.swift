@@ -130,7 +130,7 @@ final class BenchServer {
             configuration.workers = workers
             configuration.workerConnections = 4096
             configuration.http = """
-                types { image/jpeg jpg; image/png png; image/webp webp; }
+                types { image/jpeg jpg; image/png png; image/webp webp; image/avif avif; }
                 default_type application/octet-stream;
                 access_log off;
                 sendfile on;

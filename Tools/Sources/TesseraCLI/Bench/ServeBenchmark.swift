@@ -36,10 +36,16 @@ struct ServeBenchmark: AsyncParsableCommand {
         tessera, in the same interleaved rounds: before and after a change in one run
           nginx     /usr/sbin/nginx serving the thumbnails tessera made, as files (the limit for a hot hit), \
         one worker per core, sendfile, open_file_cache with open_file_cache_valid = --source-check-interval (none at 0)
-        Every thumbnail used is first fetched from each server and must decode as a SIZExSIZE image.
-          hot    --hot thumbnail paths (sources repeated through hard links when there are fewer), requested over and \
-        over by wrk (-t --threads -c --connections -d --duration, a Lua script cycling through the paths) after \
-        one warm-up request each; rounds interleaved, order rotated
+        Every request of the bench (warm-up, hot and cold, to every server) carries --accept as its Accept header: by \
+        default Chrome's for an image, image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8, so tessera \
+        answers in the format a browser gets from it (AVIF); --accept '' sends no Accept (tessera answers JPEG). \
+        thumbor's URL asks for JPEG whatever the header says.
+        Every thumbnail used is first fetched from each server (by --cold-concurrency client threads) and must \
+        decode as a SIZExSIZE image; tessera's answers, in the format it chose for that Accept, become nginx's files.
+          hot    --hot thumbnail paths (default 200; sources repeated through hard links when there are fewer, each \
+        link its own URL and its own thumbnail in every server, so --hot 5000 is a hot set of 5,000 URLs), requested \
+        over and over by wrk (-t --threads -c --connections -d --duration, a Lua script cycling through the paths) \
+        after one warm-up request each; rounds interleaved, order rotated
           cold   tessera (and tessera-s3, which then downloads every object from moto) and both thumbors restarted \
         with empty tables / result storage, then every source requested \
         once by --cold-concurrency client threads (one connection per request); nginx cannot make thumbnails
@@ -48,7 +54,8 @@ struct ServeBenchmark: AsyncParsableCommand {
         server's processes, after the hot rounds / after a cold pass (largest round).
 
         JSON (--json): directory, source (with --source s3 only: "s3"), s3 (with --source s3 only: bucket, prefix, \
-        motoVersion, objects, bytes, uploadSeconds), sources, hotThumbnails, thumbnail (edge px), connections, threads, durationSeconds, \
+        motoVersion, objects, bytes, uploadSeconds), accept (the Accept header sent; absent when none), sources, \
+        hotThumbnails, thumbnail (edge px), connections, threads, durationSeconds, \
         rounds, coldConcurrency, cores, thumborProcesses, sourceCheckIntervalSeconds, skipped, servers (name, version, verifiedImages: \
         thumbnails fetched and decoded at the right size before measuring), measurements (server, workload hot|cold, \
         requestsPerSecond, p50Milliseconds, p99Milliseconds: medians of rounds; peakRSSBytes; errors summed over \
@@ -61,7 +68,9 @@ struct ServeBenchmark: AsyncParsableCommand {
 
     @Argument(help: "Directory of source images (searched recursively).") var directory = "/usr/share/backgrounds/mate"
     @Option(help: "Sources used (the first N by path; default all).") var sources: Int?
-    @Option(help: "Distinct thumbnails in the hot load.") var hot = 200
+    @Option(help: "Distinct thumbnail URLs in the hot load (5000: a many-URL hot set).") var hot = 200
+    @Option(help: "The Accept header of every request (default: Chrome's for an image; '' sends none).")
+    var accept = ServeBenchLoad.browserAccept
     @Option(help: "Thumbnail edge in pixels (a fill crop to SIZE×SIZE).") var size = 200
     @Option(help: "wrk connections.") var connections = 64
     @Option(help: "wrk threads.") var threads = 2
@@ -120,6 +129,8 @@ struct ServeBenchmark: AsyncParsableCommand {
         /// `"s3"` with `--source s3`; absent otherwise, so the report of the default run is unchanged.
         var source: String?
         var s3: S3Details?
+        /// The `Accept` header every request carried; absent when none.
+        var accept: String?
         var sources: Int
         var hotThumbnails: Int
         var thumbnail: Int
@@ -221,16 +232,17 @@ struct ServeBenchmark: AsyncParsableCommand {
                                       log: scratch.appendingPathComponent("nginx.log"))
         versions["nginx"] = "/usr/sbin/nginx"
 
-        // Warm-up: every hot thumbnail once from each server, checked; tessera's bytes become nginx's files.
+        // Warm-up: every hot thumbnail once from each server, checked; tessera's bytes (in the format it chose
+        // for --accept) become nginx's files, named with that format's extension.
         var verified: [String: Int] = [:]
         var nginxPaths: [String] = []
         for server in servers {
             try server.start()
-            for (index, path) in hotPaths.enumerated() {
-                Terminal.progress("warm-up \(server.name) \(index + 1)/\(hotPaths.count)")
-                let (body, type) = try ServeBenchLoad.verifiedThumbnail(port: server.port, server.target(path), size: size, server: server.name)
-                verified[server.name, default: 0] += 1
-                if server === tessera {
+            Terminal.progress("warm-up \(server.name): \(hotPaths.count) thumbnails")
+            let answers = try warm(server, targets: hotPaths.map(server.target))
+            verified[server.name] = answers.count
+            if server === tessera {
+                for (path, (body, type)) in zip(hotPaths, answers) {
                     let name = path + "." + (type.split(separator: "/").last.map(String.init) ?? "jpg").replacingOccurrences(of: "jpeg", with: "jpg")
                     let file = nginxPrefix.appendingPathComponent("www").appendingPathComponent(name.removingPercentEncoding ?? name)
                     try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -240,10 +252,8 @@ struct ServeBenchmark: AsyncParsableCommand {
             }
         }
         try nginx.start()
-        for path in nginxPaths {
-            _ = try ServeBenchLoad.verifiedThumbnail(port: nginx.port, nginx.target(path), size: size, server: "nginx")
-            verified["nginx", default: 0] += 1
-        }
+        Terminal.progress("warm-up nginx: \(nginxPaths.count) files")
+        verified["nginx"] = try warm(nginx, targets: nginxPaths.map(nginx.target)).count
         let hotTargets: [(BenchServer, [String])] = servers.map { ($0, hotPaths.map($0.target)) } + [(nginx, nginxPaths.map(nginx.target))]
 
         // Hot: interleaved rounds, order rotated.
@@ -253,7 +263,7 @@ struct ServeBenchmark: AsyncParsableCommand {
                 let (server, targets) = hotTargets[(k + round) % hotTargets.count]
                 Terminal.progress("hot round \(round + 1)/\(rounds): \(server.name)")
                 hotRounds[server.name, default: []].append(
-                    try ServeBenchLoad.wrk(port: server.port, paths: targets, threads: threads, connections: connections,
+                    try ServeBenchLoad.wrk(port: server.port, paths: targets, accept: accept, threads: threads, connections: connections,
                                            seconds: wrkSeconds, scratch: scratch))
             }
         }
@@ -270,7 +280,8 @@ struct ServeBenchmark: AsyncParsableCommand {
                 let server = servers[(k + round) % servers.count]
                 Terminal.progress("cold round \(round + 1)/\(rounds): \(server.name)")
                 try server.start()
-                let result = ServeBenchLoad.pass(port: server.port, targets: cold.map(server.target), concurrency: coldConcurrency)
+                let result = ServeBenchLoad.pass(port: server.port, targets: cold.map(server.target), accept: accept,
+                                                 concurrency: coldConcurrency)
                 coldPeaks[server.name] = max(coldPeaks[server.name] ?? 0, server.peakResidentBytes())
                 server.stop()
                 coldRounds[server.name, default: []].append(result)
@@ -287,6 +298,15 @@ struct ServeBenchmark: AsyncParsableCommand {
                                   bytes: bucket.bytes, uploadSeconds: bucket.uploadSeconds)
         }
         if json { try Terminal.json(report) } else { Self.print(report) }
+    }
+
+    /// Fetches every target from `server` with `--accept` on `--cold-concurrency` client threads, each answer
+    /// verified as a SIZE×SIZE image: the bodies and content types in the order of `targets`.
+    func warm(_ server: BenchServer, targets: [String]) throws -> [(body: [UInt8], contentType: String)] {
+        let (port, name, accept, size) = (server.port, server.name, accept, size)
+        return try ServeBenchLoad.inParallel(targets.count, threads: coldConcurrency) { index in
+            Result { try ServeBenchLoad.verifiedThumbnail(port: port, targets[index], accept: accept, size: size, server: name) }
+        }.map { try $0.get() }
     }
 
     /// Copies the sources into `scratch/root/src/NNN-name` and returns the root, the cold paths (one per source)
@@ -351,7 +371,7 @@ struct ServeBenchmark: AsyncParsableCommand {
             targets.append(Target(name: "hot tessera p99 ms at \(connections) connections", goal: "< 5", value: hot.p99Milliseconds,
                                   met: hot.p99Milliseconds < 5))
         }
-        return Report(directory: directory, source: nil, s3: nil, sources: files, hotThumbnails: hot, thumbnail: size, connections: connections, threads: threads,
+        return Report(directory: directory, source: nil, s3: nil, accept: accept.isEmpty ? nil : accept, sources: files, hotThumbnails: hot, thumbnail: size, connections: connections, threads: threads,
                       durationSeconds: seconds, rounds: rounds, coldConcurrency: coldConcurrency, cores: ParallelismLimit.coreCount,
                       thumborProcesses: thumborProcesses, sourceCheckIntervalSeconds: sourceCheckInterval, skipped: skipped, servers: servers, measurements: measurements,
                       ratios: ratios, targets: targets)
@@ -361,7 +381,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         Swift.print("Serve benchmark: \(report.directory), \(report.sources) sources, \(report.thumbnail)x\(report.thumbnail) fill; "
             + "hot: \(report.hotThumbnails) thumbnails, wrk -t\(report.threads) -c\(report.connections) -d\(report.durationSeconds)s; "
             + "cold: \(report.coldConcurrency) clients; median of \(report.rounds) interleaved rounds; \(report.cores) cores; "
-            + "file checks reused for \(report.sourceCheckIntervalSeconds) s")
+            + "file checks reused for \(report.sourceCheckIntervalSeconds) s; Accept: \(report.accept ?? "none")")
         Terminal.table(["server", "workload", "req/s", "p50 ms", "p99 ms", "peak RSS MiB", "errors"], report.measurements.map { m in
             [m.server, m.workload, String(format: m.requestsPerSecond < 100 ? "%.2f" : "%.0f", m.requestsPerSecond), String(format: "%.2f", m.p50Milliseconds),
              String(format: "%.2f", m.p99Milliseconds), String(format: "%.1f", Double(m.peakRSSBytes) / 1_048_576), "\(m.errors)"]
