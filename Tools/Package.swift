@@ -34,12 +34,15 @@ let package = Package(
             dependencies: [.product(name: "Tessera", package: "Tessera")]
         ),
         // Test support (as swift-nio's NIOTestUtils): the one HTTP origin (Hummingbird on 127.0.0.1) of the
-        // tests, the demo, `tessera bench fetch` and `TesseraStress --fetch-load`, child processes, and the
-        // stress table's pixel pattern shared by `TesseraStress` and the tests.
+        // tests, the demo, `tessera bench fetch` and `TesseraStress --fetch-load`, child processes, the
+        // stress table's pixel pattern shared by `TesseraStress` and the tests, and the helpers that more
+        // than one test target uses (an image service in process, test images, formats and fixtures).
         .target(
             name: "TesseraTestSupport",
             dependencies: [
                 .product(name: "Tessera", package: "Tessera"),
+                .product(name: "TesseraHTTP", package: "Tessera"),
+                .product(name: "TesseraServer", package: "Tessera"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -54,6 +57,8 @@ let package = Package(
         .systemLibrary(name: "ToolsLCMS2", pkgConfig: "lcms2"),
         // glibc's allocator controls and statistics (<malloc.h>) for `tessera serve`.
         .target(name: "CHeapControl"),
+        // The entropy-decoding floor of `bench ingest`: libjpeg-turbo's jpeg_read_coefficients behind one C call.
+        .target(name: "CJPEGFloor", linkerSettings: [.linkedLibrary("jpeg")]),
         // The `tessera` command.
         .executableTarget(
             name: "TesseraCLI",
@@ -62,7 +67,7 @@ let package = Package(
                 .product(name: "TesseraHTTP", package: "Tessera"),
                 .product(name: "TesseraServer", package: "Tessera"),
                 "ToolsCairo", "ToolsTurboJPEG",
-                "TesseraMeasurement", "TesseraTestSupport", "CHeapControl",
+                "TesseraMeasurement", "TesseraTestSupport", "CHeapControl", "CJPEGFloor",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -83,20 +88,64 @@ let package = Package(
         ),
         // Unit and integration tests (debug build). Launches the built `TesseraStress` and runs the CLI's
         // commands in process.
+        // Unit and integration tests, one target per layer of the library (as the library's own targets), then
+        // the server and the command-line tools. Helpers more than one target uses live in TesseraTestSupport.
         .testTarget(
-            name: "TesseraTests",
+            name: "TesseraCoreTests",
+            dependencies: [
+                .product(name: "Tessera", package: "Tessera"),
+                .product(name: "TesseraTesting", package: "Tessera"),
+                "TesseraTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "TesseraImagingTests",
+            dependencies: [
+                .product(name: "Tessera", package: "Tessera"),
+                "TesseraTestSupport", "ToolsCairo", "ToolsTurboJPEG", "ToolsLCMS2",
+            ]
+        ),
+        .testTarget(
+            name: "TesseraTablesTests",
+            dependencies: [
+                .product(name: "Tessera", package: "Tessera"),
+                "TesseraTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "TesseraRemoteTests",
             dependencies: [
                 .product(name: "Tessera", package: "Tessera"),
                 .product(name: "TesseraTesting", package: "Tessera"),
                 .product(name: "TesseraHTTP", package: "Tessera"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+                "TesseraTestSupport",
+            ]
+        ),
+        .testTarget(
+            name: "TesseraServerTests",
+            dependencies: [
+                .product(name: "Tessera", package: "Tessera"),
+                .product(name: "TesseraHTTP", package: "Tessera"),
                 .product(name: "TesseraServer", package: "Tessera"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                "TesseraTestSupport",
+            ]
+        ),
+        // The `tessera` command's own code (log format, gallery test mode, probe), the demo's measurements and
+        // the repository's documents.
+        .testTarget(
+            name: "TesseraToolsTests",
+            dependencies: [
+                .product(name: "Tessera", package: "Tessera"),
+                .product(name: "TesseraServer", package: "Tessera"),
+                .product(name: "Logging", package: "swift-log"),
                 "TesseraCLI", "TesseraMeasurement", "TesseraTestSupport", "CHeapControl",
-                "ToolsCairo", "ToolsTurboJPEG", "ToolsLCMS2",
             ]
         ),
         // The documentation's ```swift blocks (README.md, docs/*.md, the DocC articles), compiled: the
