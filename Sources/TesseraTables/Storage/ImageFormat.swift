@@ -41,11 +41,20 @@ public struct ImageFormat: Sendable, Hashable, Codable, CustomStringConvertible 
     /// source id changes with the source's bytes. Damaged but complete decodes are always kept: the same
     /// bytes always decode to the same pixels.
     public var storesTruncatedImages: Bool
+    /// Whether every entry keeps a ``/TesseraImaging/ThumbHash`` of its pixels beside them, computed when the
+    /// entry is stored from the pixels just drawn (no second decode) and answered by
+    /// ``ImageTable/thumbHash(for:sourceID:)`` and ``ImageCache/cachedPlaceholder(for:format:)`` without
+    /// reading the pixels. `false` by default; it costs ``placeholderBytes`` per entry (often nothing: the
+    /// entry's page padding has room) and a hash per store (at most 100 × 100 pixels are hashed; a larger
+    /// entry is box-averaged first).
+    public var storesThumbHash: Bool
 
     /// Creates a format.
     public init(name: String, family: String = "", style: PixelStyle, size: PixelSize, scale: Int = 1,
-                maximumCount: Int, protection: FileProtection = .ownerOnly, storesTruncatedImages: Bool = false) {
+                maximumCount: Int, protection: FileProtection = .ownerOnly, storesTruncatedImages: Bool = false,
+                storesThumbHash: Bool = false) {
         self.storesTruncatedImages = storesTruncatedImages
+        self.storesThumbHash = storesThumbHash
         self.name = name
         self.family = family
         self.style = style
@@ -56,17 +65,18 @@ public struct ImageFormat: Sendable, Hashable, Codable, CustomStringConvertible 
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, family, style, size, scale, maximumCount, protection, storesTruncatedImages
+        case name, family, style, size, scale, maximumCount, protection, storesTruncatedImages, storesThumbHash
     }
 
-    /// Decodes a format; `storesTruncatedImages` may be absent (`false`), as in formats written before it existed.
+    /// Decodes a format; `storesTruncatedImages` and `storesThumbHash` may be absent (`false`).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(name: try c.decode(String.self, forKey: .name), family: try c.decode(String.self, forKey: .family),
                   style: try c.decode(PixelStyle.self, forKey: .style), size: try c.decode(PixelSize.self, forKey: .size),
                   scale: try c.decode(Int.self, forKey: .scale), maximumCount: try c.decode(Int.self, forKey: .maximumCount),
                   protection: try c.decode(FileProtection.self, forKey: .protection),
-                  storesTruncatedImages: try c.decodeIfPresent(Bool.self, forKey: .storesTruncatedImages) ?? false)
+                  storesTruncatedImages: try c.decodeIfPresent(Bool.self, forKey: .storesTruncatedImages) ?? false,
+                  storesThumbHash: try c.decodeIfPresent(Bool.self, forKey: .storesThumbHash) ?? false)
     }
 
     /// The layout of one entry's pixels (aligned rows, see ``/TesseraImaging/PixelStyle/bytesPerRow(forWidth:)``).
@@ -75,9 +85,18 @@ public struct ImageFormat: Sendable, Hashable, Codable, CustomStringConvertible 
     /// Bytes per row of an entry: `⌈width × bytesPerPixel / 64⌉ × 64`.
     public var bytesPerRow: Int { style.bytesPerRow(forWidth: size.width) }
 
-    /// Bytes one entry occupies in the file: `bytesPerRow × height` rounded up to the 4096-byte page
-    /// size, so each entry starts on its own page and can be handed out (or mapped) on its own.
-    public var bytesPerEntry: Int { Self.roundToPage(bytesPerRow * size.height) }
+    /// Bytes one entry occupies in the file: `bytesPerRow × height` (plus ``placeholderBytes`` when the
+    /// format ``storesThumbHash``) rounded up to the 4096-byte page size, so each entry starts on its own
+    /// page and can be handed out (or mapped) on its own. For 100 × 100 bgra32 that is 44,800 bytes and
+    /// 11 pages with or without the hash (44,800 + 64 ≤ 45,056); for 64 × 64 bgra32, 16,384 bytes fill
+    /// exactly 4 pages, so the hash costs a fifth.
+    public var bytesPerEntry: Int { Self.roundToPage(bytesPerRow * size.height + (storesThumbHash ? Self.placeholderBytes : 0)) }
+
+    /// The bytes after an entry's pixels that hold its ThumbHash when the format ``storesThumbHash``: a length
+    /// byte, the hash (at most 47 bytes; the largest ThumbHash has 32), and at bytes 56..<64 a checksum of the
+    /// entity id, the source id, the length and the hash, so a hash is only ever read for the entry it was
+    /// computed from, even before the entry's pixel checksum has been verified.
+    public static let placeholderBytes = 64
 
     /// Bytes before the first entry: one page of file header plus `maximumCount × 64` bytes of slot
     /// headers, rounded up to a page.

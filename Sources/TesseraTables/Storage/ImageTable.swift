@@ -64,7 +64,7 @@ public final class ImageTable: Sendable {
     public let directory: URL
     let state: LockedValue<TableState>
     /// `format.layout`, computed once.
-    private let layout: BitmapLayout
+    let layout: BitmapLayout
     /// Where events and metrics go.
     let observability: Observability
     private let metrics: TableMetrics
@@ -237,6 +237,10 @@ public final class ImageTable: Sendable {
         let view = MutableBitmapView(layout: layout, baseAddress: UnsafeMutableRawPointer(mutating: lease.pointer))
         view.clear()
         try draw(view)   // on throw the reference ends: the reserved slot returns to the free slots later
+        if format.storesThumbHash {
+            writeThumbHash(of: TableImage(layout: layout, entityID: entityID, sourceID: sourceID, lease: lease),
+                           entityID: entityID, sourceID: sourceID)
+        }
         let sum = PixelChecksum.hash(lease.pointer, count: layout.byteCount)
         state.withLock { s in
             guard s.mapping === mapping else { return }   // the file was replaced meanwhile: not indexed

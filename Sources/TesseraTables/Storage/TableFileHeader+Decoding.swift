@@ -20,7 +20,8 @@ extension TableFileHeader {
             guard nameLength <= 200, width > 0, height > 0, maximumCount > 0 else { return nil }
             let name = String(decoding: page[68..<68 + nameLength], as: UTF8.self)
             let format = ImageFormat(name: name, style: style, size: PixelSize(width: width, height: height),
-                                     maximumCount: maximumCount)
+                                     maximumCount: maximumCount,
+                                     storesThumbHash: p.load(fromByteOffset: thumbHashFlagOffset, as: UInt32.self) == 1)
             // Only a format a table can have (this also bounds the sizes `encode` multiplies, which
             // would overflow for arbitrary values), and the description must round-trip exactly,
             // or the file is not one we wrote.

@@ -16,12 +16,16 @@ import TesseraImaging
 /// | 56 | 8 | pixel region offset (``ImageFormat/headerBytes``) |
 /// | 64 | 4 | name length *n* (≤ 200) |
 /// | 68 | *n* | name, UTF-8 |
+/// | 272 | 4 | 1 when entries keep a ThumbHash after their pixels (``ImageFormat/storesThumbHash``), else 0 |
 /// | 4088 | 8 | ``PixelChecksum`` of bytes 0..<4088 |
 ///
 /// Any difference from the format being opened — including a bad checksum — discards the file.
 enum TableFileHeader {
     static let magic: [UInt8] = Array("TSRTABL1".utf8)
     static let version: UInt32 = 1
+    /// Where the ThumbHash flag sits: after the longest name (68 + 200), aligned. Tables written before the
+    /// flag existed have zero there, as formats without hashes still write.
+    static let thumbHashFlagOffset = 272
 
     static func styleCode(_ style: PixelStyle) -> UInt32 {
         switch style {
@@ -50,6 +54,7 @@ enum TableFileHeader {
             let name = Array(format.name.utf8.prefix(200))
             p.storeBytes(of: UInt32(name.count), toByteOffset: 64, as: UInt32.self)
             for (i, b) in name.enumerated() { p[68 + i] = b }
+            p.storeBytes(of: UInt32(format.storesThumbHash ? 1 : 0), toByteOffset: thumbHashFlagOffset, as: UInt32.self)
             let sum = PixelChecksum.hash(p.baseAddress!, count: ImageFormat.pageSize - 8)
             p.storeBytes(of: sum, toByteOffset: ImageFormat.pageSize - 8, as: UInt64.self)
         }
