@@ -5,8 +5,8 @@ import Logging
 import NIOCore
 import Prometheus
 
-/// The service's HTTP face: `GET`/`HEAD /v1/{preset}/{path…}`, `/v1/resize`, `/healthz` and, with a
-/// registry, `/metrics`. Mount it in any Hummingbird router:
+/// The service's HTTP face: `GET`/`HEAD /v1/{preset}/{path…}` (with `?info`: the image's size, format and
+/// ThumbHash as JSON, ``ImageService/summary(of:)``), `/v1/resize`, `/healthz` and, with a registry, `/metrics`. Mount it in any Hummingbird router:
 ///
 /// ```swift
 /// let registry = PrometheusCollectorRegistry()
@@ -88,6 +88,7 @@ public struct ImageRoutes: Sendable {
         return await handle(request, route: metricsRoute, label: route.label) { () throws(ServiceError) -> Response in
             let info = ImageService.RequestInfo(route: route, path: request.uri.path, rawQuery: request.uri.query,
                                                 accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch])
+            if ImageService.wantsSummary(info) { return Self.response(try await service.summary(of: info)) }
             let image = try await service.respond(to: info)
             return Self.response(image)
         }
@@ -123,6 +124,16 @@ public struct ImageRoutes: Sendable {
         forEachField(of: image) { fields.append(HTTPFields.Element(name: $0, value: $1)) }
         if image.status == 304 { return Response(status: .notModified, headers: fields) }
         return Response(status: HTTPResponse.Status(code: image.status), headers: fields, body: ResponseBody(byteBuffer: image.bodyBuffer))
+    }
+
+    /// The JSON answer of `?info`: `{"width":…,"height":…,"format":…,"thumbHash":…}`, cached as long as the
+    /// image itself; `Vary: Accept` because the format follows it.
+    static func response(_ summary: ImageService.ImageSummary) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let body = (try? encoder.encode(summary)) ?? Data("{}".utf8)
+        return Response(status: .ok, headers: [.contentType: "application/json", .vary: "Accept", .cacheControl: summary.cacheControl],
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     /// Calls `body` with each header of an image response or `304` (without `Content-Length`, `Date` and

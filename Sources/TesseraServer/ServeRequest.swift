@@ -146,10 +146,13 @@ struct RequestShape: Sendable {
 
 extension ImageService {
     /// The shape of `info` (its signature checked): a preset's, or the size, mode and options of
-    /// `/v1/resize`. With ``ServerConfiguration/onlyPresets`` a resize is `404` and a preset takes no
+    /// `/v1/resize`; a summary request (`?info`) has none. With ``ServerConfiguration/onlyPresets`` a resize is `404` and a preset takes no
     /// query option but a signature's `s`.
     func shape(_ info: RequestInfo) throws(ServiceError) -> RequestShape {
         if let signer { try signer.verify(path: info.path, rawQuery: info.rawQuery) }
+        // `?info` asks for ``summary(of:)``, never for the image: no image answer (a memory hit included) is
+        // given to it.
+        guard !Self.wantsSummary(info) else { throw ServiceError(.optionNotAllowed, "?info is answered by the summary route") }
         let limits = configuration.limits
         switch info.route {
         case .preset(let name, _):
