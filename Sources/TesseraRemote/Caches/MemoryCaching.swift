@@ -9,6 +9,8 @@ import Foundation
 public protocol MemoryCaching: Sendable {
     /// The image for `key`, counted as a use, or `nil`.
     func image(for key: ImageKey) -> Bitmap?
+    /// Whether an image is held for `key`, without counting a use.
+    func contains(_ key: ImageKey) -> Bool
     /// Stores `image` under `key`; its cost is `image.layout.byteCount`.
     func insert(_ image: Bitmap, for key: ImageKey)
     /// Removes the image for `key`.
@@ -25,6 +27,11 @@ public protocol MemoryCaching: Sendable {
     var configuration: MemoryCacheLimits { get }
     /// Replaces the limits and evicts until they hold.
     func setLimits(_ configuration: MemoryCacheLimits)
+}
+
+extension MemoryCaching {
+    /// Whether an image is held for `key`: a lookup (which counts as a use) unless the cache has its own.
+    public func contains(_ key: ImageKey) -> Bool { image(for: key) != nil }
 }
 
 /// Limits of a memory cache: total cost, count, time-to-live (``MemoryCache``'s, and any

@@ -11,9 +11,12 @@ import Foundation
 /// reading two small files once a second costs nothing measurable. Missing files (no cgroup v2, no PSI
 /// in the kernel) simply read as "no pressure".
 ///
+/// `ImageManager.shared` starts one on its memory cache; for a manager of your own:
+///
 /// ```swift
-/// let watcher = MemoryPressureWatcher(cache: manager.memoryCache)
-/// watcher.start()          // polls every second until stop() or deinit
+/// let manager = try ImageManager(configuration: ImageManager.Configuration(), loader: HTTPDataLoader.shared)
+/// let watcher = MemoryPressureWatcher(cache: manager.memoryCache!)   // a manager made so has one
+/// watcher.start()          // polls every second until stop() or the watcher is dropped: keep it
 /// ```
 public final class MemoryPressureWatcher: Sendable {
     /// Where to read and how to react.

@@ -2,14 +2,18 @@
 import TesseraTables
 import Foundation
 
-/// The bottom of a remote request's chain: the job of one URL's bytes. It reads the disk copy (fresh →
-/// used; any copy when offline), otherwise asks the ``FetchScheduler`` for a slot, downloads or
-/// revalidates (`304` refreshes the copy), gives the slot back, and writes what it may to disk. Its
-/// result goes up, through ``FetchJobs``' pool, to whoever waits for the URL (image jobs,
-/// ``ImageManager/data(for:priority:progress:)`` callers, prefetches); it knows nothing of them but the
-/// lane they want.
+/// The bottom of a remote request's chain: the job of one image's bytes. A `file:` or `data:` URL is read
+/// at once (``LocalDataLoader``). Otherwise it reads the disk copy (fresh → used; any copy when offline)
+/// unless its requests skip disk reads, else asks the ``FetchScheduler`` for a slot, downloads or
+/// revalidates (`304` refreshes the copy), gives the slot back, and writes what it may to disk (unless its
+/// requests skip disk writes). Its result goes up, through ``FetchJobs``' pool, to whoever waits for it
+/// (image jobs, ``ImageManager/data(for:priority:progress:)`` callers, prefetches); it knows nothing of
+/// them but the level they want.
 struct DataJob: Sendable {
-    let url: URL
+    /// The job's identity: the image's identity in the caches and the disk layers it may use.
+    let key: DataKey
+    /// The URL loaded (that of the request that started the job; the identity may be a cache key).
+    let source: URL
     /// The headers of the request that started the job.
     let headers: [String: String]
     /// The job's place in the request order (``FetchScheduler/nextOrder()``).
@@ -17,10 +21,10 @@ struct DataJob: Sendable {
     let pipeline: FetchPipeline
     let scheduler: FetchScheduler
     let progress: ProgressRelay
-    /// The lane the job's waiters want now.
-    let lane: @Sendable () -> FetchPriority
+    /// The level the job's waiters want now.
+    let priority: @Sendable () -> FetchPriority
 
-    /// The bytes of ``url``.
+    /// The bytes of ``source``.
     func run() async throws -> FetchedData {
         do {
             return try await obtain()
@@ -30,17 +34,22 @@ struct DataJob: Sendable {
         }
     }
 
-    /// A fresh disk copy (any copy when offline), else a download or revalidation.
+    /// A local URL's bytes; else a fresh disk copy (any copy when offline), else a download or revalidation.
     private func obtain() async throws -> FetchedData {
+        if LocalDataLoader.handles(source) {
+            let response = try LocalDataLoader().load(pipeline.loadRequest(url: source, headers: headers))
+            progress.report(LoadProgress(receivedBytes: response.data.count, expectedBytes: response.data.count), for: key)
+            return FetchedData(data: response.data, cacheType: .local)
+        }
         let offline = pipeline.settings.offline
         var cached: DiskCacheEntry?
-        if let disk = pipeline.disk, disk.contains(url) { cached = await disk.entry(for: url) }
+        if key.readsDisk, let disk = pipeline.disk, disk.contains(key.url) { cached = await disk.entry(for: key.url) }
         if let cached, offline || cached.info.isFresh(at: pipeline.now()) {
             pipeline.recorder.diskHit()
-            return FetchedData(data: cached.data, fromDisk: true)
+            return FetchedData(data: cached.data, cacheType: .disk)
         }
-        if pipeline.disk != nil { pipeline.recorder.diskMiss() }
-        if offline { throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString))) }
+        if key.readsDisk, pipeline.disk != nil { pipeline.recorder.diskMiss() }
+        if offline { throw TesseraError(.fetching(.offlineMiss(url: source.absoluteString))) }
         return try await download(revalidating: cached)
     }
 
@@ -48,33 +57,37 @@ struct DataJob: Sendable {
     /// updates the disk.
     private func download(revalidating cached: DiskCacheEntry?) async throws -> FetchedData {
         let configuration = pipeline.settings
-        var request = pipeline.loadRequest(url: url, headers: headers)
+        var request = pipeline.loadRequest(url: source, headers: headers)
         if let cached, cached.info.canRevalidate { request = cached.info.conditionalRequest(request) }
-        let slot = try await scheduler.slot(for: url, order: order, lane: lane)
+        let slot = try await scheduler.slot(for: key, order: order, priority: priority)
         let response: LoadResponse
         do {
-            response = try await pipeline.load(request, progress: { [progress, url] in progress.report($0, for: url) })
+            response = try await pipeline.load(request, progress: { [progress, key] in progress.report($0, for: key) })
         } catch {
             scheduler.release(slot)
             throw error
         }
         scheduler.release(slot)
         try Task.checkCancellation()
+        var answer = response
+        answer.data = Data()
         if response.isNotModified {
             guard let cached, request.isConditional else {
-                throw TesseraError(.fetching(.httpStatus(code: 304, url: url.absoluteString)))
+                throw TesseraError(.fetching(.httpStatus(code: 304, url: source.absoluteString)))
             }
             pipeline.recorder.notModified()
-            pipeline.logger.debug("revalidated: 304 Not Modified", metadata: ["url": "\(url.absoluteString)"])
+            pipeline.logger.debug("revalidated: 304 Not Modified", metadata: ["url": "\(source.absoluteString)"])
             let info = cached.info.refreshed(by: response, now: pipeline.now(), defaultMaxAge: configuration.defaultMaxAge)
-            try? await pipeline.disk?.store(cached.data, info: info, for: url)
-            return FetchedData(data: cached.data, fromDisk: true)
+            if key.writesDisk { try? await pipeline.disk?.store(cached.data, info: info, for: key.url) }
+            return FetchedData(data: cached.data, cacheType: .disk, response: answer)
         }
         // Only what looks like an image is kept on disk (an HTML error page served as 200 is not).
-        if let disk = pipeline.disk, HTTPCacheInfo.isStorable(response), (try? pipeline.decoder.probe(response.data)) != nil {
-            let info = HTTPCacheInfo(response: response, requestedURL: url, now: pipeline.now(), defaultMaxAge: configuration.defaultMaxAge)
-            try? await disk.store(response.data, info: info, for: url)
+        if key.writesDisk, let disk = pipeline.disk, HTTPCacheInfo.isStorable(response),
+           (try? pipeline.decoder.probe(response.data)) != nil {
+            let info = HTTPCacheInfo(response: response, requestedURL: key.url, now: pipeline.now(),
+                                     defaultMaxAge: configuration.defaultMaxAge)
+            try? await disk.store(response.data, info: info, for: key.url)
         }
-        return FetchedData(data: response.data, fromDisk: false)
+        return FetchedData(data: response.data, cacheType: .network, response: answer)
     }
 }

@@ -11,16 +11,21 @@ import Foundation
 /// sizes of one URL share one download and decode once each, and a hundred callers of one size share
 /// both.
 ///
-/// Lanes follow the waiters: a URL's download is urgent while a caller awaits it urgently, directly
-/// (``ImageManager/data(for:priority:progress:)``) or through one of its image jobs; prefetches are
-/// holds (waiters nobody awaits). Every change of a pool asks the scheduler to refresh that URL's lane,
-/// which promotes or demotes the download. When the last waiter of a job leaves, the pool cancels it,
+/// Levels follow the waiters: a download wants the highest ``/TesseraTables/FetchPriority`` of the callers
+/// awaiting it, directly (``ImageManager/data(for:priority:progress:)``) or through one of its image
+/// jobs; prefetches are holds (waiters nobody awaits) at `low`. Every change of a pool, and every change
+/// of a caller's level (``ImageTask/priority``), asks the scheduler to refresh that download's level,
+/// which promotes, demotes or reorders it. When the last waiter of a job leaves, the pool cancels it,
 /// and a cancelled image job leaves its data job in turn.
+///
+/// Jobs are keyed by the image's identity in the caches (``DataKey``, ``ImageJobKey``): its URL or its
+/// cache key, and the cache layers its requesters may use. The URL loaded is the one of the request
+/// that started the job.
 final class FetchJobs: Sendable {
     let pipeline: FetchPipeline
     private let scheduler: FetchScheduler
-    private let dataJobs: TaskPool<URL, DataWaiter, FetchedData>
-    private let imageJobs: TaskPool<ImageKey, ImageWaiter, Bitmap>
+    private let dataJobs: TaskPool<DataKey, DataWaiter, FetchedData>
+    private let imageJobs: TaskPool<ImageJobKey, ImageWaiter, DecodedImage>
     private let progress = ProgressRelay()
     private let observers = LockedValue<[Observer]>([])
     private let changes: Changes
@@ -36,7 +41,14 @@ final class FetchJobs: Sendable {
         private let target = LockedValue(Target())
 
         func connect(_ jobs: FetchJobs) { target.withLock { $0.jobs = jobs } }
-        func changed(_ url: URL?) { target.withLock { $0.jobs }?.changed(url) }
+        func changed(_ key: DataKey?) { target.withLock { $0.jobs }?.changed(key) }
+    }
+
+    /// A prefetch: the variant it would decode without a disk cache, and what to load.
+    struct Prefetch: Sendable {
+        var key: ImageJobKey
+        var source: URL
+        var headers: [String: String]
     }
 
     init(pipeline: FetchPipeline, urgentWidth: Int, scheduling: FetchScheduling) {
@@ -45,108 +57,126 @@ final class FetchJobs: Sendable {
         self.pipeline = pipeline
         scheduler = FetchScheduler(urgentWidth: urgentWidth, scheduling: scheduling, onChange: { changes.changed(nil) })
         dataJobs = TaskPool(onChange: { changes.changed($0) })
-        imageJobs = TaskPool(onChange: { changes.changed($0.url) })
+        imageJobs = TaskPool(onChange: { changes.changed($0.data) })
         changes.connect(self)
     }
 
     // MARK: Requests
 
-    /// The variant `key` for a caller: joins its image job or starts one.
-    func image(for key: ImageKey, priority: FetchPriority, headers: [String: String],
-               progress handler: (@Sendable (LoadProgress) -> Void)?) async throws -> Bitmap {
+    /// The variant `key` for a caller: joins its image job or starts one, which loads `source`.
+    func image(for key: ImageJobKey, source: URL, caller: CallerPriority, headers: [String: String],
+               progress handler: (@Sendable (LoadProgress) -> Void)?) async throws -> DecodedImage {
         let order = scheduler.nextOrder()
-        let relayed = progress.add(handler, for: key.url)
-        defer { progress.remove(relayed, for: key.url) }
-        let outcome = try await imageJobs.value(for: key, request: .caller(priority)) { [self] in
-            try await imageJob(key, headers: headers, order: order).run()
+        let relayed = progress.add(handler, for: key.data)
+        defer { progress.remove(relayed, for: key.data) }
+        let outcome = try await imageJobs.value(for: key, request: .caller(caller)) { [self] in
+            try await imageJob(key, source: source, headers: headers, order: order).run()
         }
         if outcome.joined { pipeline.recorder.coalesced() }
         return outcome.value
     }
 
-    /// The encoded bytes of `url` for a caller (their header checked): joins the URL's data job or starts one.
-    func data(for url: URL, priority: FetchPriority, progress handler: (@Sendable (LoadProgress) -> Void)?) async throws -> Data {
+    /// The encoded bytes of `key` for a caller (their header checked): joins its data job or starts one,
+    /// which loads `source`.
+    func data(for key: DataKey, source: URL, caller: CallerPriority,
+              progress handler: (@Sendable (LoadProgress) -> Void)?) async throws -> Data {
         let order = scheduler.nextOrder()
-        let relayed = progress.add(handler, for: url)
-        defer { progress.remove(relayed, for: url) }
-        return try await pipeline.make(from: url, bytes: { [self] again in
-            try await bytes(of: url, for: .bytes(priority), headers: [:], order: order, counted: !again)
-        }) { [decoder = pipeline.decoder] data in
-            _ = try decoder.probe(data)
-            return data
+        let relayed = progress.add(handler, for: key)
+        defer { progress.remove(relayed, for: key) }
+        return try await pipeline.make(from: key.url, bytes: { [self] again in
+            try await bytes(of: key, source: source, for: .bytes(caller), headers: [:], order: order, counted: !again)
+        }) { [decoder = pipeline.decoder] fetched in
+            _ = try decoder.probe(fetched.data)
+            return fetched.data
         }
     }
 
-    /// Adds a prefetch hold per URL (onto disk, or into memory as `keys[url]` without a disk cache),
-    /// starting its job when needed. URLs on disk are skipped unless a job for them is under way.
-    func prefetch(_ urls: [URL], keys: [URL: ImageKey], headers: [URL: [String: String]]) {
+    /// Adds a prefetch hold per item (onto disk, or into memory as its variant without a disk cache),
+    /// starting its job when needed. Items on disk are skipped unless a job for them is under way.
+    func prefetch(_ items: [Prefetch]) {
         let disk = pipeline.disk
-        for url in urls where isInProgress(url) || !(disk?.contains(url) ?? false) {
-            let order = scheduler.nextOrder(), sent = headers[url] ?? [:]
+        for item in items where isInProgress(item.key.data.url) || !(disk?.contains(item.key.data.url) ?? false) {
+            let order = scheduler.nextOrder()
             if disk != nil {
-                dataJobs.hold(url, request: .prefetch) { [self] in try await dataJob(url, headers: sent, order: order).run() }
-            } else if let key = keys[url] {
-                imageJobs.hold(key, request: .prefetch) { [self] in try await imageJob(key, headers: sent, order: order).run() }
+                dataJobs.hold(item.key.data, request: .prefetch) { [self] in
+                    try await dataJob(item.key.data, source: item.source, headers: item.headers, order: order).run()
+                }
+            } else {
+                imageJobs.hold(item.key, request: .prefetch) { [self] in
+                    try await imageJob(item.key, source: item.source, headers: item.headers, order: order).run()
+                }
             }
         }
     }
 
-    /// Drops the prefetch holds of `urls`; a job nobody else waits for is cancelled.
+    /// Drops the prefetch holds of the images whose identities are `urls`; a job nobody else waits for
+    /// is cancelled.
     func cancelPrefetch(_ urls: [URL]) {
         let urls = Set(urls)
-        dataJobs.cancelWaiters { url, waiter in waiter == .prefetch && urls.contains(url) }
-        imageJobs.cancelWaiters { key, waiter in waiter == .prefetch && urls.contains(key.url) }
+        dataJobs.cancelWaiters { key, waiter in waiter.isPrefetch && urls.contains(key.url) }
+        imageJobs.cancelWaiters { key, waiter in
+            if case .prefetch = waiter { return urls.contains(key.data.url) }
+            return false
+        }
     }
 
-    /// Moves every urgent caller of `url` to the slow lane.
+    /// Moves every caller of the image whose identity is `url` that is on the urgent lane to
+    /// ``/TesseraTables/FetchPriority/low``.
     func demote(_ url: URL) {
-        imageJobs.updateRequests(where: { $0.url == url }) { if case .caller = $0 { $0 = .caller(.prefetch) } }
-        dataJobs.updateRequests(where: { $0 == url }) { if case .bytes = $0 { $0 = .bytes(.prefetch) } }
+        func lower(_ caller: CallerPriority) { if caller.value.isUrgent { caller.set(.low) } }
+        imageJobs.updateRequests(where: { $0.data.url == url }) { if case .caller(let caller) = $0 { lower(caller) } }
+        dataJobs.updateRequests(where: { $0.url == url }) { if case .bytes(let caller) = $0 { lower(caller) } }
+    }
+
+    /// A caller of the image whose identity is `url` changed its level: its downloads take their places.
+    func priorityChanged(of url: URL) {
+        for key in dataJobs.keys where key.url == url { changed(key) }
     }
 
     // MARK: The chain
 
-    private func imageJob(_ key: ImageKey, headers: [String: String], order: Int) -> ImageJob {
+    private func imageJob(_ key: ImageJobKey, source: URL, headers: [String: String], order: Int) -> ImageJob {
         ImageJob(key: key, pipeline: pipeline, bytes: { [self] again in
-            try await bytes(of: key.url, for: .image(key), headers: headers, order: order, counted: !again)
+            try await bytes(of: key.data, source: source, for: .image(key), headers: headers, order: order, counted: !again)
         })
     }
 
-    private func dataJob(_ url: URL, headers: [String: String], order: Int) -> DataJob {
-        DataJob(url: url, headers: headers, order: order, pipeline: pipeline, scheduler: scheduler, progress: progress,
-                lane: { [self] in wantedLane(of: url) })
+    private func dataJob(_ key: DataKey, source: URL, headers: [String: String], order: Int) -> DataJob {
+        DataJob(key: key, source: source, headers: headers, order: order, pipeline: pipeline, scheduler: scheduler,
+                progress: progress, priority: { [self] in wantedPriority(of: key) })
     }
 
-    /// The bytes of `url` for `waiter`: joins the URL's data job or starts one (`counted`: a join counts
-    /// as coalesced).
-    private func bytes(of url: URL, for waiter: DataWaiter, headers: [String: String], order: Int,
+    /// The bytes of `key` for `waiter`: joins its data job or starts one (`counted`: a join counts as
+    /// coalesced).
+    private func bytes(of key: DataKey, source: URL, for waiter: DataWaiter, headers: [String: String], order: Int,
                        counted: Bool) async throws -> FetchedData {
-        let outcome = try await dataJobs.value(for: url, request: waiter) { [self] in
-            try await dataJob(url, headers: headers, order: order).run()
+        let outcome = try await dataJobs.value(for: key, request: waiter) { [self] in
+            try await dataJob(key, source: source, headers: headers, order: order).run()
         }
         if outcome.joined, counted { pipeline.recorder.coalesced() }
         return outcome.value
     }
 
-    /// Urgent while a caller awaits `url` urgently, directly or through an image job; slow otherwise.
-    private func wantedLane(of url: URL) -> FetchPriority {
-        for waiter in dataJobs.requests(of: url) {
+    /// The highest level among the waiters of `key`, directly or through its image jobs.
+    private func wantedPriority(of key: DataKey) -> FetchPriority {
+        var wanted = FetchPriority.veryLow
+        for waiter in dataJobs.requests(of: key) {
             switch waiter {
-            case .bytes(.urgent): return .urgent
-            case .image(let key) where imageJobs.requests(of: key).contains(.caller(.urgent)): return .urgent
-            default: continue
+            case .bytes(let caller): wanted = max(wanted, caller.value)
+            case .image(let image): for request in imageJobs.requests(of: image) { wanted = max(wanted, request.priority) }
+            case .prefetch: wanted = max(wanted, .low)
             }
         }
-        return .prefetch
+        return wanted
     }
 
     private func isInProgress(_ url: URL) -> Bool {
-        dataJobs.hasJob(url) || imageJobs.keys.contains { $0.url == url }
+        dataJobs.keys.contains { $0.url == url } || imageJobs.keys.contains { $0.data.url == url }
     }
 
-    /// A pool changed `url`'s waiters (the lane may change), or the scheduler its lanes (`nil`).
-    private func changed(_ url: URL?) {
-        if let url { scheduler.refreshLane(of: url) { wantedLane(of: url) } }
+    /// A pool changed the waiters of `key` (its level may change), or the scheduler its lanes (`nil`).
+    private func changed(_ key: DataKey?) {
+        if let key { scheduler.refreshLane(of: key) { wantedPriority(of: key) } }
         notifyObservers()
     }
 
@@ -157,15 +187,15 @@ final class FetchJobs: Sendable {
         var snapshot = FetchQueueSnapshot()
         (snapshot.urgentRunning, snapshot.slowRunning, snapshot.urgentQueued, snapshot.slowQueued) = scheduler.lanes()
         var waiters: [URL: Int] = [:], prefetches: [URL: Int] = [:]
-        for (url, callers, holds) in dataJobs.contents() {
-            snapshot.inProgress.insert(url)
-            waiters[url, default: 0] += callers.count { if case .bytes = $0 { true } else { false } }
-            prefetches[url, default: 0] += holds.count
+        for (key, callers, holds) in dataJobs.contents() {
+            snapshot.inProgress.insert(key.url)
+            waiters[key.url, default: 0] += callers.count { if case .bytes = $0 { true } else { false } }
+            prefetches[key.url, default: 0] += holds.count
         }
         for (key, callers, holds) in imageJobs.contents() {
-            snapshot.inProgress.insert(key.url)
-            waiters[key.url, default: 0] += callers.count
-            prefetches[key.url, default: 0] += holds.count
+            snapshot.inProgress.insert(key.data.url)
+            waiters[key.data.url, default: 0] += callers.count
+            prefetches[key.data.url, default: 0] += holds.count
         }
         snapshot.waiters = waiters.filter { $0.value > 0 }
         snapshot.prefetches = prefetches.filter { $0.value > 0 }

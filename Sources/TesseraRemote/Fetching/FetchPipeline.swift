@@ -42,17 +42,17 @@ final class FetchPipeline: Sendable {
     /// `make` applied to the bytes of `url` from `bytes`; when bytes from the disk cache fail to make,
     /// the copy is removed and `bytes(true)` asked once more (it then downloads).
     func make<T: Sendable>(from url: URL, bytes: @Sendable (_ again: Bool) async throws -> FetchedData,
-                           _ make: @Sendable (Data) async throws -> T) async throws -> T {
+                           _ make: @Sendable (FetchedData) async throws -> T) async throws -> T {
         let first = try await bytes(false)
         do {
-            return try await make(first.data)
+            return try await make(first)
         } catch where first.fromDisk && !Task.isCancelled {
             recorder.corruptRefetch()
             logger.warning("disk cache copy does not decode; removed and downloading again", metadata: [
                 "url": "\(url.absoluteString)", "error": "\(error)",
             ])
             await disk?.remove(url)
-            return try await make(try await bytes(true).data)
+            return try await make(try await bytes(true))
         }
     }
 
@@ -62,9 +62,30 @@ final class FetchPipeline: Sendable {
                     headers: LoadRequest.headers(settings.headers, overriddenBy: headers))
     }
 
+    /// Loads `request` through the authorizer (``authorizedLoad(_:progress:)``), again after a failure
+    /// that ``RetryPolicy`` retries, as often as ``ImageManager/Configuration/retry`` allows, waiting
+    /// longer each time.
+    func load(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
+        let policy = settings.retry
+        var retry = 0
+        while true {
+            do {
+                return try await authorizedLoad(request, progress: progress)
+            } catch where retry < policy.maximumRetries && RetryPolicy.isRetryable(error) && !Task.isCancelled {
+                retry += 1
+                let delay = policy.delay(beforeRetry: retry)
+                recorder.retry()
+                logger.info("load failed; retrying", metadata: [
+                    "url": "\(request.url.absoluteString)", "error": "\(error)", "retry": "\(retry)", "delay": "\(delay)",
+                ])
+                try await policy.sleep(delay)
+            }
+        }
+    }
+
     /// Loads `request` through the authorizer, if any: authorized before it is sent, and after a `401`
     /// authorized again and sent exactly once more (``RequestAuthorizing``'s contract).
-    func load(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
+    private func authorizedLoad(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
         guard let authorizer else { return try await loadOnce(request, progress: progress) }
         var sent = request
         try await authorize(&sent, by: authorizer, attempt: .initial)
@@ -120,35 +141,45 @@ final class FetchPipeline: Sendable {
     /// (``ImageManager``, "Credentials and caching"): loaded outside the lanes and the job of its URL,
     /// never read from a cache, stored on disk only when the response is `Cache-Control: public`,
     /// never put in the memory cache.
-    func privateImage(url: URL, key: ImageKey, headers: [String: String],
-                      progress: (@Sendable (LoadProgress) -> Void)?) async throws -> Bitmap {
+    func privateImage(url: URL, key: ImageJobKey, headers: [String: String],
+                      progress: (@Sendable (LoadProgress) -> Void)?) async throws -> DecodedImage {
+        if LocalDataLoader.handles(url) {
+            let response = try LocalDataLoader().load(loadRequest(url: url, headers: headers))
+            return try await decoded(FetchedData(data: response.data, cacheType: .local), for: key.image)
+        }
         if settings.offline { throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString))) }
         let request = loadRequest(url: url, headers: headers)
         let response = try await privateLoads.runAsync { try await load(request, progress: { progress?($0) }) }
-        if let disk, CacheControl(parsing: response.headers["cache-control"]).isPublic, HTTPCacheInfo.isStorable(response),
-           (try? decoder.probe(response.data)) != nil {
-            let info = HTTPCacheInfo(response: response, requestedURL: url, now: now(), defaultMaxAge: settings.defaultMaxAge)
-            try? await disk.store(response.data, info: info, for: url)
+        if key.data.writesDisk, let disk, CacheControl(parsing: response.headers["cache-control"]).isPublic,
+           HTTPCacheInfo.isStorable(response), (try? decoder.probe(response.data)) != nil {
+            let info = HTTPCacheInfo(response: response, requestedURL: key.data.url, now: now(), defaultMaxAge: settings.defaultMaxAge)
+            try? await disk.store(response.data, info: info, for: key.data.url)
         }
-        return try await decodes.run { try decode(response.data, for: key) }
+        var answer = response
+        answer.data = Data()
+        return try await decoded(FetchedData(data: response.data, cacheType: .network, response: answer), for: key.image)
     }
 
-    /// The `key` variant of `url` from memory or any disk copy, fresh or stale, without the network
-    /// (``ImageRequest/CachePolicy/cacheOnly``).
-    func cachedCopy(url: URL, key: ImageKey) async throws -> Bitmap {
-        guard let disk, let entry = await disk.entry(for: url) else {
-            if disk != nil { recorder.diskMiss() }
+    /// The `key` variant of `url` from any disk copy, fresh or stale, without the network
+    /// (``/TesseraTables/ImageRequest/Options/returnCacheDataDontLoad``); a `file:` or `data:` URL is read.
+    func cachedCopy(url: URL, key: ImageJobKey) async throws -> DecodedImage {
+        if LocalDataLoader.handles(url) { return try await privateImage(url: url, key: key, headers: [:], progress: nil) }
+        guard key.data.readsDisk, let disk, let entry = await disk.entry(for: key.data.url) else {
+            if key.data.readsDisk, disk != nil { recorder.diskMiss() }
             throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString)))
         }
         recorder.diskHit()
-        let image = try await decodes.run { try decode(entry.data, for: key) }
-        memory?.insert(image, for: key)
-        return image
+        let decoded = try await decoded(FetchedData(data: entry.data, cacheType: .disk), for: key.image)
+        if key.writesMemory { memory?.insert(decoded.image, for: key.image) }
+        return decoded
     }
 
-    /// Decodes `data` into the variant `key` asks for, within the decode limit.
-    func decoded(_ data: Data, for key: ImageKey) async throws -> Bitmap {
-        try await decodes.run { try decode(data, for: key) }
+    /// Decodes `fetched` into the variant `key` asks for, within the decode limit, and notes the file
+    /// format it was.
+    func decoded(_ fetched: FetchedData, for key: ImageKey) async throws -> DecodedImage {
+        let image = try await decodes.run { try decode(fetched.data, for: key) }
+        return DecodedImage(image: image, cacheType: fetched.cacheType, sourceFormat: try? decoder.probe(fetched.data).format,
+                            response: fetched.response)
     }
 
     /// Decodes `data` into the variant `key` asks for (see ``ImageKey/mode`` and ``ImageKey/processing``).

@@ -14,14 +14,35 @@ final class FetchRecorder: Sendable {
     /// The counters now.
     var statistics: FetchStatistics { counts.withLock { $0 } }
 
+    /// A request made (an image request, whatever answers it).
+    func request() { counts.withLock { $0.requests += 1 } }
+
     /// A request answered from the memory cache.
     func memoryHit() {
         counts.withLock { $0.memoryHits += 1 }
         metrics.memoryHits.increment()
     }
 
-    /// A request the memory cache could not answer.
-    func memoryMiss() { metrics.memoryMisses.increment() }
+    /// A request the memory cache did not answer (also one that may not read it).
+    func memoryMiss() {
+        counts.withLock { $0.memoryMisses += 1 }
+        metrics.memoryMisses.increment()
+    }
+
+    /// A request past the memory cache that ended: answered from `cacheType`, or failed (`nil`; `cancelled`
+    /// for a cancellation).
+    func ended(_ cacheType: ImageResponse.CacheType?, cancelled: Bool = false) {
+        counts.withLock { counts in
+            switch cacheType {
+            case .disk: counts.diskResponses += 1
+            case .network: counts.networkResponses += 1
+            case .local: counts.localResponses += 1
+            case .table: counts.tableResponses += 1
+            case .memory: break
+            case nil: if cancelled { counts.cancelledRequests += 1 } else { counts.failedRequests += 1 }
+            }
+        }
+    }
 
     /// A job answered from a disk copy.
     func diskHit() {
@@ -30,7 +51,13 @@ final class FetchRecorder: Sendable {
     }
 
     /// A job that found no usable disk copy.
-    func diskMiss() { metrics.diskMisses.increment() }
+    func diskMiss() {
+        counts.withLock { $0.diskMisses += 1 }
+        metrics.diskMisses.increment()
+    }
+
+    /// A failed load about to be tried again (``RetryPolicy``).
+    func retry() { counts.withLock { $0.retries += 1 } }
 
     /// A request that joined work already in progress for its URL.
     func coalesced() { counts.withLock { $0.coalesced += 1 } }

@@ -3,13 +3,15 @@ import TesseraTables
 import Foundation
 
 /// The one object that decides when a download starts: the urgent and slow lanes of an
-/// ``ImageManager`` and their slots. A data job asks it for a slot (``slot(for:order:lane:)``), downloads,
+/// ``ImageManager`` and their slots. A data job asks it for a slot (``slot(for:order:priority:)``), downloads,
 /// and gives the slot back (``release(_:)``); the scheduler knows nothing else about jobs.
 ///
 /// Lane rules (``FetchScheduling/prioritized``):
-/// - A download's lane is the one its job wants (``refreshLane(of:_:)``): urgent while anyone awaits it
-///   urgently, slow otherwise.
-/// - Up to `urgentWidth` urgent downloads run at once, first come first served.
+/// - A download's level is the one its job wants (``refreshLane(of:_:)``): the highest level among the
+///   requests waiting for it. Its lane follows (``/TesseraTables/FetchPriority``): urgent for `normal` and
+///   above, slow for `low` and `veryLow`.
+/// - Up to `urgentWidth` urgent downloads run at once; each queue starts its highest level first, and
+///   within a level the earliest request.
 /// - One slow download runs at a time, and one starts only when no urgent download runs or waits:
 ///   the slow lane *pauses* (starts nothing new) while urgent work exists. A slow download that is
 ///   already running is left to finish — cutting it off would waste the bytes already received.
@@ -17,8 +19,10 @@ import Foundation
 ///   running one is relabelled urgent (never a second download).
 /// - Demotion: the download goes to the *front* of the slow queue (it was wanted most recently, so it is
 ///   the prefetch most likely to be needed next); a running download is relabelled slow and finishes.
-/// - Queues are ordered by request order (``nextOrder()``, taken when the request arrives), not by when
-///   each job finished its disk lookup.
+/// - A change of level within a lane moves a queued download to its new place (keeping its request
+///   order) and relabels a running one.
+/// - Within a level, queues are ordered by request order (``nextOrder()``, taken when the request
+///   arrives), not by when each job finished its disk lookup.
 ///
 /// With ``FetchScheduling/fifo`` every download waits in one first-in-first-out queue of `urgentWidth`.
 final class FetchScheduler: Sendable {
@@ -28,8 +32,9 @@ final class FetchScheduler: Sendable {
     }
 
     private struct Entry {
-        let url: URL
-        var lane: FetchPriority
+        let key: DataKey
+        var priority: FetchPriority
+        var isUrgent: Bool { priority.isUrgent }
         var order: Int
         /// The job waiting for its slot; `nil` once it runs.
         var waiting: CheckedContinuation<Void, any Error>?
@@ -40,8 +45,8 @@ final class FetchScheduler: Sendable {
         var urgentQueue: [Int] = []
         var slowQueue: [Int] = []
         var running: Set<Int> = []
-        /// The entry of each URL's download, for lane changes.
-        var entryOfURL: [URL: Int] = [:]
+        /// The entry of each data job's download, for lane changes.
+        var entryOfKey: [DataKey: Int] = [:]
         var lastID = 0
         var lastOrder = 0
         var frontOrder = 0
@@ -67,11 +72,11 @@ final class FetchScheduler: Sendable {
         }
     }
 
-    /// Waits until the lane rules let the download of `url` start, and returns its slot. `lane` says
-    /// which lane the download wants; it is asked under the scheduler's lock, now and on every
+    /// Waits until the lane rules let the download of `key` start, and returns its slot. `priority` says
+    /// which level the download wants; it is asked under the scheduler's lock, now and on every
     /// ``refreshLane(of:_:)``.
     /// - Throws: `CancellationError` when the calling task is cancelled while waiting.
-    func slot(for url: URL, order: Int, lane: () -> FetchPriority) async throws -> Slot {
+    func slot(for key: DataKey, order: Int, priority: () -> FetchPriority) async throws -> Slot {
         let id = state.withLock { state in
             state.lastID += 1
             return state.lastID
@@ -81,8 +86,8 @@ final class FetchScheduler: Sendable {
                 let started = state.withLock { state -> [CheckedContinuation<Void, any Error>]? in
                     // The cancellation handler may have run already: then nothing is queued.
                     if Task.isCancelled { return nil }
-                    state.entries[id] = Entry(url: url, lane: lane(), order: order, waiting: continuation)
-                    state.entryOfURL[url] = id
+                    state.entries[id] = Entry(key: key, priority: priority(), order: order, waiting: continuation)
+                    state.entryOfKey[key] = id
                     enqueue(id, in: &state)
                     return schedule(&state)
                 }
@@ -107,17 +112,17 @@ final class FetchScheduler: Sendable {
         onChange()
     }
 
-    /// Asks the download of `url` (queued or running) for its lane again: a changed lane moves it to
-    /// the other queue (prioritized scheduling) or relabels it while it runs.
-    func refreshLane(of url: URL, _ lane: () -> FetchPriority) {
+    /// Asks the download of `key` (queued or running) for its level again: a changed level moves it to
+    /// its place in the other queue or in its own (prioritized scheduling), or relabels it while it runs.
+    func refreshLane(of key: DataKey, _ priority: () -> FetchPriority) {
         let started = state.withLock { state -> [CheckedContinuation<Void, any Error>]? in
-            guard let id = state.entryOfURL[url], var entry = state.entries[id] else { return nil }
-            let wanted = lane()
-            guard wanted != entry.lane else { return nil }
-            let previous = entry.lane
-            entry.lane = wanted
-            if scheduling == .prioritized {
-                if wanted == .urgent {
+            guard let id = state.entryOfKey[key], var entry = state.entries[id] else { return nil }
+            let wanted = priority()
+            guard wanted != entry.priority else { return nil }
+            let wasUrgent = entry.isUrgent
+            entry.priority = wanted
+            if scheduling == .prioritized, entry.isUrgent != wasUrgent {
+                if entry.isUrgent {
                     state.lastOrder += 1
                     entry.order = state.lastOrder
                 } else {
@@ -127,7 +132,8 @@ final class FetchScheduler: Sendable {
             }
             state.entries[id] = entry
             if entry.waiting != nil, scheduling == .prioritized {
-                dequeue(id, lane: previous, in: &state)
+                // Out of the queue it was in, into its place by level and order.
+                dequeue(id, urgent: wasUrgent, in: &state)
                 enqueue(id, in: &state)
             }
             return schedule(&state)
@@ -143,10 +149,10 @@ final class FetchScheduler: Sendable {
             var urgentRunning: Set<URL> = [], slowRunning: Set<URL> = []
             for id in state.running {
                 guard let entry = state.entries[id] else { continue }
-                if entry.lane == .urgent { urgentRunning.insert(entry.url) } else { slowRunning.insert(entry.url) }
+                if entry.isUrgent { urgentRunning.insert(entry.key.url) } else { slowRunning.insert(entry.key.url) }
             }
-            return (urgentRunning, slowRunning, state.urgentQueue.map { state.entries[$0]!.url },
-                    state.slowQueue.map { state.entries[$0]!.url })
+            return (urgentRunning, slowRunning, state.urgentQueue.map { state.entries[$0]!.key.url },
+                    state.slowQueue.map { state.entries[$0]!.key.url })
         }
     }
 
@@ -167,23 +173,30 @@ final class FetchScheduler: Sendable {
 
     private func remove(_ id: Int, from state: inout State) {
         guard let entry = state.entries.removeValue(forKey: id) else { return }
-        if entry.waiting != nil { dequeue(id, lane: entry.lane, in: &state) }
-        if state.entryOfURL[entry.url] == id { state.entryOfURL[entry.url] = nil }
+        if entry.waiting != nil { dequeue(id, urgent: entry.isUrgent, in: &state) }
+        if state.entryOfKey[entry.key] == id { state.entryOfKey[entry.key] = nil }
     }
 
-    /// Inserts `id` into its lane's queue by order.
+    /// Inserts `id` into its lane's queue: by level, then by order (by order alone in `fifo` scheduling).
     private func enqueue(_ id: Int, in state: inout State) {
         let entry = state.entries[id]!
+        let fifo = scheduling == .fifo
+        /// Whether `other` starts before the entry being queued.
+        func startsBefore(_ other: Entry) -> Bool {
+            if !fifo, other.priority != entry.priority { return other.priority > entry.priority }
+            return other.order <= entry.order
+        }
         func insert(into queue: inout [Int]) {
             var index = queue.count
-            while index > 0, state.entries[queue[index - 1]]!.order > entry.order { index -= 1 }
+            while index > 0, !startsBefore(state.entries[queue[index - 1]]!) { index -= 1 }
             queue.insert(id, at: index)
         }
-        if scheduling == .fifo || entry.lane == .urgent { insert(into: &state.urgentQueue) } else { insert(into: &state.slowQueue) }
+        if fifo || entry.isUrgent { insert(into: &state.urgentQueue) } else { insert(into: &state.slowQueue) }
     }
 
-    private func dequeue(_ id: Int, lane: FetchPriority, in state: inout State) {
-        if scheduling == .fifo || lane == .urgent { state.urgentQueue.removeAll { $0 == id } } else { state.slowQueue.removeAll { $0 == id } }
+    /// Takes `id` out of the urgent or the slow queue.
+    private func dequeue(_ id: Int, urgent: Bool, in state: inout State) {
+        if scheduling == .fifo || urgent { state.urgentQueue.removeAll { $0 == id } } else { state.slowQueue.removeAll { $0 == id } }
     }
 
     /// Starts what the lane rules allow; returns the jobs to resume (outside the lock).
@@ -195,12 +208,12 @@ final class FetchScheduler: Sendable {
             state.running.insert(id)
             started.append(waiting)
         }
-        func count(_ lane: FetchPriority) -> Int { state.running.count { state.entries[$0]?.lane == lane } }
+        func count(urgent: Bool) -> Int { state.running.count { state.entries[$0]?.isUrgent == urgent } }
         if scheduling == .fifo {
             while state.running.count < urgentWidth, !state.urgentQueue.isEmpty { start(state.urgentQueue.removeFirst()) }
         } else {
-            while count(.urgent) < urgentWidth, !state.urgentQueue.isEmpty { start(state.urgentQueue.removeFirst()) }
-            if count(.urgent) == 0, state.urgentQueue.isEmpty, count(.prefetch) == 0, !state.slowQueue.isEmpty {
+            while count(urgent: true) < urgentWidth, !state.urgentQueue.isEmpty { start(state.urgentQueue.removeFirst()) }
+            if count(urgent: true) == 0, state.urgentQueue.isEmpty, count(urgent: false) == 0, !state.slowQueue.isEmpty {
                 start(state.slowQueue.removeFirst())
             }
         }

@@ -1,19 +1,71 @@
+@_spi(Internal) import TesseraImaging
 import TesseraTables
+import Foundation
+
+/// The identity of a data job: the image's identity in the caches (its URL, or the URL made from its
+/// ``/TesseraTables/ImageRequest/cacheKey``) and the disk layers its requesters may use. Requests that
+/// may not read or write the disk get jobs of their own, so that no request is answered from a layer it
+/// skips nor writes one it forbids.
+struct DataKey: Sendable, Hashable {
+    /// The identity in the caches (``ImageKey/url``).
+    var url: URL
+    var readsDisk = true
+    var writesDisk = true
+}
+
+/// The identity of an image job: the variant (``ImageKey``), its data job, and whether the image goes
+/// into the memory cache.
+struct ImageJobKey: Sendable, Hashable {
+    var image: ImageKey
+    var data: DataKey
+    var writesMemory = true
+}
+
+/// One caller's priority, which can change while it waits (``ImageTask/priority``, ``ImageManager/demote(_:)``):
+/// the pools hold it by reference, and the scheduler reads it whenever it refreshes a lane.
+final class CallerPriority: Sendable {
+    private let level: LockedValue<FetchPriority>
+
+    init(_ level: FetchPriority) { self.level = LockedValue(level) }
+
+    /// The level now.
+    var value: FetchPriority { level.withLock { $0 } }
+
+    /// Sets the level; returns whether it changed.
+    @discardableResult
+    func set(_ new: FetchPriority) -> Bool {
+        level.withLock { level in
+            defer { level = new }
+            return level != new
+        }
+    }
+}
 
 /// What waits for a URL's data job (the requests of ``FetchJobs``' pool of data jobs).
-enum DataWaiter: Sendable, Hashable {
+enum DataWaiter: Sendable {
     /// A caller of ``ImageManager/data(for:priority:progress:)``, with its priority.
-    case bytes(FetchPriority)
-    /// The image job of a variant: urgent while one of its own callers is.
-    case image(ImageKey)
-    /// A prefetch onto disk (a hold: nobody awaits it).
+    case bytes(CallerPriority)
+    /// The image job of a variant: as urgent as the most urgent of its own callers.
+    case image(ImageJobKey)
+    /// A prefetch onto disk (a hold: nobody awaits it), at ``/TesseraTables/FetchPriority/low``.
     case prefetch
+
+    var isPrefetch: Bool { if case .prefetch = self { true } else { false } }
 }
 
 /// What waits for a variant's image job (the requests of ``FetchJobs``' pool of image jobs).
-enum ImageWaiter: Sendable, Hashable {
-    /// A caller of ``ImageManager/image(for:progress:)``, with its priority.
-    case caller(FetchPriority)
-    /// A prefetch into memory, when there is no disk cache (a hold: nobody awaits it).
+enum ImageWaiter: Sendable {
+    /// A caller of ``ImageManager/image(for:progress:)`` or an ``ImageTask``, with its priority.
+    case caller(CallerPriority)
+    /// A prefetch into memory, when there is no disk cache (a hold: nobody awaits it), at
+    /// ``/TesseraTables/FetchPriority/low``.
     case prefetch
+
+    /// The level this waiter wants.
+    var priority: FetchPriority {
+        switch self {
+        case .caller(let caller): caller.value
+        case .prefetch: .low
+        }
+    }
 }

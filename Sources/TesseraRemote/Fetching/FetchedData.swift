@@ -1,8 +1,29 @@
+import TesseraImaging
+import TesseraTables
 import Foundation
 
-/// What a data job hands its waiters: the bytes of a URL, and whether they came from the disk cache
-/// (a disk copy may be corrupt: whoever fails to decode it removes it and asks for the bytes again, once).
+/// What a data job hands its waiters: the bytes of a URL and where they came from (a disk copy may be
+/// corrupt: whoever fails to decode it removes it and asks for the bytes again, once).
 struct FetchedData: Sendable {
     var data: Data
-    var fromDisk: Bool
+    /// ``ImageResponse/CacheType/disk``, ``ImageResponse/CacheType/network`` or ``ImageResponse/CacheType/local``.
+    var cacheType: ImageResponse.CacheType
+    /// The HTTP response (its body left out) when the network was asked: a download, or a `304`.
+    var response: LoadResponse?
+
+    var fromDisk: Bool { cacheType == .disk }
+}
+
+/// What an image job hands its callers: the decoded variant and where its bytes came from.
+struct DecodedImage: Sendable {
+    var image: Bitmap
+    var cacheType: ImageResponse.CacheType
+    var sourceFormat: ImageFileFormat?
+    var response: LoadResponse?
+
+    /// The answer to `request`.
+    func response(to request: ImageRequest) -> ImageResponse {
+        ImageResponse(image: image, request: request, cacheType: cacheType, sourceFormat: sourceFormat,
+                      statusCode: response?.statusCode, headers: response?.headers ?? [:], url: response?.url)
+    }
 }

@@ -7,7 +7,9 @@ extension ImageManager {
     public struct Configuration: Sendable, Hashable {
         /// Memory cache limits (bytes, count, optional time-to-live).
         public var memory: MemoryCache.Configuration
-        /// Disk cache directory and limits, or `nil` for no disk cache.
+        /// Disk cache directory and limits, or `nil` for no disk cache. By default a disk cache in
+        /// ``defaultDiskDirectory`` with ``DiskCache/Configuration``'s default limits: 512 MiB, entries
+        /// dropped 30 days after they were downloaded or last revalidated.
         public var disk: DiskCache.Configuration?
         /// How often the disk cache is swept for its limits in the background, or `nil` for only on insert.
         public var diskSweepInterval: Duration?
@@ -24,6 +26,8 @@ extension ImageManager {
         public var maximumResponseBytes: Int
         /// How long a response that gives no `Cache-Control: max-age` nor `Expires` stays fresh.
         public var defaultMaxAge: Duration
+        /// When a failed load is tried again: not at all by default (``RetryPolicy``).
+        public var retry: RetryPolicy
         /// Answer from the disk cache only, fresh or stale; a URL not cached fails with
         /// ``/TesseraImaging/FetchFailure/offlineMiss(url:)``.
         public var offline: Bool
@@ -35,15 +39,18 @@ extension ImageManager {
         /// of equality (see ``Observability``).
         public var observability: Observability
 
-        /// Creates a configuration. The defaults: 256 MiB / 1000 images in memory, no disk cache, a sweep
-        /// every 5 minutes, 4 urgent downloads on the urgent lane, one decode per core, 30 s per load,
-        /// 64 MiB per body, one day of default freshness, online, no extra headers, no logs or metrics.
-        public init(memory: MemoryCache.Configuration = MemoryCache.Configuration(), disk: DiskCache.Configuration? = nil,
+        /// Creates a configuration. The defaults: 256 MiB / 1000 images in memory, a disk cache of 512 MiB
+        /// in ``defaultDiskDirectory`` (`$XDG_CACHE_HOME/tessera/images`, else `~/.cache/tessera/images`;
+        /// pass `disk: nil` for none), a sweep every 5 minutes, 4 urgent downloads on the urgent lane, one
+        /// decode per core, 30 s per load, 64 MiB per body, no retries, one day of default freshness,
+        /// online, no extra headers, no logs or metrics.
+        public init(memory: MemoryCache.Configuration = MemoryCache.Configuration(),
+                    disk: DiskCache.Configuration? = DiskCache.Configuration(directory: Configuration.defaultDiskDirectory),
                     diskSweepInterval: Duration? = .seconds(300), maximumConcurrentDownloads: Int = 4,
                     maximumConcurrentDecodes: Int = ProcessInfo.processInfo.activeProcessorCount,
                     requestTimeout: Duration = .seconds(30),
-                    maximumResponseBytes: Int = 64 << 20, defaultMaxAge: Duration = .seconds(24 * 3600), offline: Bool = false,
-                    headers: [String: String] = [:], observability: Observability = .default) {
+                    maximumResponseBytes: Int = 64 << 20, retry: RetryPolicy = .none, defaultMaxAge: Duration = .seconds(24 * 3600),
+                    offline: Bool = false, headers: [String: String] = [:], observability: Observability = .default) {
             self.memory = memory
             self.disk = disk
             self.diskSweepInterval = diskSweepInterval
@@ -51,16 +58,16 @@ extension ImageManager {
             self.maximumConcurrentDecodes = max(1, maximumConcurrentDecodes)
             self.requestTimeout = requestTimeout
             self.maximumResponseBytes = maximumResponseBytes
+            self.retry = retry
             self.defaultMaxAge = defaultMaxAge
             self.offline = offline
             self.headers = headers
             self.observability = observability
         }
 
-        /// The defaults with a disk cache in ``defaultDiskDirectory``.
-        public static var standard: Configuration {
-            Configuration(disk: DiskCache.Configuration(directory: defaultDiskDirectory))
-        }
+        /// The defaults (``init(memory:disk:diskSweepInterval:maximumConcurrentDownloads:maximumConcurrentDecodes:requestTimeout:maximumResponseBytes:retry:defaultMaxAge:offline:headers:observability:)``),
+        /// disk cache in ``defaultDiskDirectory`` included.
+        public static var standard: Configuration { Configuration() }
 
         /// `$XDG_CACHE_HOME/tessera/images`, or `~/.cache/tessera/images`.
         public static var defaultDiskDirectory: URL {

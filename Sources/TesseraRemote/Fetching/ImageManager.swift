@@ -53,8 +53,8 @@ public final class ImageManager: Sendable {
     public let diskCache: (any DiskCaching)?
     /// The loader.
     public let loader: any DataLoading
-    private let pipeline: FetchPipeline
-    private let jobs: FetchJobs
+    let pipeline: FetchPipeline
+    let jobs: FetchJobs
 
     /// Creates a manager with a ``MemoryCache`` and, when `configuration.disk` is set, a ``DiskCache``
     /// (swept every ``Configuration/diskSweepInterval``). `now` is the clock of both caches and of HTTP
@@ -91,44 +91,21 @@ public final class ImageManager: Sendable {
 
     /// The image `request` asks for, decoded (downscaled to its size by its content mode when it has a
     /// size; see ``ImageKey/mode``). Runs off the caller's actor and resumes it when done, even on a
-    /// memory hit.
+    /// memory hit. ``imageTask(for:)`` gives the same answer as an ``ImageResponse`` (where it came from,
+    /// the HTTP status and headers), with a handle to reprioritise, observe and cancel it.
     /// - Parameters:
     ///   - request: the URL (for an entity request, the entity's source URL for its format, or
     ///     ``/TesseraImaging/CacheFailure/noSourceURL(entityID:format:)`` when it has none), size, content
-    ///     mode, priority, cache policy and headers.
+    ///     mode, priority, cache policy and options, cache key and headers.
     ///   - progress: called with bytes received of expected while the URL downloads, from the
     ///     loader's task.
     /// - Throws: ``/TesseraImaging/TesseraError``: ``/TesseraImaging/TesseraError/Reason/cancelled`` when the calling task is cancelled,
-    ///   ``/TesseraImaging/FetchFailure`` for network and offline failures, ``/TesseraImaging/DecodingFailure`` for undecodable bytes.
+    ///   ``/TesseraImaging/FetchFailure`` for network and offline failures (``/TesseraImaging/FetchFailure/offlineMiss(url:)``
+    ///   when the request may only be answered from caches that hold nothing), ``/TesseraImaging/DecodingFailure`` for undecodable bytes.
     @concurrent
     public func image(for request: ImageRequest,
                       progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(TesseraError) -> Bitmap {
-        let (url, key) = try Self.resolve(request)
-        do {
-            try Task.checkCancellation()
-            if LoadRequest.carriesCredentials(request.headers) {
-                // Private to this caller (see "Credentials and caching"): nothing cached is shared with it.
-                if request.cachePolicy == .cacheOnly { throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString))) }
-                return try await pipeline.privateImage(url: url, key: key, headers: request.headers, progress: progress)
-            }
-            switch request.cachePolicy {
-            case .useCache, .cacheOnly:
-                if let memoryCache {
-                    if let hit = memoryCache.image(for: key) {
-                        pipeline.recorder.memoryHit()
-                        return hit
-                    }
-                    pipeline.recorder.memoryMiss()
-                }
-                if request.cachePolicy == .cacheOnly { return try await pipeline.cachedCopy(url: url, key: key) }
-            case .reloadIgnoringCache:
-                memoryCache?.removeImage(for: key)
-                await diskCache?.remove(url)
-            }
-            return try await jobs.image(for: key, priority: request.priority, headers: request.headers, progress: progress)
-        } catch {
-            throw Self.typed(error, url: url)
-        }
+        try await response(for: request, caller: CallerPriority(request.priority), progress: progress).image
     }
 
     /// The image at `url`: ``image(for:progress:)`` with `ImageRequest(url:size:contentMode:priority:)`.
@@ -136,6 +113,66 @@ public final class ImageManager: Sendable {
     public func image(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill, priority: FetchPriority = .urgent,
                       progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(TesseraError) -> Bitmap {
         try await image(for: ImageRequest(url: url, size: size, contentMode: mode, priority: priority), progress: progress)
+    }
+
+    /// Starts `request` and returns its handle: ``ImageTask/cancel()``, a settable
+    /// ``ImageTask/priority``, ``ImageTask/progress`` and ``ImageTask/events`` as `AsyncSequence`s, and
+    /// its ``ImageTask/response``. The request runs as ``image(for:progress:)`` does, whether or not
+    /// anyone awaits the response.
+    ///
+    /// ```swift
+    /// let task = manager.imageTask(for: ImageRequest(url: url, priority: .low))
+    /// task.priority = .veryHigh                    // scrolled into view: first in the urgent queue
+    /// let response = try await task.response       // response.cacheType: .memory, .disk, .network, …
+    /// ```
+    public func imageTask(for request: ImageRequest) -> ImageTask {
+        ImageTask(request: request, manager: self)
+    }
+
+    /// The answer to `request` for `caller` (whose level may change while it waits); counted in
+    /// ``statistics``.
+    func response(for request: ImageRequest, caller: CallerPriority,
+                  progress: (@Sendable (LoadProgress) -> Void)?) async throws(TesseraError) -> ImageResponse {
+        let (url, key) = try Self.resolve(request)
+        let recorder = pipeline.recorder
+        recorder.request()
+        var options = request.options
+        if request.cachePolicy == .cacheOnly { options.insert(.returnCacheDataDontLoad) }
+        let credentials = LoadRequest.carriesCredentials(request.headers)
+        if !credentials, request.cachePolicy != .reloadIgnoringCache, !options.contains(.disableMemoryCacheReads),
+           let hit = memoryCache?.image(for: key) {
+            recorder.memoryHit()
+            return ImageResponse(image: hit, request: request, cacheType: .memory)
+        }
+        recorder.memoryMiss()
+        let jobKey = ImageJobKey(image: key, data: DataKey(url: key.url, readsDisk: !options.contains(.disableDiskCacheReads),
+                                                           writesDisk: !options.contains(.disableDiskCacheWrites)),
+                                 writesMemory: !options.contains(.disableMemoryCacheWrites))
+        do {
+            try Task.checkCancellation()
+            let decoded: DecodedImage
+            if credentials {
+                // Private to this caller (see "Credentials and caching"): nothing cached is shared with it.
+                if options.contains(.returnCacheDataDontLoad) { throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString))) }
+                decoded = try await pipeline.privateImage(url: url, key: jobKey, headers: request.headers, progress: progress)
+            } else {
+                if request.cachePolicy == .reloadIgnoringCache {
+                    memoryCache?.removeImage(for: key)
+                    await diskCache?.remove(key.url)
+                }
+                if options.contains(.returnCacheDataDontLoad) {
+                    decoded = try await pipeline.cachedCopy(url: url, key: jobKey)
+                } else {
+                    decoded = try await jobs.image(for: jobKey, source: url, caller: caller, headers: request.headers, progress: progress)
+                }
+            }
+            recorder.ended(decoded.cacheType)
+            return decoded.response(to: request)
+        } catch {
+            let typed = Self.typed(error, url: url)
+            recorder.ended(nil, cancelled: typed.reason == .cancelled)
+            throw typed
+        }
     }
 
     /// The encoded bytes at `url` from the disk cache or the network, through the lanes; nothing is decoded
@@ -146,7 +183,7 @@ public final class ImageManager: Sendable {
                      progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(TesseraError) -> Data {
         do {
             try Task.checkCancellation()
-            return try await jobs.data(for: url, priority: priority, progress: progress)
+            return try await jobs.data(for: DataKey(url: url), source: url, caller: CallerPriority(priority), progress: progress)
         } catch {
             throw Self.typed(error, url: url)
         }
@@ -185,8 +222,9 @@ public final class ImageManager: Sendable {
         cachedImage(for: ImageRequest(url: url, size: size, contentMode: mode))
     }
 
-    /// The URL and memory-cache key of `request`.
-    private static func resolve(_ request: ImageRequest) throws(TesseraError) -> (URL, ImageKey) {
+    /// The URL to load and the memory-cache key of `request`, whose ``ImageKey/url`` is the request's
+    /// identity in every cache (``identity(of:url:)``).
+    static func resolve(_ request: ImageRequest) throws(TesseraError) -> (URL, ImageKey) {
         let url: URL
         switch request.source {
         case .url(let address):
@@ -197,8 +235,19 @@ public final class ImageManager: Sendable {
             }
             url = address
         }
-        if let processing = request.processing { return (url, ImageKey(url: url, processing: processing)) }
-        return (url, ImageKey(url: url, size: request.size, mode: request.contentMode))
+        let identity = identity(of: request.cacheKey, url: url)
+        if let processing = request.processing { return (url, ImageKey(url: identity, processing: processing)) }
+        return (url, ImageKey(url: identity, size: request.size, mode: request.contentMode))
+    }
+
+    /// The identity in the caches of an image at `url` with `cacheKey`: `url` itself without a key,
+    /// otherwise `tessera-cache-key:` and the key, percent-encoded (the memory cache's ``ImageKey/url``,
+    /// the disk cache's URL, the jobs' key).
+    public static func identity(of cacheKey: String?, url: URL) -> URL {
+        guard let cacheKey,
+              let encoded = cacheKey.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~/"))),
+              let identity = URL(string: "tessera-cache-key:" + encoded) else { return url }
+        return identity
     }
 
     /// Any error of a request for `url` as a ``TesseraError`` (a custom loader's own error becomes a
@@ -207,7 +256,8 @@ public final class ImageManager: Sendable {
         TesseraError.wrapping(error) { TesseraError(.fetching(.transport(url: url.absoluteString, message: "\($0)")), underlying: $0) }
     }
 
-    /// Whether the disk cache holds bytes for `url` (from its in-memory index: no I/O).
+    /// Whether the disk cache holds bytes for `url` (from its in-memory index: no I/O). For a request
+    /// with a cache key, ``cache``'s `contains(_:in:)`.
     public func isCachedOnDisk(_ url: URL) -> Bool { diskCache?.contains(url) ?? false }
 
     // MARK: Priorities
@@ -224,20 +274,33 @@ public final class ImageManager: Sendable {
     /// Requests with credentials of their own are skipped: nothing they load is kept for later
     /// ("Credentials and caching").
     public func prefetch(_ requests: [ImageRequest]) async {
-        // The first request for each URL decides its variant and headers.
-        var urls: [URL] = []
-        var keys: [URL: ImageKey] = [:]
-        var headers: [URL: [String: String]] = [:]
+        // The first request for each image decides its variant and headers.
+        var items: [FetchJobs.Prefetch] = []
+        var seen: Set<URL> = []
         for request in requests where !LoadRequest.carriesCredentials(request.headers) {
-            guard let (url, key) = try? Self.resolve(request), keys[url] == nil else { continue }
-            urls.append(url)
-            keys[url] = key
-            headers[url] = request.headers
+            guard let (url, key) = try? Self.resolve(request), seen.insert(key.url).inserted else { continue }
+            let options = request.options
+            let data = DataKey(url: key.url, readsDisk: !options.contains(.disableDiskCacheReads),
+                               writesDisk: !options.contains(.disableDiskCacheWrites))
+            items.append(FetchJobs.Prefetch(key: ImageJobKey(image: key, data: data, writesMemory: !options.contains(.disableMemoryCacheWrites)),
+                                            source: url, headers: request.headers))
         }
-        jobs.prefetch(urls, keys: keys, headers: headers)
+        jobs.prefetch(items)
     }
 
-    /// Forgets the prefetches of `urls`; a download nobody awaits is cancelled.
+    /// Returns once every prefetch registered so far (and any registered meanwhile) has ended, downloaded
+    /// or failed: what a command-line program awaits before it exits.
+    ///
+    /// ```swift
+    /// await manager.prefetch(urls)
+    /// await manager.prefetchesFinished()      // every URL is on disk now, or failed
+    /// ```
+    public func prefetchesFinished() async {
+        await jobs.waitUntil { $0.prefetches.isEmpty }
+    }
+
+    /// Forgets the prefetches of `urls` (images whose identity is the URL: requests without a cache key);
+    /// a download nobody awaits is cancelled.
     public func cancelPrefetch(_ urls: [URL]) async {
         jobs.cancelPrefetch(urls)
     }
@@ -265,7 +328,13 @@ public final class ImageManager: Sendable {
     /// own API (``memoryCache``, ``diskCache``: `setLimits`, `statistics`).
     public var configuration: ImageManager.Configuration { pipeline.settings }
 
-    /// Counters since creation.
+    /// How the manager's requests went, since it was made: the one place to ask (``FetchStatistics``
+    /// explains the counters and how they add up).
+    ///
+    /// ```swift
+    /// let counts = manager.statistics
+    /// print(counts.requests, counts.memoryHits, counts.diskResponses, counts.networkResponses)
+    /// ```
     public var statistics: FetchStatistics { pipeline.recorder.statistics }
 
     /// Empties the memory cache.

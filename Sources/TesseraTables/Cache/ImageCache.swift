@@ -22,7 +22,7 @@ import Synchronization
 /// ## Threading model
 /// - ``cachedImage(for:format:)`` and ``imageExists(for:format:)`` are synchronous and safe from any
 ///   thread: a hash lookup in a memory-mapped table, never I/O, never a decode.
-/// - ``image(for:format:)`` returns at once on a hit. On a miss it joins or starts **one request per
+/// - ``image(for:format:priority:)`` returns at once on a hit. On a miss it joins or starts **one request per
 ///   source URL**: a detached task asks the provider once, decodes once (downscaled just enough for
 ///   the largest configured format), draws into every requested format and — when the provider agrees —
 ///   every format of their families, then resumes every waiter. Decoding and drawing never run on the
@@ -122,15 +122,16 @@ public final class ImageCache: Sendable {
         table(for: format)?.contains(entityID: entity.entityID, sourceID: entity.sourceImageID) ?? false
     }
 
-    /// The image an entity request asks for: ``image(for:format:)`` with the request's entity and format.
+    /// The image an entity request asks for: ``image(for:format:priority:)`` with the request's entity,
+    /// format and priority.
     /// - Throws: ``/TesseraImaging/CacheFailure/notAnEntityRequest(url:)`` for a URL request,
     ///   ``/TesseraImaging/CacheFailure/unknownFormat(_:)`` for a format this cache does not have, and whatever
-    ///   ``image(for:format:)`` throws.
+    ///   ``image(for:format:priority:)`` throws.
     public func image(for request: ImageRequest) async throws(TesseraError) -> TableImage {
         guard case .entity(let entity, let format) = request.source else {
             throw TesseraError(.cache(.notAnEntityRequest(url: request.url?.absoluteString ?? "")))
         }
-        return try await image(for: entity, format: format)
+        return try await image(for: entity, format: format, priority: request.priority)
     }
 
     /// The cached image of an entity request, or `nil` (no I/O, no decoding).
@@ -140,24 +141,28 @@ public final class ImageCache: Sendable {
     }
 
     /// The image, loading the source through the provider on a miss (see the type's threading model).
+    /// `priority` is the level the source is wanted at: the provider is asked with the highest level
+    /// among the requests waiting for the source when the load starts (``FetchPriority/ofCurrentRequest``;
+    /// `ImageManager` as the provider downloads on that level's lane).
     /// - Throws: ``/TesseraImaging/TesseraError``: ``/TesseraImaging/TesseraError/Reason/cancelled`` when cancelled; `.cache` when the
     ///   format is unknown, the entity has no URL, or the source cannot be loaded; `.decoding` or
     ///   `.storage` when it cannot be decoded or stored.
-    public func image(for entity: some ImageEntity, format: ImageFormat) async throws(TesseraError) -> TableImage {
+    public func image(for entity: some ImageEntity, format: ImageFormat,
+                      priority: FetchPriority = .normal) async throws(TesseraError) -> TableImage {
         try checkConfigured(format)
         if let hit = cachedImage(for: entity, format: format) { return hit }
         guard let url = entity.sourceImageURL(for: format) else {
             throw TesseraError(.cache(.noSourceURL(entityID: entity.entityID.uuidString, format: format.name)))
         }
         do {
-            return try await loads.value(for: url, request: RequestState.Waiter(entity: entity, format: format),
+            return try await loads.value(for: url, request: RequestState.Waiter(entity: entity, format: format, priority: priority),
                                          run: { [self] load in await fill(load) }).value
         } catch {
             throw Self.typed(error, url: url)
         }
     }
 
-    /// Callback form of ``image(for:format:)``: the request is registered before this method returns, so
+    /// Callback form of ``image(for:format:priority:)``: the request is registered before this method returns, so
     /// ``cancelRequest(for:format:)`` or the ticket's `cancel()` right after it always takes effect.
     /// `completion` is called exactly once, later, from another task (`TesseraError(.cancelled)` when
     /// cancelled, ``/TesseraImaging/CacheFailure/unknownFormat(_:)`` for an unknown format).
@@ -179,7 +184,7 @@ public final class ImageCache: Sendable {
 
     /// Cancels every pending request of `entity` for `format`, including those started with
     /// ``loadImage(for:format:completion:)`` that have not begun to run. Their callers get
-    /// `TesseraError(.cancelled)`. (A request made by awaiting ``image(for:format:)`` registers when that call
+    /// `TesseraError(.cancelled)`. (A request made by awaiting ``image(for:format:priority:)`` registers when that call
     /// starts running; to cancel one reliably before then, cancel the awaiting task.)
     public func cancelRequest(for entity: some ImageEntity, format: ImageFormat) {
         let id = entity.entityID, name = format.name
@@ -243,7 +248,10 @@ public final class ImageCache: Sendable {
         guard let first = load.requests.first else { return }
         let source: Bitmap
         do {
-            let loaded = try await provider.sourceImage(at: url, for: first.entity, format: first.format)
+            let level = load.requests.map(\.priority).max() ?? first.priority
+            let loaded = try await FetchPriority.$ofCurrentRequest.withValue(level) {
+                try await provider.sourceImage(at: url, for: first.entity, format: first.format)
+            }
             try Task.checkCancellation()
             source = try await fills.run { try decode(loaded) }
         } catch {

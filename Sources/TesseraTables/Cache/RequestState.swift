@@ -8,6 +8,8 @@ struct RequestState: ~Copyable {
     struct Waiter: Sendable {
         let entity: any ImageEntity
         let format: ImageFormat
+        /// The level of the caller's request (``ImageRequest/priority``).
+        var priority: FetchPriority = .normal
     }
 
     /// A request started with ``ImageCache/loadImage(for:format:completion:)``, registered before that

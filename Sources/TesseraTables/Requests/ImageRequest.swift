@@ -2,7 +2,8 @@ import Foundation
 import TesseraImaging
 
 /// One request for an image, as a value: where it comes from, the size and content mode it is wanted
-/// at, its priority, how caches may answer it, and extra HTTP headers. `ImageManager` takes it for
+/// at, its priority, how caches may answer it (``cachePolicy``, ``options``, ``cacheKey``), and extra
+/// HTTP headers. `ImageManager` takes it for
 /// `image`, `loadImage`, `prefetch` and `cachedImage`; `ImageCache` takes entity requests.
 ///
 /// ```swift
@@ -10,8 +11,37 @@ import TesseraImaging
 /// let fresh = ImageRequest(url: url, cachePolicy: .reloadIgnoringCache,
 ///                          headers: ["Authorization": "Bearer \(token)"])
 /// let avatar = ImageRequest(entity: user, format: small)                                 // for ImageCache
+/// let signed = ImageRequest(url: presignedURL, cacheKey: "avatars/42")                   // token-free identity
 /// ```
 public struct ImageRequest: Sendable {
+    /// The five priority levels (``FetchPriority``), under the name Nuke gives them.
+    public typealias Priority = FetchPriority
+
+    /// Which cache layers a request may read and write, one switch each, and whether it may load at
+    /// all. The empty set (the default) uses every layer.
+    public struct Options: OptionSet, Sendable, Hashable {
+        /// The raw bits.
+        public let rawValue: Int
+        /// Creates options from raw bits.
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// Do not answer from the memory cache of decoded images.
+        public static let disableMemoryCacheReads = Options(rawValue: 1 << 0)
+        /// Do not put the decoded image in the memory cache.
+        public static let disableMemoryCacheWrites = Options(rawValue: 1 << 1)
+        /// Do not answer from the disk cache of downloaded bytes (the bytes are downloaded again).
+        public static let disableDiskCacheReads = Options(rawValue: 1 << 2)
+        /// Do not write the downloaded bytes to the disk cache.
+        public static let disableDiskCacheWrites = Options(rawValue: 1 << 3)
+        /// Answer only from the caches this request may read (memory, then any disk copy, fresh or
+        /// stale), never from the network; otherwise fail with `FetchFailure.offlineMiss`. The same as
+        /// ``CachePolicy/cacheOnly``.
+        public static let returnCacheDataDontLoad = Options(rawValue: 1 << 4)
+        /// Neither memory nor disk, read or written.
+        public static let disableCaches: Options = [.disableMemoryCacheReads, .disableMemoryCacheWrites,
+                                                    .disableDiskCacheReads, .disableDiskCacheWrites]
+    }
+
     /// Where the image comes from.
     public enum Source: Sendable {
         /// A remote (or `file:`) URL, fetched through `ImageManager`'s caches and loader.
@@ -45,30 +75,43 @@ public struct ImageRequest: Sendable {
     /// download; the same vocabulary as `tessera serve`'s. When set it replaces ``size`` and ``contentMode``,
     /// and it is part of the memory cache's key, so requests that differ in any option never share an image.
     public var processing: ImageProcessing?
-    /// The download lane.
+    /// How much the request is wanted: one of five levels, mapped onto the download lanes
+    /// (``FetchPriority``).
     public var priority: FetchPriority
     /// How caches may answer.
     public var cachePolicy: CachePolicy
     /// Extra HTTP request headers (for example `Authorization`). Requests for one URL share one
     /// download: the headers of the request that starts it are the ones sent.
     public var headers: [String: String]
+    /// The cache layers the request skips, and whether it may load (see ``Options``).
+    public var options: Options
+    /// The image's identity in the caches instead of its URL: the memory cache, the disk cache and the
+    /// sharing of downloads all go by it. For presigned URLs, whose tokens change while the image does
+    /// not: `ImageRequest(url: signed, cacheKey: "avatars/42")` finds what an earlier URL with another
+    /// token stored. `nil` (the default): the URL is the identity.
+    public var cacheKey: String?
 
     /// A request for the image at `url`.
     public init(url: URL, size: PixelSize? = nil, contentMode: ContentMode = .aspectFill, priority: FetchPriority = .urgent,
-                cachePolicy: CachePolicy = .useCache, headers: [String: String] = [:]) {
+                cachePolicy: CachePolicy = .useCache, headers: [String: String] = [:], options: Options = [],
+                cacheKey: String? = nil) {
         self.source = .url(url)
         self.size = size
         self.contentMode = contentMode
         self.priority = priority
         self.cachePolicy = cachePolicy
         self.headers = headers
+        self.options = options
+        self.cacheKey = cacheKey
     }
 
     /// A request for the image at `url` drawn with `processing`:
     /// `ImageRequest(url: url, processing: ImageProcessing(width: 300, mode: .fill, gravity: .smart))`.
     public init(url: URL, processing: ImageProcessing, priority: FetchPriority = .urgent,
-                cachePolicy: CachePolicy = .useCache, headers: [String: String] = [:]) {
-        self.init(url: url, size: nil, priority: priority, cachePolicy: cachePolicy, headers: headers)
+                cachePolicy: CachePolicy = .useCache, headers: [String: String] = [:], options: Options = [],
+                cacheKey: String? = nil) {
+        self.init(url: url, size: nil, priority: priority, cachePolicy: cachePolicy, headers: headers, options: options,
+                  cacheKey: cacheKey)
         self.processing = processing
     }
 
@@ -81,6 +124,7 @@ public struct ImageRequest: Sendable {
         self.priority = priority
         self.cachePolicy = cachePolicy
         self.headers = headers
+        self.options = []
     }
 
     /// The URL to fetch: the URL itself, or the entity's source URL for the format (`nil` when the

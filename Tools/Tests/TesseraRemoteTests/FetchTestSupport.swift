@@ -18,7 +18,7 @@ final class TestClock: Sendable {
 /// A manager over the shared HTTP loader with a disk cache in a fresh directory (unless `disk` is false).
 func makeManager(directory: URL? = nil, disk: Bool = true, clock: TestClock = TestClock(), loader: any DataLoading = HTTPDataLoader.shared,
                  _ tweak: (inout ImageManager.Configuration) -> Void = { _ in }) throws -> ImageManager {
-    var configuration = ImageManager.Configuration(diskSweepInterval: nil)
+    var configuration = ImageManager.Configuration(disk: nil, diskSweepInterval: nil)
     if disk { configuration.disk = DiskCache.Configuration(directory: try directory ?? temporaryDirectory("fetch")) }
     tweak(&configuration)
     return try ImageManager(configuration: configuration, loader: loader, now: clock.closure)
