@@ -44,7 +44,8 @@ public struct ImageRequest: Sendable {
 
     /// Where the image comes from.
     public enum Source: Sendable {
-        /// A remote (or `file:`) URL, fetched through `ImageManager`'s caches and loader.
+        /// A remote URL, fetched through `ImageManager`'s caches and loader; or a `file:` or `data:` URL,
+        /// which `ImageManager` reads itself (no loader, no disk copy).
         case url(URL)
         /// An entity's picture in one table format. `ImageCache` fills the format's table from the
         /// entity's source; `ImageManager` fetches the entity's source URL for the format at the
