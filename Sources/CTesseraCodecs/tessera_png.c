@@ -15,17 +15,67 @@ static inline uint32_t mul_div_255(uint32_t c, uint32_t a) {
     return (t + (t >> 8)) >> 8;
 }
 
-/* Box accumulation: sums of premultiplied B, G, R, A per output column for the current block row. */
+/* One RGBA pixel to premultiplied BGRA. */
+static inline void premultiply_rgba(const uint8_t *p, uint8_t *o) {
+    uint32_t a = p[3];
+    if (a == 255) { o[0] = p[2]; o[1] = p[1]; o[2] = p[0]; o[3] = 255; }
+    else if (a == 0) { o[0] = o[1] = o[2] = o[3] = 0; }
+    else {
+        o[0] = (uint8_t)mul_div_255(p[2], a); o[1] = (uint8_t)mul_div_255(p[1], a);
+        o[2] = (uint8_t)mul_div_255(p[0], a); o[3] = (uint8_t)a;
+    }
+}
+
+/* Box accumulation for the current block row. Rows are first summed down each input column, byte by byte
+ * in 16-bit lanes (`columns`, SIMD-friendly; exact while a block has at most 257 rows, as 257 x 255 fits),
+ * and the columns of each block are summed across only when the block row is emitted. Factors over 257 sum
+ * each row across at once into `sums` instead. Integer sums: the order of the additions changes nothing. */
 struct box {
     int factor, in_width, out_width;
-    uint32_t *sums;   /* out_width * 4 */
-    int rows;         /* input rows added since the last emit */
+    uint32_t *sums;      /* out_width * 4: B, G, R, A per output column */
+    uint16_t *columns;   /* in_width * 4, or NULL when factor > 257 */
+    int rows;            /* input rows added since the last emit */
 };
+
+enum { BOX_COLUMN_ROWS = 257 };
+
+/* Sets up `box` (factor, widths, zeroed sums and columns). Returns 0 when out of memory. */
+static int box_init(struct box *box, int factor, int in_width, int out_width) {
+    box->factor = factor;
+    box->in_width = in_width;
+    box->out_width = out_width;
+    box->rows = 0;
+    box->sums = calloc((size_t)out_width * 4, sizeof(uint32_t));
+    box->columns = factor <= BOX_COLUMN_ROWS ? calloc((size_t)in_width * 4, sizeof(uint16_t)) : NULL;
+    return box->sums && (factor > BOX_COLUMN_ROWS || box->columns);
+}
+
+static void box_free(struct box *box) {
+    free(box->sums);
+    free(box->columns);
+}
 
 /* Adds one row of premultiplied BGRA pixels. */
 static void box_add(struct box *box, const uint8_t *bgra) {
-    uint32_t *s = box->sums;
     int f = box->factor, w = box->in_width;
+    if (box->columns) {
+        uint16_t *c = box->columns;
+        size_t n = (size_t)w * 4, i = 0;
+#if defined(__SSE2__)
+        const __m128i zero = _mm_setzero_si128();
+        for (; i + 16 <= n; i += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(bgra + i));
+            __m128i low = _mm_loadu_si128((const __m128i *)(void *)(c + i));
+            __m128i high = _mm_loadu_si128((const __m128i *)(void *)(c + i + 8));
+            _mm_storeu_si128((__m128i *)(void *)(c + i), _mm_add_epi16(low, _mm_unpacklo_epi8(v, zero)));
+            _mm_storeu_si128((__m128i *)(void *)(c + i + 8), _mm_add_epi16(high, _mm_unpackhi_epi8(v, zero)));
+        }
+#endif
+        for (; i < n; i++) c[i] = (uint16_t)(c[i] + bgra[i]);
+        box->rows++;
+        return;
+    }
+    uint32_t *s = box->sums;
     for (int ox = 0, x = 0; x < w; ox++) {
         int end = x + f < w ? x + f : w;
         uint32_t b = 0, g = 0, r = 0, a = 0;
@@ -42,6 +92,18 @@ static void box_add(struct box *box, const uint8_t *bgra) {
 static void box_emit(struct box *box, uint8_t *out) {
     uint32_t *s = box->sums;
     int f = box->factor, w = box->in_width;
+    if (box->columns) {
+        const uint16_t *c = box->columns;
+        for (int ox = 0, x = 0; x < w; ox++) {
+            int end = x + f < w ? x + f : w;
+            uint32_t b = 0, g = 0, r = 0, a = 0;
+            for (; x < end; x++) {
+                b += c[x * 4]; g += c[x * 4 + 1]; r += c[x * 4 + 2]; a += c[x * 4 + 3];
+            }
+            s[ox * 4] = b; s[ox * 4 + 1] = g; s[ox * 4 + 2] = r; s[ox * 4 + 3] = a;
+        }
+        memset(box->columns, 0, (size_t)w * 4 * sizeof(uint16_t));
+    }
     /* (sum + count / 2) / count as a multiplication by ceil(2^40 / count): exact while count <= 65536,
      * since every sum is below 255 x count and so (sum + count / 2) x count stays below 2^40. */
     uint32_t full_count = (uint32_t)(f * box->rows);
@@ -63,14 +125,17 @@ static void box_emit(struct box *box, uint8_t *out) {
 int tessera_box_reduce_bgra(const uint8_t *src, size_t src_pitch, int width, int height, int factor, uint8_t *dst,
                             size_t dst_pitch) {
     int out_width = (width + factor - 1) / factor;
-    struct box box = {factor, width, out_width, calloc((size_t)out_width * 4, sizeof(uint32_t)), 0};
-    if (!box.sums) return TESSERA_PNG_NO_MEMORY;
+    struct box box;
+    if (!box_init(&box, factor, width, out_width)) {
+        box_free(&box);
+        return TESSERA_PNG_NO_MEMORY;
+    }
     int oy = 0;
     for (int y = 0; y < height; y++) {
         box_add(&box, src + (size_t)y * src_pitch);
         if (box.rows == factor || y == height - 1) box_emit(&box, dst + (size_t)(oy++) * dst_pitch);
     }
-    free(box.sums);
+    box_free(&box);
     return 0;
 }
 
@@ -85,7 +150,8 @@ static inline __attribute__((always_inline)) void unfilter_paeth_sse2_bpp(uint8_
     for (size_t i = 0; i + bpp <= length; i += bpp) {
         /* Fixed-size loads and stores (bpp is a constant here): no call to memcpy per pixel. */
         uint32_t above, here;
-        if (bpp == 4) {
+        if (bpp == 4 || i + 4 <= length) {
+            /* 3-byte pixels: the fourth byte (the next pixel's) rides along in a lane that is never stored. */
             memcpy(&above, prior + i, 4);
             memcpy(&here, row + i, 4);
         } else {
@@ -107,7 +173,9 @@ static inline __attribute__((always_inline)) void unfilter_paeth_sse2_bpp(uint8_
         if (bpp == 4) {
             memcpy(row + i, &out, 4);
         } else {
-            row[i] = (uint8_t)out; row[i + 1] = (uint8_t)(out >> 8); row[i + 2] = (uint8_t)(out >> 16);
+            uint16_t low = (uint16_t)out;
+            memcpy(row + i, &low, 2);
+            row[i + 2] = (uint8_t)(out >> 16);
         }
         c = b;
     }
@@ -117,6 +185,60 @@ static void unfilter_paeth_sse2(uint8_t *row, const uint8_t *prior, size_t lengt
     if (bpp == 4) unfilter_paeth_sse2_bpp(row, prior, length, 4);
     else unfilter_paeth_sse2_bpp(row, prior, length, 3);
 }
+
+/* Loads and stores of one 3- or 4-byte pixel in the low bytes of a register. A 3-byte pixel with a
+ * byte after it in the row (`wide`) is loaded with that byte, in a lane that is never stored. */
+static inline __attribute__((always_inline)) __m128i load_pixel(const uint8_t *p, const size_t bpp, int wide) {
+    uint32_t v;
+    if (bpp == 4 || wide) memcpy(&v, p, 4);
+    else v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+    return _mm_cvtsi32_si128((int)v);
+}
+
+static inline __attribute__((always_inline)) void store_pixel(uint8_t *p, __m128i x, const size_t bpp) {
+    uint32_t v = (uint32_t)_mm_cvtsi128_si32(x);
+    if (bpp == 4) {
+        memcpy(p, &v, 4);
+    } else {
+        uint16_t low = (uint16_t)v;
+        memcpy(p, &low, 2);
+        p[2] = (uint8_t)(v >> 16);
+    }
+}
+
+/* Sub and Average for 3- and 4-byte pixels, one pixel per step (each depends on the one to its left):
+ * bytes add modulo 256, and the average is floor((a + b) / 2), which is _mm_avg_epu8's rounded-up mean
+ * less the carry bit (a ^ b) & 1. */
+static inline __attribute__((always_inline)) void unfilter_sub_sse2_bpp(uint8_t *row, size_t length, const size_t bpp) {
+    __m128i a = _mm_setzero_si128();
+    for (size_t i = 0; i + bpp <= length; i += bpp) {
+        a = _mm_add_epi8(load_pixel(row + i, bpp, i + 4 <= length), a);
+        store_pixel(row + i, a, bpp);
+    }
+}
+
+static inline __attribute__((always_inline)) void unfilter_average_sse2_bpp(uint8_t *row, const uint8_t *prior, size_t length,
+                                                                          const size_t bpp) {
+    const __m128i one = _mm_set1_epi8(1);
+    __m128i a = _mm_setzero_si128();
+    for (size_t i = 0; i + bpp <= length; i += bpp) {
+        int wide = i + 4 <= length;
+        __m128i b = load_pixel(prior + i, bpp, wide);
+        __m128i mean = _mm_sub_epi8(_mm_avg_epu8(a, b), _mm_and_si128(_mm_xor_si128(a, b), one));
+        a = _mm_add_epi8(load_pixel(row + i, bpp, wide), mean);
+        store_pixel(row + i, a, bpp);
+    }
+}
+
+static void unfilter_sub_sse2(uint8_t *row, size_t length, size_t bpp) {
+    if (bpp == 4) unfilter_sub_sse2_bpp(row, length, 4);
+    else unfilter_sub_sse2_bpp(row, length, 3);
+}
+
+static void unfilter_average_sse2(uint8_t *row, const uint8_t *prior, size_t length, size_t bpp) {
+    if (bpp == 4) unfilter_average_sse2_bpp(row, prior, length, 4);
+    else unfilter_average_sse2_bpp(row, prior, length, 3);
+}
 #endif
 
 /* Undoes the PNG filter of one row in place (`prior` is the previous unfiltered row, or zeros). */
@@ -125,12 +247,33 @@ static int unfilter(uint8_t type, uint8_t *row, const uint8_t *prior, size_t len
     switch (type) {
     case 0: return 1;
     case 1:
+#if defined(__SSE2__)
+        if (bpp == 3 || bpp == 4) {
+            unfilter_sub_sse2(row, length, bpp);
+            return 1;
+        }
+#endif
         for (i = bpp; i < length; i++) row[i] = (uint8_t)(row[i] + row[i - bpp]);
         return 1;
     case 2:
-        for (i = 0; i < length; i++) row[i] = (uint8_t)(row[i] + prior[i]);
+        i = 0;
+#if defined(__SSE2__)
+        /* `row` and `prior` are different rows of one buffer (or zeros): 16 bytes at a time. */
+        for (; i + 16 <= length; i += 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(row + i));
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(prior + i));
+            _mm_storeu_si128((__m128i *)(void *)(row + i), _mm_add_epi8(x, b));
+        }
+#endif
+        for (; i < length; i++) row[i] = (uint8_t)(row[i] + prior[i]);
         return 1;
     case 3:
+#if defined(__SSE2__)
+        if (bpp == 3 || bpp == 4) {
+            unfilter_average_sse2(row, prior, length, bpp);
+            return 1;
+        }
+#endif
         for (i = 0; i < bpp; i++) row[i] = (uint8_t)(row[i] + (prior[i] >> 1));
         for (; i < length; i++) row[i] = (uint8_t)(row[i] + ((row[i - bpp] + prior[i]) >> 1));
         return 1;
@@ -261,10 +404,11 @@ int tessera_png_decode_reduced(const uint8_t *data, size_t size, int factor, uin
     uint8_t *bgra = malloc((size_t)width * 4);
     uint8_t *zeros = calloc(row_bytes, 1);
     uint8_t *narrow = depth == 16 ? malloc((size_t)width * channels) : NULL;   /* 16-bit samples scaled to 8 */
-    struct box box = {factor, (int)width, out_width, calloc((size_t)out_width * 4, sizeof(uint32_t)), 0};
+    struct box box;
+    int boxed = box_init(&box, factor, (int)width, out_width);
     struct libdeflate_decompressor *inflater = libdeflate_alloc_decompressor();
     int result = TESSERA_PNG_OK;
-    if (!raw || !bgra || !zeros || !box.sums || !inflater || (depth == 16 && !narrow)) { result = TESSERA_PNG_NO_MEMORY; goto done; }
+    if (!raw || !bgra || !zeros || !boxed || !inflater || (depth == 16 && !narrow)) { result = TESSERA_PNG_NO_MEMORY; goto done; }
 
     /* The whole stream must inflate to exactly the image data: anything else goes to libpng. */
     size_t produced = 0;
@@ -310,9 +454,24 @@ int tessera_png_decode_reduced(const uint8_t *data, size_t size, int factor, uin
             }
             break;
         case 2:
+            if (has_key) {
+                for (uint32_t x = 0; x < width; x++, o += 4) {
+                    const uint8_t *p = row + 3 * (size_t)x;
+                    if (p[0] == key[0] && p[1] == key[1] && p[2] == key[2]) { o[0] = o[1] = o[2] = o[3] = 0; continue; }
+                    o[0] = p[2]; o[1] = p[1]; o[2] = p[0]; o[3] = 255;
+                }
+                break;
+            }
             for (uint32_t x = 0; x < width; x++, o += 4) {
                 const uint8_t *p = row + 3 * (size_t)x;
-                if (has_key && p[0] == key[0] && p[1] == key[1] && p[2] == key[2]) { o[0] = o[1] = o[2] = o[3] = 0; continue; }
+                if (x + 1 < width) {
+                    /* R, G, B and the next pixel's R as one little-endian word, rearranged to B, G, R, 255. */
+                    uint32_t v, bgra_word;
+                    memcpy(&v, p, 4);
+                    bgra_word = 0xFF000000u | (v & 0xFFu) << 16 | (v & 0xFF00u) | (v >> 16 & 0xFFu);
+                    memcpy(o, &bgra_word, 4);
+                    continue;
+                }
                 o[0] = p[2]; o[1] = p[1]; o[2] = p[0]; o[3] = 255;
             }
             break;
@@ -330,18 +489,27 @@ int tessera_png_decode_reduced(const uint8_t *data, size_t size, int factor, uin
                 o[0] = o[1] = o[2] = m; o[3] = (uint8_t)a;
             }
             break;
-        default:
-            for (uint32_t x = 0; x < width; x++, o += 4) {
-                const uint8_t *p = row + 4 * (size_t)x;
-                uint32_t a = p[3];
-                if (a == 255) { o[0] = p[2]; o[1] = p[1]; o[2] = p[0]; o[3] = 255; }
-                else if (a == 0) { o[0] = o[1] = o[2] = o[3] = 0; }
-                else {
-                    o[0] = (uint8_t)mul_div_255(p[2], a); o[1] = (uint8_t)mul_div_255(p[1], a);
-                    o[2] = (uint8_t)mul_div_255(p[0], a); o[3] = (uint8_t)a;
+        default: {
+            uint32_t x = 0;
+#if defined(__SSE2__)
+            /* Four pixels at a time while all four are opaque: R and B trade places, G and A stay. */
+            const __m128i alpha = _mm_set1_epi32((int)0xFF000000u), green_alpha = _mm_set1_epi32((int)0xFF00FF00u),
+                          low_byte = _mm_set1_epi32(0xFF);
+            for (; x + 4 <= width; x += 4, o += 16) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(row + 4 * (size_t)x));
+                if (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(v, alpha), alpha)) != 0xFFFF) {
+                    for (int k = 0; k < 4; k++) premultiply_rgba(row + 4 * ((size_t)x + (size_t)k), o + 4 * k);
+                    continue;
                 }
+                __m128i swapped = _mm_or_si128(_mm_and_si128(v, green_alpha),
+                                               _mm_or_si128(_mm_and_si128(_mm_srli_epi32(v, 16), low_byte),
+                                                            _mm_slli_epi32(_mm_and_si128(v, low_byte), 16)));
+                _mm_storeu_si128((__m128i *)(void *)o, swapped);
             }
+#endif
+            for (; x < width; x++, o += 4) premultiply_rgba(row + 4 * (size_t)x, o);
             break;
+        }
         }
         if (factor == 1) {
             memcpy(pixels + (size_t)(oy++) * pitch, bgra, (size_t)width * 4);
@@ -353,7 +521,7 @@ int tessera_png_decode_reduced(const uint8_t *data, size_t size, int factor, uin
 
 done:
     if (inflater) libdeflate_free_decompressor(inflater);
-    free(box.sums);
+    box_free(&box);
     free(zeros);
     free(narrow);
     free(bgra);

@@ -45,16 +45,6 @@ struct CodecPNGReductionTests {
 
     /// A 16-bit PNG (no filtering, one IDAT) with varied samples and, for alpha types, every kind of alpha.
     static func sixteenBit(width: Int, height: Int, colorType: UInt8, channels: Int) -> [UInt8] {
-        func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 255), UInt8(v >> 16 & 255), UInt8(v >> 8 & 255), UInt8(v & 255)] }
-        func chunk(_ type: String, _ body: [UInt8]) -> [UInt8] {
-            let typed = Array(type.utf8) + body
-            var crc: UInt32 = 0xFFFF_FFFF
-            for byte in typed {
-                crc ^= UInt32(byte)
-                for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-            }
-            return be32(body.count) + typed + be32(Int(~crc))
-        }
         var raw: [UInt8] = []
         for y in 0..<height {
             raw.append(0)
@@ -66,7 +56,61 @@ struct CodecPNGReductionTests {
                 }
             }
         }
-        // A stored (uncompressed) zlib stream: blocks of at most 65535 bytes, then Adler-32.
+        return storedPNG(width: width, height: height, depth: 16, colorType: colorType, raw: raw)
+    }
+
+    /// An 8-bit PNG whose row y is written with PNG filter `filters[y % filters.count]` (0 None, 1 Sub, 2 Up,
+    /// 3 Average, 4 Paeth), with varied samples and, for alpha types, opaque, clear and partial alpha.
+    static func filtered(width: Int, height: Int, colorType: UInt8, channels: Int, filters: [UInt8]) -> [UInt8] {
+        let stride = width * channels
+        var image = [UInt8](repeating: 0, count: stride * height)
+        for y in 0..<height {
+            for x in 0..<width {
+                for c in 0..<channels {
+                    var v = (x * 37 + y * 91 + c * 53 + (x * y) % 17 * 11 + (x % 5 == 0 ? 128 : 0)) % 256
+                    if (colorType == 4 || colorType == 6) && c == channels - 1 { v = [255, 0, x * 255 / max(1, width - 1)][y % 3] }
+                    image[y * stride + x * channels + c] = UInt8(v)
+                }
+            }
+        }
+        var raw: [UInt8] = []
+        for y in 0..<height {
+            let filter = filters[y % filters.count]
+            raw.append(filter)
+            for i in 0..<stride {
+                let x = Int(image[y * stride + i])
+                let a = i >= channels ? Int(image[y * stride + i - channels]) : 0
+                let b = y > 0 ? Int(image[(y - 1) * stride + i]) : 0
+                let c = y > 0 && i >= channels ? Int(image[(y - 1) * stride + i - channels]) : 0
+                let predictor: Int
+                switch filter {
+                case 1: predictor = a
+                case 2: predictor = b
+                case 3: predictor = (a + b) / 2
+                case 4:
+                    let p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c)
+                    predictor = pa <= pb && pa <= pc ? a : (pb <= pc ? b : c)
+                default: predictor = 0
+                }
+                raw.append(UInt8((x - predictor) & 255))
+            }
+        }
+        return storedPNG(width: width, height: height, depth: 8, colorType: colorType, raw: raw)
+    }
+
+    /// A PNG of `raw` (filter bytes and samples) in one IDAT chunk holding a stored (uncompressed) zlib stream.
+    static func storedPNG(width: Int, height: Int, depth: UInt8, colorType: UInt8, raw: [UInt8]) -> [UInt8] {
+        func be32(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 255), UInt8(v >> 16 & 255), UInt8(v >> 8 & 255), UInt8(v & 255)] }
+        func chunk(_ type: String, _ body: [UInt8]) -> [UInt8] {
+            let typed = Array(type.utf8) + body
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in typed {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+            }
+            return be32(body.count) + typed + be32(Int(~crc))
+        }
+        // Blocks of at most 65535 bytes, then Adler-32.
         var zlib: [UInt8] = [0x78, 0x01]
         var offset = 0
         repeat {
@@ -78,8 +122,64 @@ struct CodecPNGReductionTests {
         var a: UInt32 = 1, b: UInt32 = 0
         for byte in raw { a = (a + UInt32(byte)) % 65521; b = (b + a) % 65521 }
         zlib += be32(Int(b << 16 | a))
-        let header = be32(width) + be32(height) + [16, colorType, 0, 0, 0]
+        let header = be32(width) + be32(height) + [depth, colorType, 0, 0, 0]
         return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", zlib) + chunk("IEND", [])
+    }
+
+    /// The fast path's decode of `file` reduced by `factor`, or nil when it declined.
+    static func fastPath(_ file: [UInt8], factor: Int, width: Int, height: Int) -> [UInt8]? {
+        let w = (width + factor - 1) / factor, h = (height + factor - 1) / factor
+        var pixels = [UInt8](repeating: 0, count: w * h * 4)
+        let status = file.withUnsafeBytes { raw in
+            tessera_png_decode_reduced(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count, Int32(factor), &pixels,
+                                       w * 4, Int32(w), Int32(h))
+        }
+        return Int(status) == TESSERA_PNG_OK ? pixels : nil
+    }
+
+    /// `reference` (premultiplied BGRA, `width` wide) reduced by `factor`: the rounded mean of each block.
+    static func blockMeans(_ reference: [UInt8], width: Int, height: Int, factor: Int) -> [UInt8] {
+        let w = (width + factor - 1) / factor, h = (height + factor - 1) / factor
+        var out = [UInt8](repeating: 0, count: w * h * 4)
+        for oy in 0..<h {
+            for ox in 0..<w {
+                var sums = [0, 0, 0, 0], count = 0
+                for y in (oy * factor)..<min(height, (oy + 1) * factor) {
+                    for x in (ox * factor)..<min(width, (ox + 1) * factor) {
+                        for c in 0..<4 { sums[c] += Int(reference[(y * width + x) * 4 + c]) }
+                        count += 1
+                    }
+                }
+                for c in 0..<4 { out[(oy * w + ox) * 4 + c] = UInt8((sums[c] + count / 2) / count) }
+            }
+        }
+        return out
+    }
+
+    @Test("Every filter type on 1-, 2-, 3- and 4-byte pixels, rows shorter and longer than 16 bytes: libpng's pixels, and exact block means on both sides of a 257-row block",
+          arguments: [(UInt8(0), 1), (4, 2), (2, 3), (6, 4)])
+    func everyFilter(colorType: UInt8, channels: Int) throws {
+        for (width, height) in [(5, 11), (37, 29), (70, 23)] {
+            for filters: [UInt8] in [[0, 1, 2, 3, 4], [4], [3], [1], [2, 4, 3, 1]] {
+                let file = Self.filtered(width: width, height: height, colorType: colorType, channels: channels, filters: filters)
+                let reference = try Self.libpngPremultiplied(file)
+                let name = "colour type \(colorType), \(width)x\(height), filters \(filters)"
+                #expect(Self.fastPath(file, factor: 1, width: width, height: height) == reference.pixels, "\(name)")
+                for factor in [2, 3, 7] {
+                    #expect(Self.fastPath(file, factor: factor, width: width, height: height)
+                            == Self.blockMeans(reference.pixels, width: width, height: height, factor: factor), "\(name), factor \(factor)")
+                }
+            }
+        }
+        // Blocks of 257 rows sum down the columns in 16 bits; 258 and more sum each row across at once.
+        for (width, height) in [(600, 300), (520, 260)] {
+            let file = Self.filtered(width: width, height: height, colorType: colorType, channels: channels, filters: [0, 1, 2, 3, 4])
+            let reference = try Self.libpngPremultiplied(file)
+            for factor in [257, 258, 300] {
+                #expect(Self.fastPath(file, factor: factor, width: width, height: height)
+                        == Self.blockMeans(reference.pixels, width: width, height: height, factor: factor), "\(width)x\(height), factor \(factor)")
+            }
+        }
     }
 
     @Test("Fast path pixels equal libpng's (premultiplied) for every colour type it takes, 8 and 16 bits")
