@@ -268,10 +268,39 @@ static void idct_2x2(const int16_t coef[64], const uint16_t q[64], uint8_t out[4
 
 static inline uint8_t clamp255(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
 
+/* Writes `out_w` x `out_h` gray or BGRA pixels from the component planes (bytes, rows `plane_w[c]` apart).
+ * Chroma column x / `chroma_step` serves luma column x (2 for 4:2:2, whose chroma libjpeg repeats across at
+ * this scale; 1 when the chroma planes are as wide as luma's). Colours are libjpeg's ycc_rgb_convert in
+ * 16-bit fixed point. */
+static void write_pixels(int format, int components, uint8_t *const planes[3], const int plane_w[3], int chroma_step,
+                         int out_w, int out_h, uint8_t *pixels, size_t pitch) {
+    for (int y = 0; y < out_h; y++) {
+        const uint8_t *luma = planes[0] + (size_t)y * (size_t)plane_w[0];
+        uint8_t *o = pixels + (size_t)y * pitch;
+        if (format == TESSERA_JPEG_GRAY) { memcpy(o, luma, (size_t)out_w); continue; }
+        if (components == 1) {
+            for (int x = 0; x < out_w; x++) { o[4 * x] = o[4 * x + 1] = o[4 * x + 2] = luma[x]; o[4 * x + 3] = 255; }
+            continue;
+        }
+        const uint8_t *cb = planes[1] + (size_t)y * (size_t)plane_w[1], *cr = planes[2] + (size_t)y * (size_t)plane_w[2];
+        for (int x = 0; x < out_w; x++) {
+            int Y = luma[x], b = cb[x / chroma_step] - 128, r = cr[x / chroma_step] - 128;
+            int red = Y + ((91881 * r + 32768) >> 16);
+            int green = Y + ((-22554 * b + 32768 - 46802 * r) >> 16);
+            int blue = Y + ((116130 * b + 32768) >> 16);
+            o[4 * x] = clamp255(blue); o[4 * x + 1] = clamp255(green); o[4 * x + 2] = clamp255(red); o[4 * x + 3] = 255;
+        }
+    }
+}
+
+static int decode_progressive_dc(const uint8_t *data, size_t size, int format, uint8_t *pixels, size_t pitch, int width,
+                                 int height);
+
 int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t *pixels, size_t pitch, int width,
                            int height) {
     if (size < 4 || data[0] != 0xFF || data[1] != 0xD8 || (format != TESSERA_JPEG_BGRA && format != TESSERA_JPEG_GRAY))
         return TESSERA_JPEG_UNSUPPORTED;
+    if (tessera_jpeg_is_progressive(data, size)) return decode_progressive_dc(data, size, format, pixels, pitch, width, height);
     int quant[4] = {0, 0, 0, 0}, quant_defined[4] = {0, 0, 0, 0};
     uint16_t quant_tables[4][64];   /* natural order */
     struct huffman *tables = calloc(8, sizeof(struct huffman));   /* DC 0-3, AC 0-3 */
@@ -280,7 +309,7 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
     int image_w = 0, image_h = 0, components = 0, restart_interval = 0, adobe_rgb = 0, adobe_unknown = 0;
     int ids[3] = {0, 0, 0}, hs[3] = {0, 0, 0}, vs[3] = {0, 0, 0}, tq[3] = {0, 0, 0};
     int dc_sel[3] = {0, 0, 0}, ac_sel[3] = {0, 0, 0};
-    uint8_t *planes[3] = {NULL, NULL, NULL}, *upsampled[2] = {NULL, NULL};
+    uint8_t *planes[3] = {NULL, NULL, NULL};
     size_t i = 2;
     int scan_found = 0;
 
@@ -460,41 +489,267 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
         if (p + 1 >= size || data[p] != 0xFF || data[p + 1] != 0xD9) goto done;
     }
 
-    if (components == 3) {
-        for (int c = 0; c < 2; c++) {
-            if (max_h == 1 || chroma_2x2) { upsampled[c] = planes[c + 1]; planes[c + 1] = NULL; continue; }
-            /* 4:2:2: each chroma value covers two luma columns. */
-            upsampled[c] = malloc((size_t)plane_w[0] * (size_t)plane_h[0]);
-            if (!upsampled[c]) goto done;
-            for (int y = 0; y < plane_h[0]; y++)
-                for (int x = 0; x < plane_w[0]; x++)
-                    upsampled[c][(size_t)y * (size_t)plane_w[0] + (size_t)x] = planes[c + 1][(size_t)y * (size_t)plane_w[c + 1] + (size_t)(x / 2)];
-        }
-    }
-    for (int y = 0; y < out_h; y++) {
-        const uint8_t *luma = planes[0] + (size_t)y * (size_t)plane_w[0];
-        uint8_t *o = pixels + (size_t)y * pitch;
-        if (format == TESSERA_JPEG_GRAY) { memcpy(o, luma, (size_t)out_w); continue; }
-        if (components == 1) {
-            for (int x = 0; x < out_w; x++) { o[4 * x] = o[4 * x + 1] = o[4 * x + 2] = luma[x]; o[4 * x + 3] = 255; }
-            continue;
-        }
-        const uint8_t *cb = upsampled[0] + (size_t)y * (size_t)plane_w[0], *cr = upsampled[1] + (size_t)y * (size_t)plane_w[0];
-        for (int x = 0; x < out_w; x++) {
-            /* libjpeg's ycc_rgb_convert in 16-bit fixed point. */
-            int Y = luma[x], b = cb[x] - 128, r = cr[x] - 128;
-            int red = Y + ((91881 * r + 32768) >> 16);
-            int green = Y + ((-22554 * b + 32768 - 46802 * r) >> 16);
-            int blue = Y + ((116130 * b + 32768) >> 16);
-            o[4 * x] = clamp255(blue); o[4 * x + 1] = clamp255(green); o[4 * x + 2] = clamp255(red); o[4 * x + 3] = 255;
-        }
-    }
+    /* 4:2:2: each chroma value covers two luma columns; 4:2:0 chroma planes are as wide as luma's. */
+    write_pixels(format, components, planes, plane_w, components == 3 && max_h == 2 && !chroma_2x2 ? 2 : 1, out_w, out_h,
+                 pixels, pitch);
     result = TESSERA_JPEG_OK;
 
 done:
     for (int c = 0; c < 3; c++) free(planes[c]);
-    free(upsampled[0]);
-    free(upsampled[1]);
+    free(tables);
+    return result;
+}
+
+/* The end of the entropy-coded data starting at `i`: the offset of the next marker that is neither a
+ * stuffed zero nor a restart marker (fill bytes before it skipped), or `size` when there is none. */
+static size_t entropy_end(const uint8_t *data, size_t size, size_t i) {
+    while (i + 1 < size) {
+        const uint8_t *ff = memchr(data + i, 0xFF, size - i - 1);
+        if (!ff) return size;
+        i = (size_t)(ff - data);
+        uint8_t next = data[i + 1];
+        if (next == 0x00 || (next >= 0xD0 && next <= 0xD7) || next == 0xFF) { i += next == 0xFF ? 1 : 2; continue; }
+        return i;
+    }
+    return size;
+}
+
+/* Reads to the end of a restart interval: only padding bits may be left, then RSTn (`*next` counts them
+ * modulo 8). Returns 0 when anything else is there. */
+static int take_restart(struct bit_reader *r, const uint8_t *data, size_t size, int *next) {
+    if (r->count - r->fake >= 8) return 0;
+    size_t p = r->pos;
+    while (p + 1 < size && data[p] == 0xFF && data[p + 1] == 0xFF) p++;
+    if (p + 1 >= size || data[p] != 0xFF || data[p + 1] != 0xD0 + *next) return 0;
+    r->pos = p + 2;
+    r->bits = 0; r->count = 0; r->fake = 0;
+    *next = (*next + 1) & 7;
+    return 1;
+}
+
+/* Progressive JPEG at 1/8 scale from its DC scans alone.
+ *
+ * When every component is reduced to its DC coefficient at this scale (gray, 4:4:4 and 4:2:2: libjpeg keeps
+ * a 2x2 inverse DCT only for chroma subsampled both ways), the AC scans change no output pixel: libjpeg's
+ * own path (tessera_jpeg.c) leaves them out of its input for that reason. This decoder skips them without
+ * reading them and decodes the DC scans (first scans and successive-approximation refinements) into one
+ * coefficient per block, instead of libjpeg's whole-image coefficient arrays (64 per block, zeroed before
+ * the first scan). Pixels are libjpeg's: (DC x Q + 4) >> 3, + 128 (the quantization table in force at the
+ * component's first scan, as libjpeg latches it), 4:2:2 chroma repeated across, libjpeg's colours. Anything
+ * else (4:2:0, 4:4:0, other sampling, 12-bit or arithmetic coding, a bogus progression, damaged or truncated
+ * data, more than 500 scans, headers libjpeg warns about) returns TESSERA_JPEG_UNSUPPORTED, and the caller
+ * decodes with libjpeg. */
+static int decode_progressive_dc(const uint8_t *data, size_t size, int format, uint8_t *pixels, size_t pitch, int width,
+                                 int height) {
+    uint16_t quant_tables[4][64];
+    int quant_defined[4] = {0, 0, 0, 0};
+    struct huffman *tables = calloc(4, sizeof(struct huffman));   /* DC tables 0-3; AC tables are never needed */
+    if (!tables) return TESSERA_JPEG_UNSUPPORTED;
+    int result = TESSERA_JPEG_UNSUPPORTED;
+    int image_w = 0, image_h = 0, components = 0, restart_interval = 0, scans = 0;
+    int ids[3] = {0, 0, 0}, hs[3] = {0, 0, 0}, vs[3] = {0, 0, 0}, tq[3] = {0, 0, 0};
+    int quant[3] = {0, 0, 0}, dc_seen[3] = {0, 0, 0}, dc_bits[3] = {0, 0, 0};   /* dc_bits: Al of the last DC scan */
+    int mcus_x = 0, mcus_y = 0, plane_w[3] = {0, 0, 0}, plane_h[3] = {0, 0, 0};
+    int16_t *dc[3] = {NULL, NULL, NULL};
+    uint8_t *planes[3] = {NULL, NULL, NULL};
+    size_t i = 2;
+
+    for (;;) {
+        while (i + 1 < size && data[i] == 0xFF && data[i + 1] == 0xFF) i++;   /* fill bytes */
+        if (i + 2 > size || data[i] != 0xFF) goto done;
+        uint8_t marker = data[i + 1];
+        if (marker == 0xD9) break;   /* EOI */
+        if (i + 4 > size) goto done;
+        size_t length = ((size_t)data[i + 2] << 8) | data[i + 3];
+        if (length < 2 || i + 2 + length > size) goto done;
+        const uint8_t *body = data + i + 4;
+        size_t n = length - 2;
+        switch (marker) {
+        case 0xDB: {   /* DQT */
+            size_t p = 0;
+            while (p < n) {
+                int precision = body[p] >> 4, id = body[p] & 15;
+                if (id > 3 || precision > 1) goto done;
+                size_t bytes = precision ? 128 : 64;
+                if (p + 1 + bytes > n) goto done;
+                for (int k = 0; k < 64; k++)
+                    quant_tables[id][natural_order[k]] = (uint16_t)(precision ? (body[p + 1 + 2 * k] << 8 | body[p + 2 + 2 * k]) : body[p + 1 + k]);
+                quant_defined[id] = 1;
+                p += 1 + bytes;
+            }
+            break;
+        }
+        case 0xC4: {   /* DHT: DC tables are built, AC tables only checked for their shape */
+            size_t p = 0;
+            while (p < n) {
+                if (p + 17 > n) goto done;
+                int cls = body[p] >> 4, id = body[p] & 15;
+                if (cls > 1 || id > 3) goto done;
+                int total = 0;
+                for (int k = 0; k < 16; k++) total += body[p + 1 + k];
+                if (total > 256 || p + 17 + (size_t)total > n) goto done;
+                if (cls == 0 && !build_huffman(&tables[id], body + p + 1, body + p + 17, total, 0)) goto done;
+                p += 17 + (size_t)total;
+            }
+            break;
+        }
+        case 0xC2: {   /* progressive, Huffman */
+            if (components || n < 6 || body[0] != 8) goto done;
+            image_h = body[1] << 8 | body[2];
+            image_w = body[3] << 8 | body[4];
+            components = body[5];
+            if (image_w == 0 || image_h == 0 || (components != 1 && components != 3) || n != 6 + 3 * (size_t)components) goto done;
+            for (int c = 0; c < components; c++) {
+                ids[c] = body[6 + 3 * c];
+                hs[c] = body[7 + 3 * c] >> 4;
+                vs[c] = body[7 + 3 * c] & 15;
+                tq[c] = body[8 + 3 * c];
+                if (tq[c] > 3) goto done;
+                for (int d = 0; d < c; d++) if (ids[d] == ids[c]) goto done;
+            }
+            if (components == 3) {
+                /* 4:4:4 or 4:2:2 (h2v1) with 1x1 chroma: every component keeps only its DC at 1/8. */
+                if (hs[0] < 1 || hs[0] > 2 || vs[0] != 1 || hs[1] != 1 || vs[1] != 1 || hs[2] != 1 || vs[2] != 1) goto done;
+                if (ids[0] == 'R' && ids[1] == 'G' && ids[2] == 'B') goto done;   /* libjpeg takes these as RGB */
+            } else {
+                hs[0] = vs[0] = 1;   /* a single component is never interleaved: one block per MCU */
+            }
+            if ((image_w + 7) / 8 != width || (image_h + 7) / 8 != height) goto done;
+            mcus_x = (image_w + 8 * hs[0] - 1) / (8 * hs[0]);
+            mcus_y = (image_h + 7) / 8;
+            for (int c = 0; c < components; c++) {
+                plane_w[c] = mcus_x * hs[c];
+                plane_h[c] = mcus_y * vs[c];
+                dc[c] = calloc((size_t)plane_w[c] * (size_t)plane_h[c], sizeof(int16_t));
+                if (!dc[c]) goto done;
+            }
+            break;
+        }
+        case 0xC0: case 0xC1: case 0xC3: case 0xC5: case 0xC6: case 0xC7: case 0xC9: case 0xCA: case 0xCB:
+        case 0xCD: case 0xCE: case 0xCF:
+            goto done;   /* another frame type */
+        case 0xDD:   /* DRI */
+            if (n != 2) goto done;
+            restart_interval = body[0] << 8 | body[1];
+            break;
+        case 0xEE:   /* APP14: only Adobe transform 1 (YCbCr) for colour, 0 or 1 for gray (libjpeg warns about others) */
+            if (n >= 12 && memcmp(body, "Adobe", 5) == 0 && body[11] != 1 && !(body[11] == 0 && components != 3)) goto done;
+            break;
+        case 0xE0:   /* APP0: libjpeg warns about a JFIF version other than 1.x */
+            if (n >= 14 && memcmp(body, "JFIF", 5) == 0 && body[5] != 1) goto done;
+            break;
+        case 0xDA: {   /* SOS */
+            if (!components || n < 1 || ++scans > 500) goto done;
+            int ns = body[0];
+            if (ns < 1 || ns > components || n != 4 + 2 * (size_t)ns) goto done;
+            int in_scan[3], sel[3];
+            for (int k = 0; k < ns; k++) {
+                int c = 0;
+                while (c < components && ids[c] != body[1 + 2 * k]) c++;
+                if (c == components) goto done;
+                for (int d = 0; d < k; d++) if (in_scan[d] == c) goto done;
+                in_scan[k] = c;
+                sel[k] = body[2 + 2 * k] >> 4;
+            }
+            int ss = body[1 + 2 * ns], se = body[2 + 2 * ns], ah = body[3 + 2 * ns] >> 4, al = body[3 + 2 * ns] & 15;
+            size_t start = i + 2 + length, end = entropy_end(data, size, start);
+            if (end >= size) goto done;   /* no marker after the scan: truncated */
+            if (ss > 0) {
+                /* An AC scan: one component, a valid band; its coefficients change no pixel at this scale. */
+                if (ns != 1 || se < ss || se > 63 || al > 13 || (ah != 0 && ah != al + 1) || !dc_seen[in_scan[0]]) goto done;
+                i = end;
+                continue;
+            }
+            if (se != 0 || al > 13 || (ah != 0 && ah != al + 1)) goto done;
+            for (int k = 0; k < ns; k++) {
+                int c = in_scan[k];
+                /* A first DC scan once per component; each refinement adds the next lower bit. */
+                if (ah == 0 ? dc_seen[c] : (!dc_seen[c] || dc_bits[c] != ah)) goto done;
+                if (ah == 0) {
+                    if (sel[k] > 3 || !tables[sel[k]].defined || !quant_defined[tq[c]]) goto done;
+                    quant[c] = quant_tables[tq[c]][0];   /* latched at the component's first scan, as libjpeg does */
+                }
+                dc_seen[c] = 1;
+                dc_bits[c] = al;
+            }
+            /* Interleaved scans walk MCUs (each component's h x v blocks); a one-component scan walks that
+             * component's own blocks, ceil(width x h / max_h / 8) x ceil(height x v / max_v / 8). */
+            int interleaved = ns > 1;
+            long units;
+            int unit_w = 0;
+            if (interleaved) {
+                units = (long)mcus_x * mcus_y;
+            } else {
+                int c = in_scan[0];
+                unit_w = ((image_w * hs[c] + hs[0] - 1) / hs[0] + 7) / 8;
+                units = (long)unit_w * (((image_h * vs[c] + vs[0] - 1) / vs[0] + 7) / 8);
+            }
+            struct bit_reader reader = {data, end, start, 0, 0, 0};
+            int predictions[3] = {0, 0, 0}, next_restart = 0;
+            long restarts_left = restart_interval;
+            for (long u = 0; u < units; u++) {
+                if (restart_interval) {
+                    if (restarts_left == 0) {
+                        if (!take_restart(&reader, data, end, &next_restart)) goto done;
+                        predictions[0] = predictions[1] = predictions[2] = 0;
+                        restarts_left = restart_interval;
+                    }
+                    restarts_left--;
+                }
+                for (int k = 0; k < ns; k++) {
+                    int c = in_scan[k];
+                    int bw = interleaved ? hs[c] : 1, bh = interleaved ? vs[c] : 1;
+                    int x0 = interleaved ? (int)(u % mcus_x) * hs[c] : (int)(u % unit_w);
+                    int y0 = interleaved ? (int)(u / mcus_x) * vs[c] : (int)(u / unit_w);
+                    for (int by = 0; by < bh; by++) {
+                        for (int bx = 0; bx < bw; bx++) {
+                            int16_t *coef = &dc[c][(size_t)(y0 + by) * (size_t)plane_w[c] + (size_t)(x0 + bx)];
+                            if (reader.count < 32) refill(&reader);
+                            if (ah == 0) {
+                                int s = decode_symbol(&reader, &tables[sel[k]]);
+                                if (s < 0 || s > 11) goto done;
+                                predictions[c] += receive_extend(&reader, s);
+                                long value = (long)predictions[c] * (1L << al);
+                                if (value > 32767 || value < -32767) goto done;   /* not a real DC value */
+                                *coef = (int16_t)value;
+                            } else {
+                                if (reader.bits >> 63) *coef = (int16_t)(*coef | (1 << al));
+                                consume(&reader, 1);
+                            }
+                        }
+                    }
+                }
+                if (reader.count < reader.fake) goto done;   /* read past the data: truncated or damaged */
+            }
+            /* Only padding bits may be left before the marker that ends the scan. */
+            if (reader.count - reader.fake >= 8 || reader.pos != end) goto done;
+            i = end;
+            continue;
+        }
+        case 0xD8: case 0x01: case 0xDC:
+            goto done;
+        default:
+            if (marker >= 0xD0 && marker <= 0xD7) goto done;
+            break;   /* APPn, COM and the rest: skipped */
+        }
+        i += 2 + length;
+    }
+    if (!components) goto done;
+    for (int c = 0; c < components; c++) {
+        if (!dc_seen[c]) goto done;   /* a component without DC data: left to libjpeg */
+        planes[c] = malloc((size_t)plane_w[c] * (size_t)plane_h[c]);
+        if (!planes[c]) goto done;
+        for (size_t k = 0; k < (size_t)plane_w[c] * (size_t)plane_h[c]; k++)
+            planes[c][k] = clamp255(((dc[c][k] * quant[c] + 4) >> 3) + 128);
+    }
+    write_pixels(format, components, planes, plane_w, components == 3 && hs[0] == 2 ? 2 : 1, width, height, pixels, pitch);
+    result = TESSERA_JPEG_OK;
+
+done:
+    for (int c = 0; c < 3; c++) {
+        free(dc[c]);
+        free(planes[c]);
+    }
     free(tables);
     return result;
 }

@@ -5,7 +5,7 @@ import Testing
 @_spi(Internal) @testable import TesseraImaging
 import TesseraTestSupport
 
-/// The DC-only decoder for baseline JPEGs at 1/8 scale against TurboJPEG's full decode at 1/8.
+/// The DC-only decoder for baseline and progressive JPEGs at 1/8 scale against TurboJPEG's full decode at 1/8.
 @Suite("JPEG DC-only decoding at 1/8")
 struct CodecJPEGDCTests {
     typealias S = CodecTestSupport
@@ -86,6 +86,52 @@ struct CodecJPEGDCTests {
         let (reference, ours, _, _) = try Self.bothDecodes(file)
         let decoded = try #require(ours, "the DC decoder should take \(arguments)")
         #expect(decoded == reference, "\(arguments) (gray: \(gray))")
+    }
+
+    /// Writes a cjpeg scan script (`-scans FILE`) and returns its path.
+    static func scanScript(_ text: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-scans-\(UUID().uuidString).txt")
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    @Test("Progressive 4:4:4, 4:2:2 and gray at 1/8 from the DC scans alone: TurboJPEG's pixels, with restart markers, DC successive approximation and one-component DC scans",
+          .enabled(if: CodecLibjpegTests.cjpeg != nil, "cjpeg (Debian libjpeg-turbo-progs) is not installed; scripts/setup installs it"),
+          arguments: [["-sample", "1x1,1x1,1x1"], ["-sample", "2x1,1x1,1x1", "-restart", "1"], ["-grayscale"],
+                      ["-sample", "2x1,1x1,1x1", "-scans", "0 1 2: 0 0 0 2; 0: 1 63 0 0; 0 1 2: 0 0 2 1; 1: 1 63 0 0; 2: 1 63 0 0; 0 1 2: 0 0 1 0;"],
+                      ["-sample", "2x1,1x1,1x1", "-restart", "2", "-scans", "0: 0 0 0 1; 1: 0 0 0 0; 2: 0 0 0 0; 0: 1 63 0 0; 1: 1 63 0 0; 2: 1 63 0 0; 0: 0 0 1 0;"],
+                      ["-grayscale", "-scans", "0: 0 0 0 1; 0: 1 9 0 0; 0: 10 63 0 0; 0: 0 0 1 0;"]])
+    func progressiveDCExact(arguments: [String]) throws {
+        var arguments = arguments
+        if let index = arguments.firstIndex(of: "-scans") { arguments[index + 1] = try Self.scanScript(arguments[index + 1]) }
+        defer { if let index = arguments.firstIndex(of: "-scans") { try? FileManager.default.removeItem(atPath: arguments[index + 1]) } }
+        let file = try CodecLibjpegTests.encode(["-progressive"] + arguments, image: try Self.photoLike(width: 203, height: 117))
+        #expect(file.withUnsafeBytes { JPEGDecoder.isProgressive($0) })
+        for gray in [false, true] {
+            let (reference, ours, w, h) = try Self.bothDecodes(file, gray: gray)
+            #expect(w == 26 && h == 15)
+            let decoded = try #require(ours, "the DC decoder should take \(arguments)")
+            #expect(decoded == reference, "\(arguments), gray output: \(gray)")
+        }
+    }
+
+    @Test("Progressive files it cannot take are declined: 4:2:0 (chroma keeps a 2x2 inverse DCT), cut inside a DC scan, no EOI")
+    func progressiveDeclines() throws {
+        let image = try Self.photoLike(width: 160, height: 96)
+        var out = [UInt8](repeating: 0, count: 20 * 12 * 4)
+        if CodecLibjpegTests.cjpeg != nil {
+            let subsampled = try CodecLibjpegTests.encode(["-progressive", "-sample", "2x2,1x1,1x1"], image: image)
+            #expect(Int(tessera_jpeg_decode_dc(subsampled, subsampled.count, Int32(TESSERA_JPEG_BGRA), &out, 80, 20, 12)) == TESSERA_JPEG_UNSUPPORTED)
+            let file = try CodecLibjpegTests.encode(["-progressive", "-sample", "1x1,1x1,1x1"], image: image)
+            #expect(Int(tessera_jpeg_decode_dc(file, file.count, Int32(TESSERA_JPEG_BGRA), &out, 80, 20, 12)) == TESSERA_JPEG_OK)
+            // The first scan is the DC scan: cut in its middle.
+            let sos = try #require((2..<(file.count - 1)).first { file[$0] == 0xFF && file[$0 + 1] == 0xDA })
+            let next = try #require((sos + 2..<(file.count - 1)).first { file[$0] == 0xFF && file[$0 + 1] != 0 && !(0xD0...0xD7).contains(file[$0 + 1]) })
+            let cut = Array(file.prefix((sos + next) / 2))
+            #expect(Int(tessera_jpeg_decode_dc(cut, cut.count, Int32(TESSERA_JPEG_BGRA), &out, 80, 20, 12)) == TESSERA_JPEG_UNSUPPORTED)
+            let noEOI = Array(file.dropLast(2))
+            #expect(Int(tessera_jpeg_decode_dc(noEOI, noEOI.count, Int32(TESSERA_JPEG_BGRA), &out, 80, 20, 12)) == TESSERA_JPEG_UNSUPPORTED)
+        }
     }
 
     @Test("Damaged and truncated files are declined: strict reports them as before, lenient decodes them through the fallback")
