@@ -18,6 +18,14 @@ struct CacheControlTests {
         return try ImageManager(configuration: configuration, loader: loader)
     }
 
+    /// A loader whose `name` answers a PNG fresh for ten minutes, and a manager with a disk cache on it.
+    static func cached(_ name: String) throws -> (MockDataLoader, URL, ImageManager) {
+        let loader = MockDataLoader()
+        let url = Self.url(name)
+        loader.set(.image(try pngBytes(), cacheControl: "max-age=600"), for: url)
+        return (loader, url, try Self.manager(loader, disk: try temporaryDirectory("cache-control")))
+    }
+
     @Test("a cache key is the identity: presigned URLs with new tokens share memory, disk and one download")
     func cacheKey() async throws {
         let loader = MockDataLoader()
@@ -60,10 +68,7 @@ struct CacheControlTests {
 
     @Test("skipping memory reads goes to disk; skipping memory writes leaves memory empty")
     func memorySwitches() async throws {
-        let loader = MockDataLoader()
-        let url = Self.url("m")
-        loader.set(.image(try pngBytes(), cacheControl: "max-age=600"), for: url)
-        let manager = try Self.manager(loader, disk: try temporaryDirectory("memory-switches"))
+        let (loader, url, manager) = try Self.cached("m")
 
         let unwritten = try await manager.imageTask(for: ImageRequest(url: url, options: .disableMemoryCacheWrites)).response
         #expect(unwritten.cacheType == .network)
@@ -79,10 +84,7 @@ struct CacheControlTests {
 
     @Test("skipping disk reads downloads again; skipping disk writes leaves the disk empty")
     func diskSwitches() async throws {
-        let loader = MockDataLoader()
-        let url = Self.url("d")
-        loader.set(.image(try pngBytes(), cacheControl: "max-age=600"), for: url)
-        let manager = try Self.manager(loader, disk: try temporaryDirectory("disk-switches"))
+        let (loader, url, manager) = try Self.cached("d")
 
         let unwritten = try await manager.imageTask(for: ImageRequest(url: url, options: [.disableDiskCacheWrites, .disableMemoryCacheWrites])).response
         #expect(unwritten.cacheType == .network)
@@ -100,10 +102,7 @@ struct CacheControlTests {
 
     @Test("returnCacheDataDontLoad answers from memory or disk, and otherwise fails with offlineMiss without loading")
     func returnCacheDataDontLoad() async throws {
-        let loader = MockDataLoader()
-        let url = Self.url("offline")
-        loader.set(.image(try pngBytes(), cacheControl: "max-age=600"), for: url)
-        let manager = try Self.manager(loader, disk: try temporaryDirectory("dont-load"))
+        let (loader, url, manager) = try Self.cached("offline")
         let request = ImageRequest(url: url, options: .returnCacheDataDontLoad)
         await #expect(throws: TesseraError(.fetching(.offlineMiss(url: url.absoluteString)))) {
             _ = try await manager.image(for: request)

@@ -20,6 +20,15 @@ struct ImageTaskTests {
         return try ImageManager(configuration: configuration, loader: loader)
     }
 
+    /// A loader whose `name` answers a PNG behind a closed gate, and a manager on it.
+    static func gated(_ name: String) throws -> (MockDataLoader, LoadGate, URL, ImageManager) {
+        let loader = MockDataLoader()
+        let gate = LoadGate()
+        let url = Self.url(name)
+        loader.set(.image(try pngBytes(), gate: gate), for: url)
+        return (loader, gate, url, try Self.manager(loader))
+    }
+
     @Test("a response says network, then memory, then (in a new manager on the same disk) disk, with the HTTP status, headers and source format")
     func responsesSayWhereTheyCameFrom() async throws {
         let loader = MockDataLoader()
@@ -48,11 +57,7 @@ struct ImageTaskTests {
 
     @Test("cancel() ends the response with .cancelled and stops the download nobody else needs")
     func cancel() async throws {
-        let loader = MockDataLoader()
-        let gate = LoadGate()
-        let url = Self.url("slow")
-        loader.set(.image(try pngBytes(), gate: gate), for: url)
-        let manager = try Self.manager(loader)
+        let (loader, _, url, manager) = try Self.gated("slow")
         let task = manager.imageTask(for: ImageRequest(url: url))
         await loader.waitForLoads(of: url)
         task.cancel()
@@ -64,11 +69,7 @@ struct ImageTaskTests {
 
     @Test("cancelling the task that awaits the response cancels the request")
     func cancellingTheAwaiter() async throws {
-        let loader = MockDataLoader()
-        let gate = LoadGate()
-        let url = Self.url("awaited")
-        loader.set(.image(try pngBytes(), gate: gate), for: url)
-        let manager = try Self.manager(loader)
+        let (loader, _, url, manager) = try Self.gated("awaited")
         let task = manager.imageTask(for: ImageRequest(url: url))
         let awaiter = Task { try await task.response }
         await loader.waitForLoads(of: url)
@@ -79,13 +80,9 @@ struct ImageTaskTests {
 
     @Test("levels order the urgent queue, low levels wait in the slow lane, and a changed priority moves a download without a second load")
     func priorities() async throws {
-        let loader = MockDataLoader()
-        let gate = LoadGate()
-        let blocker = Self.url("blocker")
-        loader.set(.image(try pngBytes(), gate: gate), for: blocker)
+        let (loader, gate, blocker, manager) = try Self.gated("blocker")
         let names = ["normal", "low", "high", "veryHigh", "veryLow"]
         for name in names { loader.set(.image(try pngBytes()), for: Self.url(name)) }
-        let manager = try Self.manager(loader)
         let holding = manager.imageTask(for: ImageRequest(url: blocker))
         await loader.waitForLoads(of: blocker)
 
@@ -115,13 +112,9 @@ struct ImageTaskTests {
 
     @Test("a download shared by two tasks takes the higher level; demote(_:) lowers a task to low")
     func sharedDownloadsTakeTheHighestLevel() async throws {
-        let loader = MockDataLoader()
-        let gate = LoadGate()
-        let blocker = Self.url("blocker")
-        loader.set(.image(try pngBytes(), gate: gate), for: blocker)
+        let (loader, gate, blocker, manager) = try Self.gated("blocker")
         let shared = Self.url("shared")
         loader.set(.image(try pngBytes()), for: shared)
-        let manager = try Self.manager(loader)
         let holding = manager.imageTask(for: ImageRequest(url: blocker))
         await loader.waitForLoads(of: blocker)
 
