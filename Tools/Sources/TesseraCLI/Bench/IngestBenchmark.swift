@@ -1,40 +1,48 @@
 import ArgumentParser
+import CJPEGFloor
 import ToolsTurboJPEG
 import Foundation
 import Tessera
 @_spi(Internal) import TesseraImaging
 
 /// `tessera bench ingest DIR [--json]`: thumbnail ingest rate for the JPEG and the PNG files of DIR, side
-/// by side in one run: libjpeg-turbo's own 1/8-scale decode (the JPEG ceiling), Tessera on 1 and N
-/// cores, Pillow (PyPI, in a virtualenv under `.build`) and vipsthumbnail on 1 and N processes.
+/// by side in one run: libjpeg-turbo's own 1/8-scale decode and its entropy decoding alone (the JPEG
+/// floor), Tessera on 1 and N cores, Pillow and pyvips (PyPI, in virtualenvs under `.build`) and
+/// vipsthumbnail on 1 and N processes.
 struct IngestBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ingest",
-        abstract: "Thumbnail ingest rate (images/s) for JPEG and PNG: Tessera on 1 and N cores against libjpeg-turbo's 1/8 decode, Pillow and vipsthumbnail.",
+        abstract: "Thumbnail ingest rate (images/s) for JPEG and PNG: Tessera on 1 and N cores against libjpeg-turbo's 1/8 decode and entropy decoding, Pillow, pyvips and vipsthumbnail.",
         discussion: """
         DIR is searched recursively for .jpg/.jpeg and .png files; JPEGs and PNGs are measured as two groups. \
         Every method runs once per round over all files of a group (read from the page cache); rounds are \
         interleaved (each round runs every method, in a rotated order) after one warm-up round, and each \
         rate is the median of its rounds. N = --jobs (default: the number of cores).
           turbojpeg-1/8     (JPEG only) tjDecompress2 at the smallest DCT scale covering the thumbnail, 1 thread
+          entropy-floor     (JPEG only) libjpeg-turbo's jpeg_read_coefficients: read + Huffman-decode every \
+        coefficient of every scan, no inverse DCT, a fresh decompressor per file, 1 thread. The floor of any \
+        decoder that reads every symbol; tessera-1/entropy-floor says how close ingest gets to it
           tessera-1         read + decode + aspect-fill resample + store into a bgra32 table, `table ingest --jobs 1`
           tessera-N         the same with --jobs N
           pillow-1          PyPI Pillow: Image.open, draft('RGB', size), thumbnail(size), load(); 1 process
           pillow-N          the same, the files split over N processes started together
+          pyvips-1          PyPI pyvips + pyvips-binary (libvips): Image.thumbnail(file, size, height=size) and \
+        write_to_memory() (pixels in memory, no encode), VIPS_CONCURRENCY=1; 1 process
+          pyvips-N          the same, the files split over N processes started together
           vipsthumbnail-1   vipsthumbnail -s SIZExSIZE to .v files, VIPS_CONCURRENCY=1, 1 process (start included)
           vipsthumbnail-N   the same, the files split over N processes
-        Pillow comes from a virtualenv with PyPI Pillow that `tessera bench peers` creates, at --venv (default: \
-        .build/pillow-venv next to this binary), never the system's python3-pil. The Python \
-        processes start, import PIL and report ready; all are then told to go at once and time their own loop \
-        (CLOCK_MONOTONIC), so interpreter start-up is not counted. Methods whose tool is missing are listed in \
-        `skipped`.
+        Pillow and pyvips come from virtualenvs with their PyPI packages that `tessera bench peers` creates, at \
+        --venv and --pyvips-venv (defaults: .build/pillow-venv and .build/pyvips-venv next to this binary), \
+        never the system's python3-pil or Debian's libvips. The Python processes start, import their module \
+        and report ready; all are then told to go at once and time their own loop (CLOCK_MONOTONIC), so \
+        interpreter start-up is not counted. Methods whose tool is missing are listed in `skipped`.
 
-        JSON (--json): directory, thumbnail (edge in px), rounds, workers (N), cores, pillowVersion (null \
-        without Pillow), skipped (why methods are missing), and groups: one per format with files, \
-        methods (method, workers, imagesPerSecond = median of roundRates, roundRates in images/s, note) and \
-        ratios: "A/B" = imagesPerSecond of A ÷ that of B, for tessera-1/pillow-1, tessera-N/pillow-N, \
-        tessera-1/vipsthumbnail-1, tessera-N/vipsthumbnail-N, tessera-N/tessera-1 and (JPEG) \
-        tessera-1/turbojpeg-1/8, when both methods ran.
+        JSON (--json): directory, thumbnail (edge in px), rounds, workers (N), cores, pillowVersion and \
+        pyvipsVersion (null without them), skipped (why methods are missing), and groups: one per format with \
+        files, methods (method, workers, imagesPerSecond = median of roundRates, roundRates in images/s, note) \
+        and ratios: "A/B" = imagesPerSecond of A ÷ that of B, for tessera-1/pillow-1, tessera-N/pillow-N, \
+        tessera-1/pyvips-1, tessera-N/pyvips-N, tessera-1/vipsthumbnail-1, tessera-N/vipsthumbnail-N, \
+        tessera-N/tessera-1 and (JPEG) tessera-1/turbojpeg-1/8 and tessera-1/entropy-floor, when both methods ran.
         """
     )
 
@@ -45,6 +53,8 @@ struct IngestBenchmark: AsyncParsableCommand {
     var jobs = ParallelismLimit.coreCount
     @Option(help: "The Pillow virtualenv (`tessera bench peers` makes it; default: .build/pillow-venv next to this binary).")
     var venv: String?
+    @Option(help: "The pyvips virtualenv (`tessera bench peers` makes it; default: .build/pyvips-venv next to this binary).")
+    var pyvipsVenv: String?
     @Flag(help: "Print JSON.") var json = false
 
     struct MethodResult: Codable {
@@ -69,6 +79,7 @@ struct IngestBenchmark: AsyncParsableCommand {
         var workers: Int
         var cores: Int
         var pillowVersion: String?
+        var pyvipsVersion: String?
         var skipped: [String]
         var groups: [Group]
     }
@@ -95,14 +106,16 @@ struct IngestBenchmark: AsyncParsableCommand {
         let target = PixelSize(width: size, height: size)
         var skipped: [String] = []
 
-        let pillow: (python: String, version: String)?
-        do {
-            pillow = try PythonVirtualenv.existing(venv.map { URL(fileURLWithPath: $0) } ?? PythonVirtualenv.defaultLocation(PythonVirtualenv.Peer.pillow.name),
-                                                    .pillow)
-        } catch {
-            pillow = nil
-            skipped.append("pillow-1, pillow-N: \(error)")
+        func peer(_ peer: PythonVirtualenv.Peer, at path: String?) -> (python: String, version: String)? {
+            do {
+                return try PythonVirtualenv.existing(path.map { URL(fileURLWithPath: $0) } ?? PythonVirtualenv.defaultLocation(peer.name), peer)
+            } catch {
+                skipped.append("\(peer.label)-1, \(peer.label)-N: \(error)")
+                return nil
+            }
         }
+        let pillow = peer(.pillow, at: venv)
+        let pyvips = peer(.pyvips, at: pyvipsVenv)
         let vips = "/usr/bin/vipsthumbnail"
         let hasVips = FileManager.default.isExecutableFile(atPath: vips)
         if !hasVips { skipped.append("vipsthumbnail-1, vipsthumbnail-N: \(vips) is not installed (Debian: libvips-tools)") }
@@ -120,6 +133,10 @@ struct IngestBenchmark: AsyncParsableCommand {
                                       note: "tjDecompress2 at the smallest DCT scale covering \(edge)px, BGRA, one reused buffer") { files in
                     try Self.turboScaledDecode(files, target: target)
                 })
+                methods.append(Method(name: "entropy-floor", workers: 1,
+                                      note: "jpeg_read_coefficients: Huffman decode of every coefficient, no IDCT, 1 thread") { files in
+                    try Self.entropyFloor(files)
+                })
             }
             for workers in [1, n] where workers == 1 || n > 1 {
                 methods.append(Method(name: workers == 1 ? "tessera-1" : "tessera-N", workers: workers,
@@ -131,7 +148,16 @@ struct IngestBenchmark: AsyncParsableCommand {
                 for workers in [1, n] where workers == 1 || n > 1 {
                     methods.append(Method(name: workers == 1 ? "pillow-1" : "pillow-N", workers: workers,
                                           note: "Pillow \(pillow.version): open + draft + thumbnail + load, \(workers) process(es)") { files in
-                        try Self.pillow(python: pillow.python, files: files, size: edge, processes: workers)
+                        try Self.python(pillow.python, worker: Self.pillowWorker, files: files, size: edge, processes: workers)
+                    })
+                }
+            }
+            if let pyvips {
+                for workers in [1, n] where workers == 1 || n > 1 {
+                    methods.append(Method(name: workers == 1 ? "pyvips-1" : "pyvips-N", workers: workers,
+                                          note: "pyvips \(pyvips.version): thumbnail + write_to_memory, VIPS_CONCURRENCY=1, \(workers) process(es)") { files in
+                        try Self.python(pyvips.python, worker: Self.pyvipsWorker, files: files, size: edge, processes: workers,
+                                        environment: ["VIPS_CONCURRENCY": "1"])
                     })
                 }
             }
@@ -159,8 +185,9 @@ struct IngestBenchmark: AsyncParsableCommand {
             }
             var ratios: [String: Double] = [:]
             let rate = Dictionary(uniqueKeysWithValues: measured.map { ($0.method, $0.imagesPerSecond) })
-            for (a, b) in [("tessera-1", "pillow-1"), ("tessera-N", "pillow-N"), ("tessera-1", "vipsthumbnail-1"),
-                           ("tessera-N", "vipsthumbnail-N"), ("tessera-N", "tessera-1"), ("tessera-1", "turbojpeg-1/8")] {
+            for (a, b) in [("tessera-1", "pillow-1"), ("tessera-N", "pillow-N"), ("tessera-1", "pyvips-1"), ("tessera-N", "pyvips-N"),
+                           ("tessera-1", "vipsthumbnail-1"), ("tessera-N", "vipsthumbnail-N"), ("tessera-N", "tessera-1"),
+                           ("tessera-1", "turbojpeg-1/8"), ("tessera-1", "entropy-floor")] {
                 if let x = rate[a], let y = rate[b], y > 0 { ratios["\(a)/\(b)"] = x / y }
             }
             results.append(Group(format: format, files: files.count, methods: measured, ratios: ratios))
@@ -168,7 +195,7 @@ struct IngestBenchmark: AsyncParsableCommand {
         Terminal.progress(nil)
 
         let report = Report(directory: directory, thumbnail: size, rounds: rounds, workers: n, cores: ParallelismLimit.coreCount,
-                            pillowVersion: pillow?.version, skipped: skipped, groups: results)
+                            pillowVersion: pillow?.version, pyvipsVersion: pyvips?.version, skipped: skipped, groups: results)
         if json { try Terminal.json(report); return }
         print("Ingest benchmark: \(directory) -> \(size)px thumbnails; N = \(n) (\(report.cores) cores); median of \(rounds) interleaved rounds")
         let names = results.flatMap { $0.methods.map(\.method) }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
@@ -246,6 +273,20 @@ struct IngestBenchmark: AsyncParsableCommand {
         return Double(files.count) / (Double(Stopwatch.now() - start) / 1e9)
     }
 
+    /// libjpeg-turbo's entropy decoding alone (``tessera_jpeg_read_coefficients``), file read included as
+    /// for the other methods: the floor of a decoder that reads every symbol.
+    static func entropyFloor(_ files: [String]) throws -> Double {
+        let start = Stopwatch.now()
+        for file in files {
+            let data = try ImageFiles.read(file)
+            let failed = data.withUnsafeBytes { raw in
+                tessera_jpeg_read_coefficients(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), raw.count) != 0
+            }
+            if failed { throw ValidationError("jpeg_read_coefficients failed: \(file)") }
+        }
+        return Double(files.count) / (Double(Stopwatch.now() - start) / 1e9)
+    }
+
     /// The worker every Pillow process runs: import, report ready, wait for "go", time the loop.
     static let pillowWorker = """
     import sys, time
@@ -261,22 +302,38 @@ struct IngestBenchmark: AsyncParsableCommand {
     print(start, end, flush=True)
     """
 
-    /// Pillow over `files` split round-robin across `processes` processes started together: images
-    /// per second from the first process's start of work to the last one's end.
-    static func pillow(python: String, files: [String], size: Int, processes: Int) throws -> Double {
+    /// The worker every pyvips process runs, as Pillow's: libvips's thumbnail (shrink-on-load where the
+    /// format has it, fit inside SIZE × SIZE), its pixels computed into memory and not encoded.
+    static let pyvipsWorker = """
+    import sys, time
+    import pyvips
+    size = int(sys.argv[1]); files = sys.argv[2:]
+    print("ready", flush=True)
+    sys.stdin.readline()
+    start = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    for f in files:
+        pyvips.Image.thumbnail(f, size, height=size).write_to_memory()
+    end = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    print(start, end, flush=True)
+    """
+
+    /// A Python `worker` over `files` split round-robin across `processes` processes started together:
+    /// images per second from the first process's start of work to the last one's end.
+    static func python(_ python: String, worker: String, files: [String], size: Int, processes: Int,
+                       environment: [String: String] = [:]) throws -> Double {
         let shares = (0..<processes).map { p in stride(from: p, to: files.count, by: processes).map { files[$0] } }.filter { !$0.isEmpty }
         let children = try shares.map { share in
-            try Worker(python, ["-c", pillowWorker, "\(size)"] + share, environment: [:])
+            try Worker(python, ["-c", worker, "\(size)"] + share, environment: environment)
         }
         for child in children {
-            guard child.readLine() == "ready" else { throw ValidationError("pillow worker did not start") }
+            guard child.readLine() == "ready" else { throw ValidationError("python worker did not start") }
         }
         for child in children { child.write("go\n") }
         var starts: [UInt64] = [], ends: [UInt64] = []
         for child in children {
             let fields = (child.readLine() ?? "").split(separator: " ").compactMap { UInt64($0) }
             try child.finish()
-            guard fields.count == 2 else { throw ValidationError("pillow worker failed") }
+            guard fields.count == 2 else { throw ValidationError("python worker failed") }
             starts.append(fields[0])
             ends.append(fields[1])
         }

@@ -2,9 +2,9 @@ import ArgumentParser
 import Foundation
 import TesseraTestSupport
 
-/// A virtualenv under `.build` holding one PyPI package for a benchmark's peer (Pillow for `bench ingest`,
-/// thumbor for `bench serve`) or a test's (moto's S3 server for the S3 client tests), never the system's
-/// Python packages.
+/// A virtualenv under `.build` holding the PyPI packages of a benchmark's peer (Pillow and pyvips for
+/// `bench ingest`, thumbor for `bench serve`) or a test's (moto's S3 server for the S3 client tests), never
+/// the system's Python packages.
 enum PythonVirtualenv {
     /// `.build/NAME` of the package this binary was built in (found from the binary's real path), else
     /// `.build/NAME` in the current directory.
@@ -13,15 +13,32 @@ enum PythonVirtualenv {
         return (buildDirectory(containing: executable) ?? URL(fileURLWithPath: ".build")).appendingPathComponent(name)
     }
 
-    /// The Python peers of the benchmarks and tests: the PyPI package (with its extras), the module it
-    /// provides and the virtualenv's name under `.build` (Pillow for `bench ingest`, thumbor for `bench serve`,
-    /// moto's `moto_server` for the S3 client tests).
+    /// The Python peers of the benchmarks and tests: the PyPI package (with its extras) and any packages
+    /// installed beside it, the module it provides, the virtualenv's name under `.build` (Pillow and pyvips
+    /// for `bench ingest`, thumbor for `bench serve`, moto's `moto_server` for the S3 client tests) and the
+    /// Python expression that prints its version.
     struct Peer {
         var package: String
         var module: String
         var name: String
+        /// Installed together with `package` (pyvips's binding needs `pyvips-binary`, which holds libvips).
+        var companions: [String] = []
+        /// Printed by the virtualenv's interpreter after `import module` to name the version.
+        var version: String
+
+        init(package: String, module: String, name: String, companions: [String] = [], version: String? = nil) {
+            self.package = package
+            self.module = module
+            self.name = name
+            self.companions = companions
+            self.version = version ?? "\(module).__version__"
+        }
 
         static let pillow = Peer(package: "pillow", module: "PIL", name: "pillow-venv")
+        /// pyvips with the libvips build that PyPI's `pyvips-binary` ships (not Debian's libvips); its version
+        /// names both, "3.2.0 (libvips 8.18.7)".
+        static let pyvips = Peer(package: "pyvips", module: "pyvips", name: "pyvips-venv", companions: ["pyvips-binary"],
+                                 version: "'%s (libvips %d.%d.%d)' % (pyvips.__version__, pyvips.version(0), pyvips.version(1), pyvips.version(2))")
         static let thumbor = Peer(package: "thumbor", module: "thumbor", name: "thumbor-venv")
         static let moto = Peer(package: "moto[server]", module: "moto", name: "moto-venv")
 
@@ -34,25 +51,26 @@ enum PythonVirtualenv {
     /// the set-up step that creates it (`make bench`, `make bench-serve` and `make test` run it).
     static func existing(_ venv: URL, _ peer: Peer) throws -> (python: String, version: String) {
         let interpreter = venv.appendingPathComponent("bin/python").path
-        let probe = ["-c", "import \(peer.module); print(\(peer.module).__version__)"]
+        let probe = ["-c", "import \(peer.module); print(\(peer.version))"]
         guard FileManager.default.isExecutableFile(atPath: interpreter), let version = try? Worker.output(interpreter, probe) else {
             throw ValidationError("no \(peer.package) virtualenv at \(venv.path): create it with `tessera bench peers --only \(peer.label) --\(peer.label)-venv \(venv.path)`")
         }
         return (interpreter, version)
     }
 
-    /// Creates the virtualenv with `python -m venv` and `pip install package` (PyPI; 30 s per network wait,
-    /// 2 retries, so that a machine without PyPI fails in minutes) unless the module already imports there;
-    /// returns what ``existing(_:_:)`` returns.
+    /// Creates the virtualenv with `python -m venv` and `pip install package companions…` (PyPI; 30 s per
+    /// network wait, 2 retries, so that a machine without PyPI fails in minutes) unless the module already
+    /// imports there; returns what ``existing(_:_:)`` returns.
     static func create(_ venv: URL, _ peer: Peer, python: String) throws -> (python: String, version: String) {
         if let ready = try? existing(venv, peer) { return ready }
         guard FileManager.default.isExecutableFile(atPath: python) else { throw ValidationError("\(python) not found to create \(venv.path)") }
-        Terminal.error("bench peers: creating \(venv.path) with PyPI \(peer.package) (\(python) -m venv; pip install \(peer.package))")
+        let packages = [peer.package] + peer.companions
+        Terminal.error("bench peers: creating \(venv.path) with PyPI \(packages.joined(separator: " + ")) (\(python) -m venv; pip install \(packages.joined(separator: " ")))")
         let created = !FileManager.default.fileExists(atPath: venv.path)
         do {
             _ = try Worker.output(python, ["-m", "venv", venv.path])
             _ = try Worker.output(venv.appendingPathComponent("bin/pip").path,
-                                  ["install", "--quiet", "--disable-pip-version-check", "--timeout", "30", "--retries", "2", "--upgrade", peer.package])
+                                  ["install", "--quiet", "--disable-pip-version-check", "--timeout", "30", "--retries", "2", "--upgrade"] + packages)
             return try existing(venv, peer)
         } catch {
             // A virtualenv without its package is no peer: one made here goes again, so none is half there.
