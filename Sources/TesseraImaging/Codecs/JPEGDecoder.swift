@@ -54,6 +54,11 @@ import CTurboJPEG
 ///   finds damaged or truncated, and any whose headers libjpeg would warn about (bytes between
 ///   segments, a JFIF version other than 1.x, an unknown Adobe transform); those go to TurboJPEG and,
 ///   as above, the shim, so the result and its integrity are the other paths'.
+/// - Progressive gray, 4:4:4 and 4:2:2 files at 1/8 scale (every component reduced to its DC
+///   coefficient) go through the same decoder's progressive mode: the AC scans are skipped unread and
+///   the DC scans (with successive approximation) decoded into one coefficient per block, instead of
+///   libjpeg's whole-image coefficient arrays; the pixels are the shim's. Progressive 4:2:0 (whose
+///   chroma keeps a 2x2 inverse DCT at this scale) and anything it declines go to the shim.
 public struct JPEGDecoder: ImageDecoding {
     /// Limits checked before any pixel memory is allocated.
     public var limits: DecodingLimits
@@ -151,6 +156,8 @@ public struct JPEGDecoder: ImageDecoding {
             Self.scaled(header.width, $0) == layout.width && Self.scaled(header.height, $0) == layout.height
         }) { scale = factor }
         let viaLibjpeg = header.needsLibjpeg || (scale.num * 8 == scale.denom && Self.isProgressive(data))
+        // The DC-only decoder first at 1/8, baseline or progressive; it declines what it cannot take.
+        let viaDC = !header.needsLibjpeg && scale.num * 8 == scale.denom
         let decompress = { (buffer: UnsafeMutableRawPointer, pitch: Int, pixelFormat: TJPF) throws(TesseraError) -> Outcome in
             if viaLibjpeg {
                 return try libjpegDecompress(data, into: buffer, width: layout.width, pitch: pitch, height: layout.height,
@@ -169,14 +176,13 @@ public struct JPEGDecoder: ImageDecoding {
             if let transform, layout.style == .gray8 {
                 var outcome = Outcome(integrity: .intact, decodedRows: layout.height)
                 try Self.withBGRA(size: layout.size) { (bgra) throws(TesseraError) in
-                    outcome = try decodeColour(data, into: bgra, gray: false, viaDC: !viaLibjpeg && scale.num * 8 == scale.denom, decompress)
+                    outcome = try decodeColour(data, into: bgra, gray: false, viaDC: viaDC, decompress)
                     transform.apply(to: bgra)
                     try PixelConversion.convert(source: UnsafeRawPointer(bgra.baseAddress), layout: bgra.layout, to: target)
                 }
                 return outcome
             }
-            let outcome = try decodeColour(data, into: target, gray: layout.style == .gray8,
-                                           viaDC: !viaLibjpeg && scale.num * 8 == scale.denom, decompress)
+            let outcome = try decodeColour(data, into: target, gray: layout.style == .gray8, viaDC: viaDC, decompress)
             transform?.apply(to: target)
             return outcome
         }
@@ -202,9 +208,9 @@ public struct JPEGDecoder: ImageDecoding {
         return outcome
     }
 
-    /// Decodes a gray or YCbCr file as gray or BGRA into `target`: baseline files at 1/8 (`viaDC`)
-    /// through the DC-only decoder (tessera_jpeg_dc.c) when it takes the file (it declines anything
-    /// damaged or truncated), `decompress` otherwise.
+    /// Decodes a gray or YCbCr file as gray or BGRA into `target`: files at 1/8 (`viaDC`) through the
+    /// DC-only decoder (tessera_jpeg_dc.c) when it takes the file (it declines anything damaged or
+    /// truncated, and progressive 4:2:0), `decompress` otherwise.
     private func decodeColour(_ data: UnsafeRawBufferPointer, into target: MutableBitmapView, gray: Bool, viaDC: Bool,
                               _ decompress: (UnsafeMutableRawPointer, Int, TJPF) throws(TesseraError) -> Outcome) throws(TesseraError) -> Outcome {
         let layout = target.layout
