@@ -268,6 +268,22 @@ static void idct_2x2(const int16_t coef[64], const uint16_t q[64], uint8_t out[4
 
 static inline uint8_t clamp255(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
 
+/* Reads the tables of a DQT segment (`n` bytes at `body`) into natural order. Returns 0 when malformed. */
+static int read_quant_tables(const uint8_t *body, size_t n, uint16_t tables[4][64], int defined[4]) {
+    size_t p = 0;
+    while (p < n) {
+        int precision = body[p] >> 4, id = body[p] & 15;
+        if (id > 3 || precision > 1) return 0;
+        size_t bytes = precision ? 128 : 64;
+        if (p + 1 + bytes > n) return 0;
+        for (int k = 0; k < 64; k++)
+            tables[id][natural_order[k]] = (uint16_t)(precision ? (body[p + 1 + 2 * k] << 8 | body[p + 2 + 2 * k]) : body[p + 1 + k]);
+        defined[id] = 1;
+        p += 1 + bytes;
+    }
+    return 1;
+}
+
 /* Writes `out_w` x `out_h` gray or BGRA pixels from the component planes (bytes, rows `plane_w[c]` apart).
  * Chroma column x / `chroma_step` serves luma column x (2 for 4:2:2, whose chroma libjpeg repeats across at
  * this scale; 1 when the chroma planes are as wide as luma's). Colours are libjpeg's ycc_rgb_convert in
@@ -322,21 +338,10 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
         const uint8_t *body = data + i + 4;
         size_t n = length - 2;
         switch (marker) {
-        case 0xDB: {   /* DQT */
-            size_t p = 0;
-            while (p < n) {
-                int precision = body[p] >> 4, id = body[p] & 15;
-                if (id > 3 || precision > 1) goto done;
-                size_t bytes = precision ? 128 : 64;
-                if (p + 1 + bytes > n) goto done;
-                for (int k = 0; k < 64; k++)
-                    quant_tables[id][natural_order[k]] = (uint16_t)(precision ? (body[p + 1 + 2 * k] << 8 | body[p + 2 + 2 * k]) : body[p + 1 + k]);
-                quant[id] = quant_tables[id][0];
-                quant_defined[id] = 1;
-                p += 1 + bytes;
-            }
+        case 0xDB:   /* DQT */
+            if (!read_quant_tables(body, n, quant_tables, quant_defined)) goto done;
+            for (int id = 0; id < 4; id++) if (quant_defined[id]) quant[id] = quant_tables[id][0];
             break;
-        }
         case 0xC4: {   /* DHT */
             size_t p = 0;
             while (p < n) {
@@ -565,20 +570,9 @@ static int decode_progressive_dc(const uint8_t *data, size_t size, int format, u
         const uint8_t *body = data + i + 4;
         size_t n = length - 2;
         switch (marker) {
-        case 0xDB: {   /* DQT */
-            size_t p = 0;
-            while (p < n) {
-                int precision = body[p] >> 4, id = body[p] & 15;
-                if (id > 3 || precision > 1) goto done;
-                size_t bytes = precision ? 128 : 64;
-                if (p + 1 + bytes > n) goto done;
-                for (int k = 0; k < 64; k++)
-                    quant_tables[id][natural_order[k]] = (uint16_t)(precision ? (body[p + 1 + 2 * k] << 8 | body[p + 2 + 2 * k]) : body[p + 1 + k]);
-                quant_defined[id] = 1;
-                p += 1 + bytes;
-            }
+        case 0xDB:   /* DQT */
+            if (!read_quant_tables(body, n, quant_tables, quant_defined)) goto done;
             break;
-        }
         case 0xC4: {   /* DHT: DC tables are built, AC tables only checked for their shape */
             size_t p = 0;
             while (p < n) {
