@@ -182,9 +182,13 @@ final class FetchPipeline: Sendable {
                             response: fetched.response)
     }
 
-    /// Decodes `data` into the variant `key` asks for (see ``ImageKey/mode`` and ``ImageKey/processing``).
+    /// Decodes `data` into the variant `key` asks for (see ``ImageKey/mode`` and ``ImageKey/processing``),
+    /// then runs its ``ImageKey/processors``.
     func decode(_ data: Data, for key: ImageKey) throws -> Bitmap {
-        try recorder.decode { try decodeUncounted(data, for: key) }
+        try recorder.decode {
+            let image = try decodeUncounted(data, for: key)
+            return key.processors.isEmpty ? image : try ImageProcessor.apply(key.processors, to: image)
+        }
     }
 
     private func decodeUncounted(_ data: Data, for key: ImageKey) throws -> Bitmap {

@@ -23,6 +23,9 @@ public struct ImageKey: Sendable, Hashable, CustomStringConvertible {
     /// which replaces ``size`` and ``mode`` when set. Keys that differ in any of its fields (gravity, say)
     /// are different images.
     public var processing: ImageProcessing?
+    /// The steps run after the decode or ``processing``, in order (``/TesseraImaging/ImageProcessor``); keys that
+    /// differ in any identifier are different images.
+    public var processors: [ImageProcessor] = []
 
     /// Creates a key.
     public init(url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill) {
@@ -37,10 +40,12 @@ public struct ImageKey: Sendable, Hashable, CustomStringConvertible {
         self.processing = processing
     }
 
-    /// `url`, `url@WxH/mode`, or `url#` and the processing's ``/TesseraImaging/ImageProcessing/identity``.
+    /// `url`, `url@WxH/mode`, or `url#` and the processing's ``/TesseraImaging/ImageProcessing/identity``; then
+    /// `|` and the processors' identifiers joined by `|`, when there are any.
     public var description: String {
-        if let processing { return "\(url.absoluteString)#\(processing.identity)" }
-        guard let size else { return url.absoluteString }
-        return "\(url.absoluteString)@\(size)/\(mode.rawValue)"
+        let processed = processors.isEmpty ? "" : "|" + ImageProcessor.identity(of: processors)
+        if let processing { return "\(url.absoluteString)#\(processing.identity)" + processed }
+        guard let size else { return url.absoluteString + processed }
+        return "\(url.absoluteString)@\(size)/\(mode.rawValue)" + processed
     }
 }

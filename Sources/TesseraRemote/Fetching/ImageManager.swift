@@ -236,8 +236,10 @@ public final class ImageManager: Sendable {
             url = address
         }
         let identity = identity(of: request.cacheKey, url: url)
-        if let processing = request.processing { return (url, ImageKey(url: identity, processing: processing)) }
-        return (url, ImageKey(url: identity, size: request.size, mode: request.contentMode))
+        var key = request.processing.map { ImageKey(url: identity, processing: $0) }
+            ?? ImageKey(url: identity, size: request.size, mode: request.contentMode)
+        key.processors = request.processors
+        return (url, key)
     }
 
     /// The identity in the caches of an image at `url` with `cacheKey`: `url` itself without a key,

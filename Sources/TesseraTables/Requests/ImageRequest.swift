@@ -76,6 +76,11 @@ public struct ImageRequest: Sendable {
     /// download; the same vocabulary as `tessera serve`'s. When set it replaces ``size`` and ``contentMode``,
     /// and it is part of the memory cache's key, so requests that differ in any option never share an image.
     public var processing: ImageProcessing?
+    /// Steps run in order on the image after its ``processing`` (or its ``size``): rounded corners, a circle,
+    /// your own (``/TesseraImaging/ImageProcessor``). Their identifiers are part of the memory cache's key;
+    /// requests for one URL with different processors share the download and, when nothing else differs,
+    /// nothing more.
+    public var processors: [ImageProcessor] = []
     /// How much the request is wanted: one of five levels, mapped onto the download lanes
     /// (``FetchPriority``).
     public var priority: FetchPriority
@@ -93,12 +98,13 @@ public struct ImageRequest: Sendable {
     public var cacheKey: String?
 
     /// A request for the image at `url`.
-    public init(url: URL, size: PixelSize? = nil, contentMode: ContentMode = .aspectFill, priority: FetchPriority = .urgent,
-                cachePolicy: CachePolicy = .useCache, headers: [String: String] = [:], options: Options = [],
-                cacheKey: String? = nil) {
+    public init(url: URL, size: PixelSize? = nil, contentMode: ContentMode = .aspectFill, processors: [ImageProcessor] = [],
+                priority: FetchPriority = .urgent, cachePolicy: CachePolicy = .useCache, headers: [String: String] = [:],
+                options: Options = [], cacheKey: String? = nil) {
         self.source = .url(url)
         self.size = size
         self.contentMode = contentMode
+        self.processors = processors
         self.priority = priority
         self.cachePolicy = cachePolicy
         self.headers = headers
@@ -108,12 +114,13 @@ public struct ImageRequest: Sendable {
 
     /// A request for the image at `url` drawn with `processing`:
     /// `ImageRequest(url: url, processing: ImageProcessing(width: 300, mode: .fill, gravity: .smart))`.
-    public init(url: URL, processing: ImageProcessing, priority: FetchPriority = .urgent,
+    public init(url: URL, processing: ImageProcessing, processors: [ImageProcessor] = [], priority: FetchPriority = .urgent,
                 cachePolicy: CachePolicy = .useCache, headers: [String: String] = [:], options: Options = [],
                 cacheKey: String? = nil) {
         self.init(url: url, size: nil, priority: priority, cachePolicy: cachePolicy, headers: headers, options: options,
                   cacheKey: cacheKey)
         self.processing = processing
+        self.processors = processors
     }
 
     /// A request for `entity`'s picture in `format` (its size, aspect fill).
