@@ -6,7 +6,8 @@ import Logging
 
 /// The gallery (docs/SERVING.md, "Gallery"): `GET /gallery[?dir=SUB]` is one HTML page with its script
 /// inline (``GalleryPage``, the resource `gallery.html`), which asks `GET /gallery/list?dir=SUB` for the
-/// images under the root and the presets to show them in, then loads thumbnails from `/v1/{preset}/{path}`.
+/// images under the root, their ThumbHashes and the presets to show them in, paints each cell's hash at
+/// once, then loads thumbnails from `/v1/{preset}/{path}`.
 ///
 /// An application extends the gallery with an ``Addition``: a script the page runs after its own, which
 /// drives the page through `window.tesseraGallery`, and routes of its own beside `/gallery` (the browser
@@ -27,6 +28,8 @@ public struct GalleryRoutes: Sendable {
     /// Listings walk the file system on a queue of their own, one at a time, off Swift's cooperative
     /// threads; at most ``maximumWaitingListings`` wait, later ones get `503 busy`.
     private let listings: ListingQueue
+    /// The listed images' ThumbHashes in the low-resolution preset.
+    private let placeholders = GalleryPlaceholders()
 
     /// Listings that may wait for the one running.
     public static let maximumWaitingListings = 8
@@ -68,9 +71,12 @@ public struct GalleryRoutes: Sendable {
                 let listing = try await listings.run { () throws(ServiceError) -> GalleryListing in
                     try GalleryListing.make(root: root, directory: directory, maximumImages: settings.maximumImages)
                 }
-                body = try GalleryListResponse(listing: listing, presets: presets, maximumImages: settings.maximumImages).json()
+                let hashes = await placeholders.hashes(of: listing.images, preset: (presets.lowres ?? presets.full).name, service: service)
+                body = try GalleryListResponse(listing: listing, presets: presets, maximumImages: settings.maximumImages,
+                                               thumbHashes: hashes.map { $0?.base64 }).json()
                 logger.info("gallery list", metadata: [
                     "dir": "\(directory)", "images": "\(listing.images.count)", "truncated": "\(listing.truncated)",
+                    "thumbhashes": "\(hashes.count { $0 != nil })",
                     "latency_ms": "\(String(format: "%.2f", (ContinuousClock.now - start).timeInterval * 1000))",
                 ])
             } catch let error as ServiceError {
@@ -193,14 +199,17 @@ private struct GalleryListResponse: Encodable {
     var images: [String]
     var truncated: Bool
     var maximumImages: Int
+    /// Each image's ThumbHash in the low-resolution preset (base64), or `null` (``GalleryPlaceholders``).
+    var thumbHashes: [String?]
 
-    init(listing: GalleryListing, presets: GalleryPresets, maximumImages: Int) {
+    init(listing: GalleryListing, presets: GalleryPresets, maximumImages: Int, thumbHashes: [String?]) {
         directory = listing.directory
         preset = presets.full
         lowres = presets.lowres
         images = listing.images
         truncated = listing.truncated
         self.maximumImages = maximumImages
+        self.thumbHashes = thumbHashes
     }
 
     func json() throws -> [UInt8] {

@@ -29,24 +29,38 @@ extension ImageService {
     }
 
     /// The summary of the image `info` asks for (its `info` parameter ignored): the image comes from the
-    /// one request path (memory, table or a fill, exactly as the image URL would), then its encoded bytes
-    /// are decoded (the thumbnail, not the source) and hashed. Errors are the image's own.
+    /// one request path (memory, table or a fill, exactly as the image URL would). A preset's image of a
+    /// file is then summarised from its table slot, the pixels before encoding (no decode); any other
+    /// image (a resize, an object, one too tall for its slots) by decoding the encoded answer. Errors are
+    /// the image's own.
     public func summary(of info: RequestInfo) async throws(ServiceError) -> ImageSummary {
         var plain = info
         plain.query["info"] = nil
         plain.ifNoneMatch = nil
         let image = try await respond(to: plain)
-        let decoded: Bitmap, hash: ThumbHash
+        let size: PixelSize, hash: ThumbHash
         do {
-            decoded = try decoder.decode(Data(image.body))
-            hash = try ThumbHash(image: decoded)
+            if let request = try? resolve(plain, trustingRecentCheck: true), let slot = slotView(of: request) {
+                size = slot.layout.size
+                hash = try ThumbHash(image: slot)
+            } else {
+                let decoded = try decoder.decode(Data(image.body))
+                size = decoded.layout.size
+                hash = try ThumbHash(image: decoded)
+            }
         } catch {
             throw ServiceError(.internal, "the served image could not be summarised: \(error)")
         }
         let format = image.contentType.hasPrefix("image/") ? String(image.contentType.dropFirst(6)) : image.contentType
-        var summary = ImageSummary(width: decoded.width, height: decoded.height, format: format, thumbHash: hash.base64)
+        var summary = ImageSummary(width: size.width, height: size.height, format: format, thumbHash: hash.base64)
         summary.cacheControl = image.cacheControl
         return summary
+    }
+
+    /// The table slot a preset request of a file reads, when its table holds it.
+    func slotView(of request: ServeRequest) -> SlotView? {
+        guard let table = request.preset, let file = request.file else { return nil }
+        return table.image(of: PresetTable.Source(file))
     }
 
     /// Whether a request asks for the summary rather than the image (a query parameter `info`, any value).

@@ -44,6 +44,9 @@ struct GalleryEndToEndTests {
         var frames: Summary
         var appear: Summary
         var full: Summary
+        var thumbHashes: Int
+        var placeholders: Int
+        var blankCells: Int
     }
 
     /// `count` images under `root`, `perDirectory` to a directory (`set-00/photo-0000.jpg`, …): hard links
@@ -126,6 +129,10 @@ struct GalleryEndToEndTests {
         #expect(report.frames.count > 0)
         #expect(report.appear.count >= count)
         #expect(report.full.count >= count)
+        // Every cell was painted at once: its ThumbHash from the listing, then its picture over it.
+        #expect(report.thumbHashes == count)
+        #expect(report.placeholders >= count)
+        #expect(report.blankCells == 0)
 
         // The server agrees: no 5xx, and at least one 200 per image.
         let byStatus = Self.requestsByStatus(try await server.get("/metrics").text)
@@ -165,9 +172,14 @@ struct GalleryEndToEndTests {
         struct Listing: Decodable {
             var images: [String]
             var truncated: Bool
+            var thumbHashes: [String?]
         }
         let all = try JSONDecoder().decode(Listing.self, from: Data(try await server.get("/gallery/list").body))
         #expect(all.images.count == 25)
+        // A ThumbHash per image: the hash of its low-resolution preset (40×40 fill), as `?info` gives it.
+        #expect(all.thumbHashes.count == 25 && all.thumbHashes.allSatisfy { $0 != nil })
+        let summary = try await server.get("/v1/lowres/" + all.images[3] + "?info")
+        #expect(summary.text.contains("\"thumbHash\":\"" + (all.thumbHashes[3] ?? "-") + "\""), "\(summary.text)")
         #expect(all.truncated)
         #expect(all.images.first == "set-00/photo-0000.jpg")
         #expect(!all.images.contains { $0.contains("fake") || $0.contains("notes") || $0.hasPrefix("out/") || $0.hasPrefix(".") })

@@ -20,16 +20,25 @@ struct ServeSummaryTests {
         try JSONDecoder().decode(Summary.self, from: Data(response.body))
     }
 
-    /// The summary an image body calls for: its decoded size and its ThumbHash.
+    /// The summary an image body calls for: its decoded size and its ThumbHash (what `?info` answers where
+    /// no table slot holds the pixels, a resize for one).
     static func expected(for body: [UInt8], format: String) throws -> Summary {
         let image = try ImageDecoder().decode(Data(body))
         return Summary(width: image.width, height: image.height, format: format, thumbHash: try ThumbHash(image: image).base64)
     }
 
+    /// The summary of a preset's image of `path`: the size and hash of the pixels in its table slot.
+    static func expected(_ service: ImageService, preset: String, path: String, format: String) throws -> Summary {
+        let info = ImageService.RequestInfo(route: .preset(name: preset, path: path), path: "/v1/\(preset)/\(path)",
+                                            rawQuery: nil, accept: nil, ifNoneMatch: nil)
+        let slot = try #require(service.slotView(of: try service.resolve(info, trustingRecentCheck: false)))
+        return Summary(width: slot.width, height: slot.height, format: format, thumbHash: try ThumbHash(image: slot).base64)
+    }
+
     @Test("the summary describes the image the same URL serves, whichever is asked first", arguments: [true, false])
     func summaryMatchesImage(summaryFirst: Bool) async throws {
         let fixture = try ServeFixture()
-        try await fixture.withServer(fixture.configuration()) { port, _ in
+        try await fixture.withServer(fixture.configuration()) { port, server in
             var info: RawHTTP.Response?
             if summaryFirst { info = try await RawHTTP.get(port: port, "/v1/box/sub/tall.jpg?info") }
             let image = try await RawHTTP.get(port: port, "/v1/box/sub/tall.jpg")
@@ -43,7 +52,9 @@ struct ServeSummaryTests {
                     "the image URL never answers with the summary")
             #expect(again.headers["x-tessera-cache"] == "memory")
             let summary = try Self.summary(answer)
-            #expect(summary == (try Self.expected(for: image.body, format: "jpeg")))
+            #expect(summary == (try Self.expected(server.service, preset: "box", path: "sub/tall.jpg", format: "jpeg")))
+            let decoded = try Self.expected(for: image.body, format: "jpeg")
+            #expect(summary.width == decoded.width && summary.height == decoded.height, "the size of the image served")
             #expect(summary.width == 75 && summary.height == 100, "box is 100×100 fit: a 300×400 source becomes 75×100")
             let hash = try ThumbHash(base64: summary.thumbHash)
             #expect(abs(hash.approximateAspectRatio - 0.75) < 0.1)
@@ -53,11 +64,24 @@ struct ServeSummaryTests {
     @Test("the format follows Accept, as the image's does", arguments: [("image/webp,*/*", "webp"), ("image/png", "png")])
     func formatFollowsAccept(accept: String, format: String) async throws {
         let fixture = try ServeFixture()
-        try await fixture.withServer(fixture.configuration()) { port, _ in
+        try await fixture.withServer(fixture.configuration()) { port, server in
             let info = try await RawHTTP.get(port: port, "/v1/thumb/logo.png?info", headers: ["Accept": accept])
             let image = try await RawHTTP.get(port: port, "/v1/thumb/logo.png", headers: ["Accept": accept])
             #expect(image.headers["content-type"] == "image/" + format)
-            #expect(try Self.summary(info) == (try Self.expected(for: image.body, format: format)))
+            #expect(try Self.summary(info) == (try Self.expected(server.service, preset: "thumb", path: "logo.png", format: format)))
+        }
+    }
+
+    @Test("a resize's summary is that of its decoded answer (no table holds its pixels)")
+    func resize() async throws {
+        let fixture = try ServeFixture()
+        try await fixture.withServer(fixture.configuration()) { port, _ in
+            let info = try await RawHTTP.get(port: port, "/v1/resize?src=photo.jpg&w=120&info")
+            let image = try await RawHTTP.get(port: port, "/v1/resize?src=photo.jpg&w=120")
+            #expect(image.headers["content-type"] == "image/jpeg")
+            let summary = try Self.summary(info)
+            #expect(summary == (try Self.expected(for: image.body, format: "jpeg")))
+            #expect(summary.width == 120 && summary.height == 90)
         }
     }
 

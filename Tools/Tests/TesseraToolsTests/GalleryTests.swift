@@ -22,6 +22,7 @@ struct GalleryTests {
         var lowres: Preset?
         var images: [String]
         var truncated: Bool
+        var thumbHashes: [String?]
     }
 
     /// `fixture`'s server (`configuration`, by default the fixture's) with the gallery's test mode wired in as
@@ -58,6 +59,44 @@ struct GalleryTests {
                 #expect(try await RawHTTP.get(port: port, "/gallery/list?dir=\(query)").status == status, "\(query)")
             }
             #expect(try await RawHTTP.get(port: port, "/gallery?dir=dir-out").status == 403)
+        }
+    }
+
+    @Test("the listing carries each image's ThumbHash in the low-resolution preset: the hash of its table slot, kept after a restart")
+    func listingCarriesThumbHashes() async throws {
+        let fixture = try ServeFixture()
+        let configuration = fixture.configuration {
+            $0.presets.append(.init(name: "lowres", width: 16, height: 16, mode: .fill))
+        }
+        let first = try await fixture.withServer(configuration) { port, server in
+            let listing = try await Self.listing(port: port)
+            #expect(listing.lowres?.name == "lowres")
+            #expect(listing.thumbHashes.count == listing.images.count)
+            #expect(listing.thumbHashes.allSatisfy { $0 != nil })
+            // Each hash is that of a slot: the image's own, or, for link-in.jpg and photo.jpg (one file, one
+            // version), the slot of whichever of the two was drawn.
+            func slotHash(_ path: String) throws -> String? {
+                let info = ImageService.RequestInfo(route: .preset(name: "lowres", path: path), path: "/v1/lowres/\(path)",
+                                                    rawQuery: nil, accept: nil, ifNoneMatch: nil)
+                return try server.service.slotView(of: try server.service.resolve(info, trustingRecentCheck: false)).map { try ThumbHash(image: $0).base64 }
+            }
+            let hashes = Dictionary(uniqueKeysWithValues: zip(listing.images, listing.thumbHashes.map { $0 ?? "" }))
+            #expect(hashes["logo.png"] == (try slotHash("logo.png")))
+            #expect(hashes["sub/tall.jpg"] == (try slotHash("sub/tall.jpg")))
+            #expect(hashes["photo.jpg"] == hashes["link-in.jpg"])
+            let drawn = [try slotHash("photo.jpg"), try slotHash("link-in.jpg")].compactMap { $0 }
+            #expect(!drawn.isEmpty && drawn.allSatisfy { $0 == hashes["photo.jpg"] })
+            let decodes = server.service.statistics.decodes
+            #expect((3...4).contains(decodes), "one decode per file, the link's maybe twice if drawn at once: \(decodes)")
+            let again = try await Self.listing(port: port)
+            #expect(again.thumbHashes == listing.thumbHashes)
+            #expect(server.service.statistics.decodes == decodes, "a second listing decodes nothing")
+            return listing.thumbHashes
+        }
+        try await fixture.withServer(configuration) { port, server in
+            let listing = try await Self.listing(port: port)
+            #expect(listing.thumbHashes == first)
+            #expect(server.service.statistics.decodes == 0, "after a restart the hashes come from the tables' slots")
         }
     }
 
