@@ -190,12 +190,26 @@ public final class ImageService: Sendable {
     /// request, errors included: ``respond(to:)`` answers those. The memory-hit handler calls this on the
     /// connection's event loop.
     public func cachedResponse(to info: RequestInfo) -> ImageResponse? {
+        memoryAnswer(to: info)?.image
+    }
+
+    /// ``cachedResponse(to:)``, with until when (``RootDirectory/monotonicNanoseconds()``) the same request
+    /// may be given the same answer without being resolved again: the end of the trusted check of its
+    /// source file. `nil` for an object's answer, a `304`, and every answer when sources are checked on
+    /// every request.
+    func memoryAnswer(to info: RequestInfo) -> (image: ImageResponse, reusableUntil: UInt64?)? {
         guard var request = try? resolve(info, trustingRecentCheck: true) else { return nil }
-        if case .object(let store, let key, nil) = request.source {
+        var reusableUntil: UInt64?
+        switch request.source {
+        case .file(let file) where root.recheckNanoseconds > 0 && info.ifNoneMatch == nil:
+            reusableUntil = file.checkedAt &+ root.recheckNanoseconds
+        case .object(let store, let key, nil):
             guard let version = store.recentVersion(of: key, within: configuration.sourceCheckIntervalSeconds) else { return nil }
             request = request.versioned(version)
+        default:
+            break
         }
-        return fromMemory(request)
+        return fromMemory(request).map { ($0, reusableUntil) }
     }
 
     /// A memory hit for a request whose source's version is known (its `If-None-Match` compared with the

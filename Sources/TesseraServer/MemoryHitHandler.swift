@@ -13,6 +13,11 @@ import Tessera
 /// swift-http-types, no copy of the body (the cache's `ByteBuffer` is written as it is). Every other
 /// request goes on unchanged to the conversion and the router (see ``ImageHTTPChannel``).
 ///
+/// The lookup asks the event loop's ``HotAnswers`` first: a request target (with the format its `Accept`
+/// chose) answered from memory before on this loop, while its source's check is still trusted, gets the
+/// same head and body again without the service resolving it. Otherwise the service looks the request up
+/// (``ImageService/memoryAnswer(to:)``) and the answer is kept there for the next time.
+///
 /// The handler sits right after NIO's HTTP/1 decoder and encoder, so it sees whole `HTTPRequestHead`s. Its
 /// rules keep HTTP/1.1 correct:
 /// - **Order.** It answers only while no request it passed on is still unanswered (it counts them, and a
@@ -39,14 +44,18 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The routes (and through them the service); let go when the connection closes, so that a server that
     /// has stopped holds no table open through a pipeline NIO tears down a moment after the close.
     private var routes: ImageRoutes?
+    /// The answers kept by this connection's event loop.
+    private let hot: HotAnswers
     /// Requests passed on to the router whose response has not ended.
     private var unanswered = 0
     /// A request answered from memory whose `.end` has not arrived yet, with its answer.
     private var held: (request: HTTPRequestHead, hit: Hit, start: ContinuousClock.Instant)?
     private var needsFlush = false
 
-    init(routes: ImageRoutes) {
+    /// A handler answering from `routes`' service, keeping answers in `hot` (its event loop's).
+    init(routes: ImageRoutes, hot: HotAnswers) {
         self.routes = routes
+        self.hot = hot
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -74,10 +83,13 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             guard let held else { context.fireChannelRead(data); return }
             self.held = nil
-            answer(held.hit.image, context: context)
-            routes?.record(method: "GET", path: held.hit.path, route: held.hit.route == .resize ? .resize : .preset,
-                          label: held.hit.route.label, status: held.hit.image.status, outcome: held.hit.image.outcome.rawValue,
-                          start: held.start)
+            let hit = held.hit
+            needsFlush = true   // the flush waits for the end of this read, so pipelined answers go out together
+            context.write(wrapOutboundOut(.head(hit.head)), promise: nil)
+            if hit.status != 304 { context.write(wrapOutboundOut(.body(.byteBuffer(hit.body))), promise: nil) }
+            context.write(wrapOutboundOut(.end(nil)), promise: nil)
+            routes?.record(method: "GET", path: hit.path, route: hit.route == .resize ? .resize : .preset,
+                           label: hit.route.label, status: hit.status, outcome: hit.outcome.rawValue, start: held.start)
         }
     }
 
@@ -94,48 +106,45 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
-    private typealias Hit = (path: String, route: ImageService.Route, image: ImageService.ImageResponse)
+    /// A memory answer: what to write, and what its log line and metrics say.
+    private struct Hit {
+        let head: HTTPResponseHead
+        let body: ByteBuffer
+        let status: Int
+        let outcome: CacheOutcome
+        let path: String
+        let route: ImageService.Route
+    }
 
-    /// The route's memory answer to `request`, when it is a plain HTTP/1.1 `GET` the handler may answer.
+    /// The memory answer to `request`, when it is a plain HTTP/1.1 `GET` the handler may answer: kept by the
+    /// loop, or looked up by the service (and then kept when it may be given again).
     private func memoryHit(_ request: HTTPRequestHead) -> Hit? {
         guard request.method == .GET, request.version == .http1_1, request.uri.hasPrefix("/v1/"),
-              !request.headers.contains(name: "connection") else { return nil }
+              !request.headers.contains(name: "connection"), let routes else { return nil }
+        let ifNoneMatch = request.headers.first(name: "if-none-match")
+        let key = HotAnswers.Key(target: request.uri, accepted: hot.accepted(request.headers.first(name: "accept")))
+        if ifNoneMatch == nil, let kept = hot.answer(key) {
+            _ = routes.service.ok(kept.entry, outcome: .memory)   // counted as the service counts a memory hit
+            return Hit(head: kept.head, body: kept.entry.body, status: 200, outcome: .memory, path: kept.path, route: kept.route)
+        }
+        let departures = hot.responseDepartures
         let uri = URI(request.uri)
         let path = uri.path
         guard let route = ImageRoutes.route(forPath: path) else { return nil }
         let info = ImageService.RequestInfo(route: route, path: path, rawQuery: uri.query, accept: request.headers.first(name: "accept"),
-                                            ifNoneMatch: request.headers.first(name: "if-none-match"))
-        return routes?.service.cachedResponse(to: info).map { (path, route, $0) }
-    }
-
-    /// Writes the response; the flush waits for the end of this read, so pipelined answers go out together.
-    private func answer(_ image: ImageService.ImageResponse, context: ChannelHandlerContext) {
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(8)
-        ImageRoutes.forEachField(of: image) { headers.add(name: $0.rawName, value: $1) }
-        if image.status != 304 { headers.add(name: "Content-Length", value: String(image.bodyBuffer.readableBytes)) }
-        headers.add(name: "Date", value: HTTPDate.now())
-        headers.add(name: "Server", value: ImageServer.serverName)
-        needsFlush = true
-        let head = HTTPResponseHead(version: .http1_1, status: image.status == 304 ? .notModified : .ok, headers: headers)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if image.status != 304 { context.write(wrapOutboundOut(.body(.byteBuffer(image.bodyBuffer))), promise: nil) }
-        context.write(wrapOutboundOut(.end(nil)), promise: nil)
+                                            ifNoneMatch: ifNoneMatch)
+        guard let (image, reusableUntil) = routes.service.memoryAnswer(to: info) else { return nil }
+        let head = reusableUntil.map {
+            hot.keep(image, for: key, reusableUntil: $0, path: path, route: route, departuresBefore: departures)
+        } ?? HotAnswers.head(of: image, date: hot.dateText(time(nil)))
+        return Hit(head: head, body: image.bodyBuffer, status: image.status, outcome: image.outcome, path: path, route: route)
     }
 }
 
-/// The `Date` header's value (`HTTPCacheInfo.formatHTTPDate`), formatted at most once a second.
+/// The `Date` header's value (`HTTPCacheInfo.formatHTTPDate`) of a second since 1970.
 enum HTTPDate {
-    private static let cache = LockedValue((second: 0, text: ""))
-
-    static func now() -> String {
-        let second = time(nil)
-        return cache.withLock { cached in
-            if cached.second != second {
-                cached = (second, HTTPCacheInfo.formatHTTPDate(Date(timeIntervalSince1970: TimeInterval(second))))
-            }
-            return cached.text
-        }
+    static func text(_ second: Int) -> String {
+        HTTPCacheInfo.formatHTTPDate(Date(timeIntervalSince1970: TimeInterval(second)))
     }
 }
 #endif

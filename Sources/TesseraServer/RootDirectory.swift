@@ -50,6 +50,9 @@ struct RootDirectory: Sendable {
         /// Whether this request checked the file (`stat`); `false` when a check younger than the recheck
         /// interval was reused.
         let verified: Bool
+        /// When the check this answer rests on was made (``RootDirectory/monotonicNanoseconds()``; 0
+        /// without a recheck interval).
+        let checkedAt: UInt64
 
         init(_ relative: String, _ entry: CheckedPaths.Entry, verified: Bool) {
             relativePath = relative
@@ -58,6 +61,7 @@ struct RootDirectory: Sendable {
             version = entry.version
             size = entry.size
             self.verified = verified
+            checkedAt = entry.checkedAt
         }
 
         /// This file as one of the named source `name`: its ``identity`` is `@name/` and its relative path.
@@ -88,8 +92,9 @@ struct RootDirectory: Sendable {
         if let known, stat(realPath + "/" + relative, &info) == 0,
            UInt64(info.st_dev) == known.device, UInt64(info.st_ino) == known.inode, (info.st_mode & S_IFMT) == S_IFREG {
             if known.matches(info) {
-                if recheckNanoseconds > 0 { checked.set(relative, known.checked(at: now)) }
-                return File(relative, known, verified: true)
+                let entry = known.checked(at: now)
+                if recheckNanoseconds > 0 { checked.set(relative, entry) }
+                return File(relative, entry, verified: true)
             }
             let entry = CheckedPaths.Entry(realPath: known.realPath, info, checkedAt: now)
             checked.set(relative, entry)

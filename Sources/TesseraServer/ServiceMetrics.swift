@@ -5,7 +5,10 @@ import Metrics
 @_spi(Internal) import TesseraImaging
 
 /// The service's metrics, made on one factory (the server's Prometheus registry, or the global one).
-struct ServiceMetrics: Sendable {
+///
+/// A class, so that reading one metric through the service retains the one object, not each of the fifteen
+/// references a copy of a struct would (every memory hit reads several).
+final class ServiceMetrics: Sendable {
     let factory: any MetricsFactory
     let tableHits: Counter
     let tableMisses: Counter
@@ -19,9 +22,9 @@ struct ServiceMetrics: Sendable {
     /// Decodes and encodes running in a decode slot, and requests waiting for one.
     let decodesRunning: Meter
     let decodesWaiting: Meter
-    /// `tessera_requests_total` by "status|preset", made once each: statuses are few and presets are the
+    /// `tessera_requests_total` by status and preset, made once each: statuses are few and presets are the
     /// configured names plus `resize` and `unknown`, so this stays small.
-    private let requestCounters = LockedValue([String: Counter]())
+    private let requestCounters = LockedValue([RequestKey: Counter]())
     /// `tessera_http_request_duration_seconds` (a histogram) by route and status (the key
     /// `route index × 1000 + status`, no string made per request), made once each: routes are a fixed set
     /// (``Route``) and statuses few.
@@ -64,34 +67,51 @@ struct ServiceMetrics: Sendable {
         self.outcomes = outcomes
     }
 
+    /// The key of a `tessera_requests_total` counter (hashing it makes no string).
+    private struct RequestKey: Hashable {
+        let status: Int
+        let preset: String
+    }
+
     /// Counts one image answer by where it came from (a `304` is not counted).
     func outcome(_ outcome: CacheOutcome) {
         outcomes[outcome]?.increment()
     }
 
+    /// The counter of ``outcome(_:)`` for `outcome`.
+    func outcomeCounter(_ outcome: CacheOutcome) -> Counter? { outcomes[outcome] }
+
     /// Records one finished request's duration by route and status.
     func duration(route: Route, status: Int, nanoseconds: Int64) {
+        durationTimer(route: route, status: status).recordNanoseconds(nanoseconds)
+    }
+
+    /// The histogram ``duration(route:status:nanoseconds:)`` records into for `route` and `status`.
+    func durationTimer(route: Route, status: Int) -> CoreMetrics.Timer {
         let key = (Route.allCases.firstIndex(of: route) ?? 0) * 1000 + status
-        let timer = durations.withLock { timers in
+        return durations.withLock { timers in
             if let known = timers[key] { return known }
             let made = CoreMetrics.Timer(label: "tessera_http_request_duration_seconds",
                                          dimensions: [("route", route.rawValue), ("status", String(status))], factory: factory)
             timers[key] = made
             return made
         }
-        timer.recordNanoseconds(nanoseconds)
     }
 
     /// Counts one finished request by status and preset.
     func request(status: Int, preset: String) {
-        let key = "\(status)|\(preset)"
-        let counter = requestCounters.withLock { counters in
+        requestCounter(status: status, preset: preset).increment()
+    }
+
+    /// The counter ``request(status:preset:)`` increments for `status` and `preset`.
+    func requestCounter(status: Int, preset: String) -> Counter {
+        let key = RequestKey(status: status, preset: preset)
+        return requestCounters.withLock { counters in
             if let known = counters[key] { return known }
             let made = Counter(label: "tessera_requests_total", dimensions: [("status", String(status)), ("preset", preset)], factory: factory)
             counters[key] = made
             return made
         }
-        counter.increment()
     }
 }
 #endif

@@ -31,11 +31,18 @@ struct MemoryHitHandlerTests {
         /// The body the service answers `/v1/thumb/photo.jpg` with (from the response cache once warm).
         let photo: [UInt8]
 
-        init() async throws {
+        /// `accepts`: besides the photo's JPEG, the answers for these `Accept` headers are made first, so that
+        /// they are in memory (before the channel is made: an `EmbeddedChannel` is used on its own thread).
+        init(accepts: [String] = [], _ change: (inout ServerConfiguration) -> Void = { _ in }) async throws {
             serveFixture = try ServeFixture()
-            server = try ImageServer(configuration: serveFixture.configuration(), logger: Logger(label: "test"))
+            server = try ImageServer(configuration: serveFixture.configuration(change), logger: Logger(label: "test"))
             let info = ImageService.RequestInfo(route: .preset(name: "thumb", path: "photo.jpg"), path: "/v1/thumb/photo.jpg", rawQuery: nil, accept: nil, ifNoneMatch: nil)
             photo = try await server.service.respond(to: info).body
+            for accept in accepts {
+                var other = info
+                other.accept = accept
+                _ = try await server.service.respond(to: other)
+            }
             channel = EmbeddedChannel()
             router = Router()
             let operations = channel.pipeline.syncOperations
@@ -199,5 +206,85 @@ struct MemoryHitHandlerTests {
         try busy.routerAnswers(body: "second")
         #expect(!busy.channel.isActive)
         #expect(try Self.responses(try busy.written()).map(\.body) == [Array("first".utf8), Array("second".utf8)])
+    }
+
+    // MARK: Answers kept by the event loop
+
+    /// With a source check interval, the loop keeps each memory answer and gives it again while the check
+    /// is trusted: the same status, headers and body as the first time, counted as every memory hit, one
+    /// answer per request target and per format `Accept` chooses (AVIF before WebP, JPEG without either).
+    @Test func keptAnswersAreTheRoutesAnswersPerTargetAndFormat() async throws {
+        let accepts: [(header: String?, type: String)] = [
+            (nil, "image/jpeg"), ("image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8", "image/avif"),
+            ("image/webp,*/*", "image/webp"), ("image/avif;q=0, image/webp", "image/webp"), ("IMAGE/AVIF", "image/avif"),
+        ]
+        let f = try await Fixture(accepts: accepts.compactMap(\.header)) { $0.sourceCheckIntervalSeconds = 60 }
+        let before = f.server.service.statistics.memoryHits
+        for _ in 0..<3 {
+            for accept in accepts { try f.send(Fixture.get("/v1/thumb/photo.jpg", accept.header.map { "Accept: \($0)\r\n" } ?? "")) }
+        }
+        #expect(f.router.parts.isEmpty)
+        let answers = try Self.responses(try f.written())
+        try #require(answers.count == 3 * accepts.count)
+        #expect(f.server.service.statistics.memoryHits - before == answers.count)
+        for (index, answer) in answers.enumerated() {
+            let first = answers[index % accepts.count]
+            #expect(answer.status == 200 && answer.headers["content-type"] == accepts[index % accepts.count].type)
+            #expect(answer.headers["vary"] == "Accept" && answer.headers["x-tessera-cache"] == "memory")
+            #expect(answer.body == first.body && answer.headers["etag"] == first.headers["etag"])
+            #expect(answer.headers["content-length"] == String(answer.body.count))
+            #expect(Set(answer.headers.keys) == Set(first.headers.keys))
+        }
+        #expect(Set(answers.prefix(accepts.count).map { $0.headers["etag"] ?? "" }).count == 3, "one answer per format")
+        // A conditional request is the service's to answer: its tag matches, so a 304.
+        try f.send(Fixture.get("/v1/thumb/photo.jpg", "If-None-Match: \(answers[0].headers["etag"] ?? "")\r\n"))
+        #expect(String(decoding: try f.written(), as: UTF8.self).hasPrefix("HTTP/1.1 304 Not Modified\r\n"))
+    }
+
+    /// Checking every request (no interval, the default) keeps nothing: a source changed after its answer
+    /// is read again at the next request, which goes to the router (its new version is not in memory).
+    @Test func withoutACheckIntervalEveryHitChecksItsFile() async throws {
+        let f = try await Fixture()
+        try f.send(Fixture.get("/v1/thumb/photo.jpg"))
+        try f.send(Fixture.get("/v1/thumb/photo.jpg"))
+        #expect(try Self.responses(try f.written()).map(\.body) == [f.photo, f.photo])
+        try ServeFixture.jpeg(width: 200, height: 100).write(to: f.serveFixture.root.appendingPathComponent("photo.jpg"))
+        try f.send(Fixture.get("/v1/thumb/photo.jpg"))
+        #expect(f.router.heads == ["/v1/thumb/photo.jpg"])
+    }
+
+    /// The rules of `HotAnswers` itself: an answer is given again only until its source's check expires and
+    /// while no entry has left the response cache since it was kept; `Accept`'s choice is the service's.
+    @Test func aKeptAnswerEndsWithItsSourcesCheckOrAnyDepartureFromTheCache() throws {
+        let responses = ResponseCache(capacityBytes: 1 << 20)
+        let hot = HotAnswers(responses: responses)
+        let entry = ResponseCache.Entry(body: ByteBuffer(string: "pixels"), contentType: "image/avif", etag: "\"tag\"")
+        responses.set("a", entry)
+        let image = ImageService.ImageResponse(status: 200, bodyBuffer: entry.body, contentType: entry.contentType, etag: entry.etag,
+                                               cacheControl: "public, max-age=60", outcome: .memory)
+        let now = RootDirectory.monotonicNanoseconds()
+        let key = HotAnswers.Key(target: "/v1/thumb/a.jpg", accepted: .avif)
+        let expired = HotAnswers.Key(target: "/v1/thumb/b.jpg", accepted: .avif)
+        let head = hot.keep(image, for: key, reusableUntil: now + 60_000_000_000, path: "/v1/thumb/a.jpg",
+                            route: .preset(name: "thumb", path: "a.jpg"), departuresBefore: hot.responseDepartures)
+        _ = hot.keep(image, for: expired, reusableUntil: now, path: "/v1/thumb/b.jpg",
+                     route: .preset(name: "thumb", path: "b.jpg"), departuresBefore: hot.responseDepartures)
+        #expect(head.status == .ok && head.headers["Content-Length"] == ["6"] && head.headers["ETag"] == ["\"tag\""])
+        let kept = try #require(hot.answer(key))
+        #expect(kept.head.headers["Content-Type"] == ["image/avif"] && kept.head.headers["Date"].count == 1)
+        #expect(String(buffer: kept.entry.body) == "pixels")
+        #expect(hot.answer(HotAnswers.Key(target: "/v1/thumb/a.jpg", accepted: .webp)) == nil, "another format is another answer")
+        #expect(hot.answer(expired) == nil, "its source's check is no longer trusted")
+        // An answer found before an entry left the cache is not kept; one kept before is forgotten.
+        let departures = hot.responseDepartures
+        responses.set("a", entry)   // a replacement: the old entry left
+        _ = hot.keep(image, for: expired, reusableUntil: now + 60_000_000_000, path: "/v1/thumb/b.jpg",
+                     route: .preset(name: "thumb", path: "b.jpg"), departuresBefore: departures)
+        #expect(hot.answer(key) == nil && hot.answer(expired) == nil)
+        for accept in ["image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8", "image/webp, image/avif;q=0", "text/html,*/*", ""] {
+            #expect(hot.accepted(accept) == OutputChoice.bestAccepted(accept))
+            #expect(hot.accepted(accept) == OutputChoice.bestAccepted(accept), "the same from the kept choice")
+        }
+        #expect(hot.accepted(nil) == nil)
     }
 }
