@@ -130,7 +130,7 @@ public struct ImageRoutes: Sendable {
     /// image itself; `Vary: Accept` because the format follows it.
     static func response(_ summary: ImageService.ImageSummary) -> Response {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body = (try? encoder.encode(summary)) ?? Data("{}".utf8)
         return Response(status: .ok, headers: [.contentType: "application/json", .vary: "Accept", .cacheControl: summary.cacheControl],
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
