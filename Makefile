@@ -26,7 +26,8 @@ release: setup-build
 demo: setup release
 	scripts/demo $(DEMO_ARGS)
 
-# Every public symbol documented (scripts/check-docs, on the debug build the tests use), the unit and
+# Every public symbol documented (scripts/check-docs, on the debug build the tests use), the DocC archive
+# built with warnings as errors (scripts/build-docs: every symbol link and article resolves), the unit and
 # integration tests (debug) with the compiled documentation snippets, then the end-to-end suites on the
 # release binary that users run. Before them, the thumbor virtualenv for bench serve's test (the one step that
 # goes to PyPI; without it that test leaves thumbor out and says so). scripts/test-run bounds the run
@@ -36,6 +37,7 @@ demo: setup release
 # from its seeds (about 2 minutes with the build); a build error or a crash fails `make test`.
 test: setup-build
 	scripts/check-docs
+	TESSERA_DOCS=1 scripts/build-docs $(DOCS_TARGETS)
 	scripts/fuzz smoke $(FUZZ_SMOKE_SECONDS)
 	$(SWIFT) build $(TOOLS) -c release --product tessera
 	if [ -z "$${TESSERA_E2E_SKIP_THUMBOR:-}" ]; then timeout 900 $(TESSERA_RELEASE) bench peers --only thumbor \

@@ -4,7 +4,7 @@ import Synchronization
 import Tessera
 
 extension ImageManager {
-    /// The shared default manager: the default ``ImageManager/Configuration`` (memory cache, disk cache in
+    /// The shared default manager: the default `ImageManager.Configuration` (memory cache, disk cache in
     /// `ImageManager/Configuration/defaultDiskDirectory`) over ``HTTPDataLoader/shared``, with a
     /// `MemoryPressureWatcher` started on its memory cache (``sharedMemoryPressureWatcher``), so the cache
     /// is trimmed when the kernel reports memory pressure. It lives in `TesseraHTTP` because the core

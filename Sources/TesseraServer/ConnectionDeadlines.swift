@@ -6,7 +6,7 @@ import NIOHTTP1
 /// Closes the connections of `tessera serve` that hold a descriptor without asking for anything: the idle
 /// timeout (`--idle-timeout`) and the header timeout (`--header-timeout`, against slowloris clients).
 ///
-/// It sits right after NIO's HTTP/1 decoder and encoder, before the `MemoryHitHandler` (``ImageHTTPChannel``),
+/// It sits right after NIO's HTTP/1 decoder and encoder, before the `MemoryHitHandler` (`ImageHTTPChannel`),
 /// so it sees every request head the decoder completes and the `.end` of every response, the memory hits'
 /// included. A connection is in one of four states, each with its deadline:
 ///

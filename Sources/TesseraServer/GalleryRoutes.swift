@@ -5,7 +5,7 @@ import Logging
 @_spi(Internal) import TesseraImaging
 
 /// The gallery (docs/SERVING.md, "Gallery"): `GET /gallery[?dir=SUB]` is one HTML page with its script
-/// inline (``GalleryPage``, the resource `gallery.html`), which asks `GET /gallery/list?dir=SUB` for the
+/// inline (`GalleryPage`, the resource `gallery.html`), which asks `GET /gallery/list?dir=SUB` for the
 /// images under the root, their ThumbHashes and the presets to show them in, paints each cell's hash at
 /// once, then loads thumbnails from `/v1/{preset}/{path}`.
 ///

@@ -24,7 +24,7 @@ extension ImageService {
         /// Where the answer came from (`X-Tessera-Cache`).
         public var outcome: CacheOutcome
         /// How complete the decode of the source was: `X-Tessera-Decode: partial` for
-        /// ``DecodeIntegrity/truncated``, `damaged` for ``DecodeIntegrity/damaged``, no header when intact.
+        /// `DecodeIntegrity.truncated`, `damaged` for `DecodeIntegrity.damaged`, no header when intact.
         public var integrity: DecodeIntegrity = .intact
         /// Whether this is the fallback image standing in for a missing or undecodable source
         /// (`X-Tessera-Fallback: 1`).

@@ -17,7 +17,7 @@ import Prometheus
 /// // GET /v1/thumb/cat.jpg: the default presets are thumb (200×200, fill) and lowres (40×40, fill).
 /// ```
 ///
-/// Every answer goes through one place (``handle(_:route:label:_:)``): the request's duration by route
+/// Every answer goes through one place (`handle(_:route:label:_:)`): the request's duration by route
 /// and status, the requests counter by status and preset, and one log line with the method, the
 /// latency and the cache outcome; a thrown ``ServiceError`` becomes its own response there.
 public struct ImageRoutes: Sendable {

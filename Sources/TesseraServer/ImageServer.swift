@@ -64,7 +64,7 @@ public struct ImageServer: Sendable {
     static let backlog = 4096
 
     /// The Hummingbird application `run(onListening:onMetricsListening:)` serves: the router, behind the `MemoryHitHandler`
-    /// that answers hot thumbnails on the event loop (``ImageHTTPChannel``). `onListening` gets the bound port.
+    /// that answers hot thumbnails on the event loop (`ImageHTTPChannel`). `onListening` gets the bound port.
     public func application(host: String, port: Int, onListening: @escaping @Sendable (Int) -> Void = { _ in })
         -> Application<RouterResponder<BasicRequestContext>> {
         let routes = routes

@@ -12,7 +12,7 @@ import TesseraHTTP
 /// resizes, remote sources, format negotiation, limits and the encoded-response cache. ``ImageRoutes``
 /// puts it behind Hummingbird routes; docs/SERVING.md describes the behaviour.
 ///
-/// Every request takes one path (``respond(to:)``): resolved once (``ServeRequest``: signature, path,
+/// Every request takes one path (``respond(to:)``): resolved once (`ServeRequest`: signature, path,
 /// source version, cache key), then the encoded-response memory cache, then one job per key in the work
 /// pool (the preset's table or a decode, then one encode), each caller waiting until its own deadline.
 public final class ImageService: Sendable {
@@ -138,7 +138,7 @@ public final class ImageService: Sendable {
     /// Answers one image request: resolved once, then memory, then the work pool (table or decode, then
     /// encode), within the request timeout (`504 timeout` at the deadline, the work going on for others).
     /// With a fallback image (``ServerConfiguration/fallback``), a source that is missing or cannot be
-    /// decoded is answered with it instead of an error (``fallbackResponse(to:after:)``).
+    /// decoded is answered with it instead of an error (`fallbackResponse(to:after:)`).
     public func respond(to info: RequestInfo) async throws(ServiceError) -> ImageResponse {
         do {
             return try await answer(info)

@@ -11,7 +11,7 @@ import Tessera
 /// connection's event loop, before Hummingbird's request task sees them. A hot thumbnail then costs the
 /// HTTP parse, one cache lookup and one socket write: no task, no hop between threads, no conversion to
 /// swift-http-types, no copy of the body (the cache's `ByteBuffer` is written as it is). Every other
-/// request goes on unchanged to the conversion and the router (see ``ImageHTTPChannel``).
+/// request goes on unchanged to the conversion and the router (see `ImageHTTPChannel`).
 ///
 /// The lookup asks the event loop's ``HotAnswers`` first: a request target (with the format its `Accept`
 /// chose) answered from memory before on this loop, while its source's check is still trusted, gets the

@@ -13,10 +13,10 @@ import Tessera
 /// only its format or quality keeps its table and re-encodes.
 struct PresetTable: Sendable {
     let preset: ServerConfiguration.Preset
-    /// The preset's recipe without ``ImageProcessing/format`` and ``ImageProcessing/quality``: everything
+    /// The preset's recipe without `ImageProcessing.format` and `ImageProcessing.quality`: everything
     /// that shapes the pixels.
     let pixels: ImageProcessing
-    /// The whole recipe's ``ImageProcessing/identity``, worked out once (it is part of every response key).
+    /// The whole recipe's `ImageProcessing.identity`, worked out once (it is part of every response key).
     let identity: String
     /// The slot's image area, the largest canvas the recipe can make (``slotSize(of:)``).
     let slot: PixelSize
@@ -47,8 +47,8 @@ struct PresetTable: Sendable {
         table = try ImageTable(format: format, directory: directory, observability: observability)
     }
 
-    /// The slot of `recipe`: its box in output pixels (``ImageProcessing/scaledWidth`` ×
-    /// ``ImageProcessing/scaledHeight``), which no canvas of it exceeds. With one side left out, the other
+    /// The slot of `recipe`: its box in output pixels (`ImageProcessing.scaledWidth` ×
+    /// `ImageProcessing.scaledHeight`), which no canvas of it exceeds. With one side left out, the other
     /// is twice the given one: `width: 300` has 300×600 slots, room for every photo up to 1:2 (a portrait
     /// 3:4 photo takes 300×400 of it); taller images are answered without the table.
     static func slotSize(of recipe: ImageProcessing) -> PixelSize {

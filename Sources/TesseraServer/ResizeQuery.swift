@@ -4,7 +4,7 @@ import Foundation
 import Tessera
 
 extension ImageService {
-    /// The ``ImageProcessing`` of a `/v1/resize` query: `w` and/or `h` (one alone keeps the aspect ratio),
+    /// The `ImageProcessing` of a `/v1/resize` query: `w` and/or `h` (one alone keeps the aspect ratio),
     /// `mode` (`fit` by default, `fill`, `fill-down`, `force`, `pad`), `gravity` (compass points, `smart`, or
     /// `fp` with `fp=X,Y` as fractions; `fp=X,Y` alone means `gravity=fp`), `enlarge=1` (nothing is made larger
     /// than its source without it), `bg=RRGGBB[AA]`, `dpr=1…4`, `blur=SIGMA`. A bad value is `400` with a code

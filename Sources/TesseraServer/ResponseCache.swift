@@ -5,7 +5,7 @@ import Synchronization
 @_spi(Internal) import TesseraImaging
 import Tessera
 
-/// A bounded in-memory LRU of encoded responses, by byte size (the library's one ``LRUMap``).
+/// A bounded in-memory LRU of encoded responses, by byte size (the library's one `LRUMap`).
 final class ResponseCache: Sendable {
     struct Entry: Sendable {
         /// Encoded once; every hit shares this storage.

@@ -174,7 +174,7 @@ extension ImageService {
         }
     }
 
-    /// Resolves `info` (see ``ServeRequest``). With `trustingRecentCheck`, a file's check younger than
+    /// Resolves `info` (see `ServeRequest`). With `trustingRecentCheck`, a file's check younger than
     /// `sourceCheckIntervalSeconds` is reused (for answers from memory only).
     func resolve(_ info: RequestInfo, trustingRecentCheck: Bool) throws(ServiceError) -> ServeRequest {
         let shape = try shape(info)

@@ -5,7 +5,7 @@ import Tessera
 /// Everything `tessera serve` (and a mounted ``ImageService``) is configured with. Decodable from the
 /// JSON config file; flags and `TESSERA_…` variables override its fields (docs/SERVING.md).
 public struct ServerConfiguration: Sendable, Codable, Hashable {
-    /// A named recipe backed by one image table: a size and every option of ``ImageProcessing`` (mode,
+    /// A named recipe backed by one image table: a size and every option of `ImageProcessing` (mode,
     /// gravity, enlarge, background, DPR, blur, output format and quality).
     ///
     /// In the JSON config a preset is its name beside the recipe's fields, each optional but a size:
@@ -14,8 +14,8 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     public struct Preset: Sendable, Codable, Hashable {
         /// The name in `/v1/{preset}/…`.
         public var name: String
-        /// What the preset makes of each source. Its ``ImageProcessing/format`` and
-        /// ``ImageProcessing/quality`` fix the encoding (a request's `fmt` and `q` still override them
+        /// What the preset makes of each source. Its `ImageProcessing.format` and
+        /// `ImageProcessing.quality` fix the encoding (a request's `fmt` and `q` still override them
         /// unless ``ServerConfiguration/onlyPresets`` is on); the other fields shape the table's pixels.
         public var processing: ImageProcessing
 
@@ -26,13 +26,13 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         }
 
         /// A preset `name` of `width`×`height` pixels, sized by `mode` (and otherwise the defaults of
-        /// ``ImageProcessing``: centred, never enlarged).
+        /// `ImageProcessing`: centred, never enlarged).
         public init(name: String, width: Int, height: Int, mode: ImageProcessing.Mode) {
             self.init(name: name, processing: ImageProcessing(width: width, height: height, mode: mode))
         }
 
         /// Parses `NAME:WxH:MODE` (the `--preset` syntax); one side may be left out (`300x`, `x200`).
-        /// MODE is one of ``ImageProcessing/Mode``'s names.
+        /// MODE is one of `ImageProcessing.Mode`'s names.
         public init(parsing text: String) throws(ServerConfigurationError) {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
             let modes = ImageProcessing.Mode.allCases.map(\.rawValue).joined(separator: ", ")
@@ -47,7 +47,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
 
         private enum CodingKeys: String, CodingKey { case name }
 
-        /// Decodes `{"name": …}` beside the recipe's fields (``ImageProcessing``'s JSON).
+        /// Decodes `{"name": …}` beside the recipe's fields (`ImageProcessing`'s JSON).
         public init(from decoder: any Decoder) throws {
             name = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .name)
             processing = try ImageProcessing(from: decoder)
@@ -206,8 +206,8 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     public var fallback: Fallback? = nil
     /// `Cache-Control` `max-age` of image responses, in seconds.
     public var maxAgeSeconds: Int = 86_400
-    /// How sources that are damaged or end early are decoded: ``DecodingPolicy/lenient`` (the default) answers
-    /// with what a browser would show, ``DecodingPolicy/strict`` refuses them (`415 undecodable_source`).
+    /// How sources that are damaged or end early are decoded: `DecodingPolicy/lenient` (the default) answers
+    /// with what a browser would show, `DecodingPolicy/strict` refuses them (`415 undecodable_source`).
     public var decoding: DecodingPolicy = .lenient
     /// `Cache-Control` `max-age` of an answer made from a truncated source (`X-Tessera-Decode: partial`), in
     /// seconds; at most ``maxAgeSeconds``. Short, so that browsers and CDNs ask again once the file is whole.

@@ -7,7 +7,7 @@ import Logging
 /// index, size and age limits, statistics.
 ///
 /// - **Index.** Built once by `init` from `stat` of each file (no file is read), in the library's one
-///   ``LRUMap`` (an entry costs its file's bytes; least recently accessed first, by the files' access
+///   `LRUMap` (an entry costs its file's bytes; least recently accessed first, by the files' access
 ///   times, then by use); afterwards ``contains(_:)`` and ``statistics`` never touch the disk, and never
 ///   wait behind a call that does: file changes take a lock of their own (the directory's), which holds
 ///   the index's only for the in-memory change that goes with them.

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// - Inserting evicts least recently used images until both limits hold; an image costlier than the
 ///   whole cost limit is not kept at all.
-/// - With ``Configuration/timeToLive``, a lookup of an older image removes it and misses.
+/// - With ``MemoryCacheLimits/timeToLive``, a lookup of an older image removes it and misses.
 /// - Linux sends no memory warnings: call ``trim(toCost:)`` or ``removeAll()`` yourself, or start a
 ///   ``MemoryPressureWatcher`` that does it when the kernel reports pressure.
 ///

@@ -2,7 +2,7 @@ import TesseraImaging
 import TesseraTables
 import Foundation
 
-/// ``ImageManager`` as the source-image provider of an ``ImageCache``: the image tables get their
+/// ``ImageManager`` as the source-image provider of an ``/TesseraTables/ImageCache``: the image tables get their
 /// sources through the manager's disk cache and lanes, at the level of the cache's request
 /// (``/TesseraTables/FetchPriority/ofCurrentRequest``), as encoded bytes that the
 /// image cache decodes once for all its formats. The manager neither decodes them nor keeps them in

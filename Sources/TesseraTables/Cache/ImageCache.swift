@@ -40,7 +40,7 @@ public final class ImageCache: Sendable {
         /// of active cores.
         public var maximumConcurrentFills: Int
         /// Where the cache's and its tables' logs and metrics go (docs/OBSERVABILITY.md); nothing by
-        /// default. Not part of equality (see ``Observability``).
+        /// default. Not part of equality (see `Observability`).
         public var observability: Observability
 
         /// Creates a configuration.
@@ -74,7 +74,7 @@ public final class ImageCache: Sendable {
 
     /// Opens (or creates) one image table per format in `directory`.
     /// - Throws: ``/TesseraImaging/CacheFailure/duplicateFormat(_:)`` when two formats share a name, or what
-    ///   ``ImageTable/init(format:directory:fileCheckInterval:)`` throws.
+    ///   ``ImageTable/init(format:directory:fileCheckInterval:observability:)`` throws.
     public init(formats: [ImageFormat], directory: URL, provider: any SourceImageProviding,
                 decoder: ImageDecoder = ImageDecoder(), configuration: Configuration = Configuration()) throws {
         var byName: [String: ImageFormat] = [:]
