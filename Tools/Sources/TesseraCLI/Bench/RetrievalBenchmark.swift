@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Prometheus
 import Synchronization
 import Tessera
 @_spi(Internal) import TesseraImaging
@@ -11,10 +12,13 @@ struct RetrievalBenchmark: ParsableCommand {
         commandName: "retrieval",
         abstract: "Table hit latency vs decoding the thumbnail from JPEG/PNG and vs a dictionary of decoded bitmaps; open time; memory.",
         discussion: """
-        1. A 100x100 bgra32 table of --entries entries; hits by random entity id (each hit returns a
-           view into the mapping and reads one byte of it). Median ns per hit over batches.
+        1. A 100x100 bgra32 table of --entries entries, its metrics on (a Prometheus registry, as in \
+           `tessera serve`); hits by random entity id (each hit returns a view into the mapping and reads one \
+           byte of it). Median ns per hit over --batches batches of --batch hits.
         2. The same 100x100 thumbnail decoded from its JPEG (q85) and PNG files (read + decode).
-        3. A Mutex-guarded [UUID: Bitmap] of decoded thumbnails (the obvious in-memory alternative).
+        3. A Mutex-guarded [UUID: Bitmap] of decoded thumbnails (the obvious in-memory alternative), the same \
+           random ids. Its batches alternate with those of 1 (one of each in turn, which goes first switching \
+           every round), so a change in the machine's load falls on both alike.
         3b. Concurrent hits: two threads hitting the table at once, without and then with a third thread
            storing new entries into the same table the whole time (ns per hit on each thread).
         4. Time to open a table holding --open-entries entries (8x8 gray8, one page each).
@@ -72,19 +76,27 @@ struct RetrievalBenchmark: ParsableCommand {
         let format = ImageFormat(name: "thumb", style: .bgra32, size: size, maximumCount: entries + storeIDs.count)
         let ids = (0..<entries).map { UUID(hashing: "entity-\($0)") }
         let source = UUID(hashing: "v1")
-        var tableHit = 0.0
+        var (tableHit, dictionaryHit) = (0.0, 0.0)
         var concurrent = (quiet: 0.0, storing: 0.0, stores: 0)
         do {
-            let table = try ImageTable(format: format, directory: scratch.appendingPathComponent("hits"))
+            let observability = Observability(metricsFactory: PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()))
+            let table = try ImageTable(format: format, directory: scratch.appendingPathComponent("hits"), observability: observability)
             for id in ids { try table.store(entityID: id, sourceID: source) { view in try Self.copy(thumb, into: view) } }
+            // 3. A dictionary of decoded bitmaps behind a mutex, its batches alternating with the table's.
+            let dictionary = Mutex<[UUID: Bitmap]>(Dictionary(uniqueKeysWithValues: ids.map { ($0, thumb) }))
             let order = Self.randomOrder(count: batch, range: entries)
             var sink: UInt8 = 0
-            tableHit = try Self.nanosecondsPerOp(batches: batches, batch: batch) {
+            (tableHit, dictionaryHit) = try Self.interleavedNanosecondsPerOp(batches: batches, batch: batch, {
                 for i in order {
                     guard let hit = table.image(for: ids[i]) else { throw ValidationError("unexpected miss") }
                     sink &+= hit.baseAddress.load(fromByteOffset: 0, as: UInt8.self)
                 }
-            }
+            }, {
+                for i in order {
+                    guard let hit = dictionary.withLock({ $0[ids[i]] }) else { throw ValidationError("unexpected miss") }
+                    sink &+= hit.withUnsafeBytes { $0[0] }
+                }
+            })
             if sink == 42 { print("") }   // keep the reads
             concurrent.quiet = Self.concurrentHits(table: table, ids: ids, batch: batch, batches: batches, storing: nil).nanoseconds
             let storing = Self.concurrentHits(table: table, ids: ids, batch: batch, batches: batches, storing: (storeIDs, source, thumb))
@@ -96,18 +108,6 @@ struct RetrievalBenchmark: ParsableCommand {
         let decoder = ImageDecoder()
         let jpegDecode = Summary(try Stopwatch.samples(repetitions: 301) { _ = try decoder.decode(try Data(contentsOf: jpegURL)) }).median * 1e9
         let pngDecode = Summary(try Stopwatch.samples(repetitions: 301) { _ = try decoder.decode(try Data(contentsOf: pngURL)) }).median * 1e9
-
-        // 3. A dictionary of decoded bitmaps behind a mutex.
-        let dictionary = Mutex<[UUID: Bitmap]>(Dictionary(uniqueKeysWithValues: ids.map { ($0, thumb) }))
-        let order = Self.randomOrder(count: batch, range: entries)
-        var sink: UInt8 = 0
-        let dictionaryHit = try Self.nanosecondsPerOp(batches: batches, batch: batch) {
-            for i in order {
-                guard let hit = dictionary.withLock({ $0[ids[i]] }) else { throw ValidationError("unexpected miss") }
-                sink &+= hit.withUnsafeBytes { $0[0] }
-            }
-        }
-        if sink == 42 { print("") }
 
         // 4. Open time.
         var openMs: Double? = nil
@@ -149,8 +149,22 @@ struct RetrievalBenchmark: ParsableCommand {
         }
     }
 
-    static func nanosecondsPerOp(batches: Int, batch: Int, _ body: () throws -> Void) throws -> Double {
-        Summary(try Stopwatch.samples(repetitions: batches, warmup: 1, body)).median / Double(batch) * 1e9
+    /// The median ns per operation of `first` and of `second`, each run `batches` times (after one warm-up
+    /// run each) in alternation, which of the two goes first switching every round; `batch` operations a run.
+    static func interleavedNanosecondsPerOp(batches: Int, batch: Int, _ first: () throws -> Void,
+                                            _ second: () throws -> Void) throws -> (Double, Double) {
+        try first()
+        try second()
+        var samples: ([Double], [Double]) = ([], [])
+        for round in 0..<batches {
+            for which in round % 2 == 0 ? [0, 1] : [1, 0] {
+                let start = Stopwatch.now()
+                try which == 0 ? first() : second()
+                let nanoseconds = Double(Stopwatch.now() - start) / Double(batch)
+                if which == 0 { samples.0.append(nanoseconds) } else { samples.1.append(nanoseconds) }
+            }
+        }
+        return (Summary(samples.0).median, Summary(samples.1).median)
     }
 
     /// Two threads each make `batch` random hits per batch, `batches` times after one warm-up batch;
