@@ -21,7 +21,9 @@ import Darwin
 @_spi(Internal) public final class LockedValue<Value: ~Copyable>: @unchecked Sendable {
     // Internal but inlinable, so that `withLock` is specialised into the layers and tools that call
     // it (a generic call across modules otherwise costs a table hit about as much as the hit itself).
-    @usableFromInline var value: Value
+    // Unchecked: every access is inside `withLock`, so the mutex already makes it exclusive, and the
+    // run-time exclusivity check each access would otherwise make is redundant.
+    @exclusivity(unchecked) @usableFromInline var value: Value
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// Wraps `value`.

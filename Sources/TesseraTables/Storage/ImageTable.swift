@@ -142,7 +142,9 @@ public final class ImageTable: Sendable {
         // generic result is copied without reference counting. Hits are counted under the lock and
         // handed to the metrics backend in batches (``TableMetrics``).
         let found = state.withLock { s -> Lookup in
-            guard let slot = s.lookup(entityID, sourceID: sourceID) else { return Lookup(publishHits: s.takeUnpublishedHits()) }
+            guard let slot = s.lookup(entityID, sourceID: sourceID) else {
+                return Lookup(lease: nil, source: entityID, verified: false, publishHits: s.takeUnpublishedHits())
+            }
             s.recency.pushFront(slot)
             s.records[slot].lastAccess = s.tick()
             let verified = s.records[slot].verified
@@ -184,10 +186,11 @@ public final class ImageTable: Sendable {
     private struct Lookup {
         /// The slot's lease, referenced once for the caller; `nil` on a miss.
         var lease: Unmanaged<TableLease>?
-        var source = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-        var verified = false
+        /// The entry's source id (on a miss, any id: unused).
+        var source: UUID
+        var verified: Bool
         /// Hits to hand to the metrics backend now.
-        var publishHits = 0
+        var publishHits: Int
     }
 
     /// Whether an entry for `entityID` (and `sourceID`, if given) exists. Does not change recency
@@ -288,7 +291,7 @@ public final class ImageTable: Sendable {
 
     /// If the table file was unlinked, creates a fresh one at the path now (a store would do it
     /// too); otherwise does nothing. Images of the old file stay valid.
-    /// - Throws: what ``init(format:directory:fileCheckInterval:)`` throws.
+    /// - Throws: what ``init(format:directory:fileCheckInterval:observability:)`` throws.
     public func reopen() throws(TesseraError) {
         try state.withLock { s throws(TesseraError) in
             if let st = s.mapping.fileState(), st.links > 0 { return }
@@ -316,6 +319,7 @@ extension TableState {
     /// A verified entry is answered from memory alone (no system call, no page touched) when the
     /// last `fstat` is recent enough; its header is checked against the commit word on the first
     /// read in this process, together with the pixel checksum.
+    @inline(__always)
     mutating func lookup(_ entity: UUID, sourceID: UUID?) -> Int? {
         guard let s = index[entity].map(Int.init), s < records.count else { return nil }
         if let sourceID, records[s].sourceID != sourceID {
