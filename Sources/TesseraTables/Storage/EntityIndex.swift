@@ -125,18 +125,9 @@ struct EntityIndex {
         return UUID(uuid: uuid)
     }
 
+    /// The bucket number of an id (before masking): murmur3's finaliser (``PixelChecksum/mix(_:)``, every
+    /// input bit moving about half the output bits) of the seeded high half, then of that with the low half.
     private static func hash(_ high: UInt64, _ low: UInt64) -> Int {
-        Int(truncatingIfNeeded: mix(mix(high ^ seed.0) ^ low ^ seed.1))
-    }
-
-    /// murmur3's 64-bit finaliser: every input bit moves about half the output bits.
-    private static func mix(_ value: UInt64) -> UInt64 {
-        var x = value
-        x ^= x >> 33
-        x &*= 0xff51_afd7_ed55_8ccd
-        x ^= x >> 33
-        x &*= 0xc4ce_b9fe_1a85_ec53
-        x ^= x >> 33
-        return x
+        Int(truncatingIfNeeded: PixelChecksum.mix(PixelChecksum.mix(high ^ seed.0) ^ low ^ seed.1))
     }
 }
