@@ -14,6 +14,8 @@ final class FetchPipeline: Sendable {
     let decoder: ImageDecoder
     let settings: ImageManager.Configuration
     let authorizer: (any RequestAuthorizing)?
+    /// The image tables of URL requests of a fixed size (``ImageManager/Configuration/tables``), if any.
+    let tables: URLTables?
     /// The one owner of the manager's statistics and metrics.
     let recorder: FetchRecorder
     /// Bounds the decodes of all jobs together (``ImageManager/Configuration/maximumConcurrentDecodes``).
@@ -33,6 +35,11 @@ final class FetchPipeline: Sendable {
         self.authorizer = authorizer
         self.now = now
         recorder = FetchRecorder(observability: configuration.observability)
+        if let storage = configuration.tables {
+            tables = URLTables(settings: storage, observability: configuration.observability)
+        } else {
+            tables = nil
+        }
         decodes = ParallelismLimit(width: configuration.maximumConcurrentDecodes)
         privateLoads = ParallelismLimit(width: max(1, configuration.maximumConcurrentDownloads))
     }
@@ -169,8 +176,24 @@ final class FetchPipeline: Sendable {
             throw TesseraError(.fetching(.offlineMiss(url: url.absoluteString)))
         }
         recorder.diskHit()
-        let decoded = try await decoded(FetchedData(data: entry.data, cacheType: .disk), for: key.image)
-        if key.writesMemory { memory?.insert(decoded.image, for: key.image) }
+        let decoded = try await image(from: FetchedData(data: entry.data, cacheType: .disk), for: key)
+        if key.writesMemory, let bitmap = decoded.bitmap { memory?.insert(bitmap, for: key.image) }
+        return decoded
+    }
+
+    /// The variant `key` asks for, made from `fetched`: from its table when the table holds an entry made
+    /// from these bytes and the request may read the disk layers, else decoded (``decoded(_:for:)``) and, when
+    /// the request may write them, stored in the table. The source id of the bytes is noted either way
+    /// (``URLTables``). Without tables, or for a variant of no fixed size, simply decoded.
+    func image(from fetched: FetchedData, for key: ImageJobKey) async throws -> DecodedImage {
+        guard let tables, let place = tables.place(for: key.image) else { return try await decoded(fetched, for: key.image) }
+        let source = URLTables.sourceID(of: fetched.data)
+        tables.noteSource(source, for: key.data.url)
+        if key.data.readsDisk, let entry = tables.image(at: place, sourceID: source) {
+            return DecodedImage(pixels: entry, cacheType: .table, sourceFormat: nil, response: fetched.response)
+        }
+        let decoded = try await decoded(fetched, for: key.image)
+        if key.data.writesDisk, let bitmap = decoded.bitmap { tables.store(bitmap, at: place, sourceID: source) }
         return decoded
     }
 
@@ -178,7 +201,7 @@ final class FetchPipeline: Sendable {
     /// format it was.
     func decoded(_ fetched: FetchedData, for key: ImageKey) async throws -> DecodedImage {
         let image = try await decodes.run { try decode(fetched.data, for: key) }
-        return DecodedImage(image: image, cacheType: fetched.cacheType, sourceFormat: try? decoder.probe(fetched.data).format,
+        return DecodedImage(pixels: image, cacheType: fetched.cacheType, sourceFormat: try? decoder.probe(fetched.data).format,
                             response: fetched.response)
     }
 

@@ -14,16 +14,20 @@ struct FetchedData: Sendable {
     var fromDisk: Bool { cacheType == .disk }
 }
 
-/// What an image job hands its callers: the decoded variant and where its bytes came from.
+/// What an image job hands its callers: the variant, decoded (a `Bitmap`) or from a table (a `TableImage`),
+/// and where its bytes came from.
 struct DecodedImage: Sendable {
-    var image: Bitmap
+    var pixels: any BitmapImage
     var cacheType: ImageResponse.CacheType
     var sourceFormat: ImageFileFormat?
     var response: LoadResponse?
 
+    /// The decoded image; `nil` for a table's answer.
+    var bitmap: Bitmap? { pixels as? Bitmap }
+
     /// The answer to `request`.
     func response(to request: ImageRequest) -> ImageResponse {
-        ImageResponse(image: image, request: request, cacheType: cacheType, sourceFormat: sourceFormat,
+        ImageResponse(pixels: pixels, request: request, cacheType: cacheType, sourceFormat: sourceFormat,
                       statusCode: response?.statusCode, headers: response?.headers ?? [:], url: response?.url)
     }
 }

@@ -55,7 +55,7 @@ extension ImageManager {
                   let decoded = try? await manager.pipeline.decoded(FetchedData(data: entry.data, cacheType: .disk), for: key) else {
                 return nil
             }
-            if layers.contains(.memory) { manager.memoryCache?.insert(decoded.image, for: key) }
+            if layers.contains(.memory), let bitmap = decoded.bitmap { manager.memoryCache?.insert(bitmap, for: key) }
             return decoded.response(to: request)
         }
 
@@ -86,7 +86,8 @@ extension ImageManager {
             }
             if layers.contains(.memory), let memory = manager.memoryCache {
                 do {
-                    memory.insert(try await manager.pipeline.decoded(FetchedData(data: data, cacheType: .local), for: key).image, for: key)
+                    let decoded = try await manager.pipeline.decoded(FetchedData(data: data, cacheType: .local), for: key)
+                    if let bitmap = decoded.bitmap { memory.insert(bitmap, for: key) }
                 } catch {
                     throw TesseraError.wrapping(error) { TesseraError(.drawing(message: "\($0)"), underlying: $0) }
                 }
@@ -94,18 +95,25 @@ extension ImageManager {
         }
 
         /// Removes `request`'s image from `layers`: its variant from memory, its bytes from disk (which
-        /// every variant shares).
+        /// every variant shares). Without its bytes on disk, its image tables (``ImageManager/Configuration/tables``)
+        /// answer it again only once the bytes were loaded again and are the same.
         public func remove(_ request: ImageRequest, from layers: Layers = .all) async {
             guard let (_, key) = try? ImageManager.resolve(request) else { return }
             if layers.contains(.memory) { manager.memoryCache?.removeImage(for: key) }
-            if layers.contains(.disk) { await manager.diskCache?.remove(key.url) }
+            if layers.contains(.disk) {
+                manager.pipeline.tables?.forgetSource(for: key.url)
+                await manager.diskCache?.remove(key.url)
+            }
         }
 
         /// Empties `layers`.
         /// - Throws: ``/TesseraImaging/TesseraError`` when the disk cache cannot be emptied.
         public func removeAll(from layers: Layers = .all) async throws(TesseraError) {
             if layers.contains(.memory) { manager.memoryCache?.removeAll() }
-            if layers.contains(.disk) { try await manager.diskCache?.removeAll() }
+            if layers.contains(.disk) {
+                manager.pipeline.tables?.forgetSources()
+                try await manager.diskCache?.removeAll()
+            }
         }
     }
 }

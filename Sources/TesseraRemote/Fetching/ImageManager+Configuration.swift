@@ -32,11 +32,18 @@ extension ImageManager {
         /// ``/TesseraImaging/FetchFailure/offlineMiss(url:)``.
         public var offline: Bool
         /// HTTP headers sent with every load of this manager (for example an API key or `Authorization`);
-        /// a request's own ``ImageRequest/headers`` override them, name by name (case-insensitively).
+        /// a request's own ``/TesseraTables/ImageRequest/headers`` override them, name by name (case-insensitively).
         /// They are the manager's identity: see ``ImageManager``, "Credentials and caching".
         public var headers: [String: String]
+        /// Image tables for URL requests of a fixed output size (``ImageManager/TableStorage``), or `nil`
+        /// (the default) for none. Set it after creating the configuration:
+        /// `configuration.tables = ImageManager.TableStorage(directory: dir)`. A qualifying request is stored
+        /// in its table when decoded and answered from it later (``ImageResponse/CacheType/table``), also after
+        /// a restart, without decoding or copying; the memory cache is still asked first. docs/LIBRARY.md,
+        /// "Tables for URL requests", says which requests qualify and how the tables stay right.
+        public var tables: TableStorage? = nil
         /// Where the manager's logs and metrics go (docs/OBSERVABILITY.md); nothing by default. Not part
-        /// of equality (see ``Observability``).
+        /// of equality (see `Observability`).
         public var observability: Observability
 
         /// Creates a configuration. The defaults: 256 MiB / 1000 images in memory, a disk cache of 512 MiB

@@ -25,14 +25,19 @@ import Foundation
 ///    decoded once per requested variant in the job's task — never on the caller's thread — inserted
 ///    into the memory cache and handed to every requester of that variant.
 ///
+/// With ``Configuration/tables`` set, a request of a fixed output size is also looked up in its image table
+/// after the memory cache (when the manager knows the bytes its entries must come from), and in the job
+/// once the bytes are there (then without decoding); a decoded variant is stored in its table
+/// (``TableStorage``).
+///
 /// ## Cancellation
-/// Cancelling the awaiting task (or a ``/TesseraImaging/RequestTicket``) resumes that requester with `TesseraError(.cancelled)`.
+/// Cancelling the awaiting task (or a `RequestTicket`) resumes that requester with `TesseraError(.cancelled)`.
 /// The download goes on while another requester or a prefetch still needs the URL; when the last one
 /// goes, the job is removed from its queue, or its download task is cancelled (AsyncHTTPClient closes
 /// the request).
 ///
 /// ## Headers and credentials
-/// Every load sends ``Configuration/headers`` with the request's own ``ImageRequest/headers`` over
+/// Every load sends ``Configuration/headers`` with the request's own ``/TesseraTables/ImageRequest/headers`` over
 /// them, then lets the ``RequestAuthorizing`` hook given to the initializer add or refresh credentials;
 /// after a `401` the hook is asked once more and the load retried exactly once.
 ///
@@ -145,6 +150,11 @@ public final class ImageManager: Sendable {
             return ImageResponse(image: hit, request: request, cacheType: .memory)
         }
         recorder.memoryMiss()
+        if !credentials, request.cachePolicy != .reloadIgnoringCache, !options.contains(.disableDiskCacheReads),
+           let entry = pipeline.tables?.cachedImage(for: key) {
+            recorder.ended(.table)
+            return ImageResponse(pixels: entry, request: request, cacheType: .table)
+        }
         let jobKey = ImageJobKey(image: key, data: DataKey(url: key.url, readsDisk: !options.contains(.disableDiskCacheReads),
                                                            writesDisk: !options.contains(.disableDiskCacheWrites)),
                                  writesMemory: !options.contains(.disableMemoryCacheWrites))
@@ -157,6 +167,7 @@ public final class ImageManager: Sendable {
                 decoded = try await pipeline.privateImage(url: url, key: jobKey, headers: request.headers, progress: progress)
             } else {
                 if request.cachePolicy == .reloadIgnoringCache {
+                    pipeline.tables?.forgetSource(for: key.url)
                     memoryCache?.removeImage(for: key)
                     await diskCache?.remove(key.url)
                 }
@@ -252,8 +263,8 @@ public final class ImageManager: Sendable {
         return identity
     }
 
-    /// Any error of a request for `url` as a ``TesseraError`` (a custom loader's own error becomes a
-    /// ``FetchFailure/transport(url:message:)``).
+    /// Any error of a request for `url` as a ``/TesseraImaging/TesseraError`` (a custom loader's own error becomes a
+    /// ``/TesseraImaging/FetchFailure/transport(url:message:)``).
     private static func typed(_ error: any Error, url: URL) -> TesseraError {
         TesseraError.wrapping(error) { TesseraError(.fetching(.transport(url: url.absoluteString, message: "\($0)")), underlying: $0) }
     }
@@ -342,6 +353,10 @@ public final class ImageManager: Sendable {
     /// Empties the memory cache.
     public func clearMemoryCache() { memoryCache?.removeAll() }
 
-    /// Empties the disk cache.
-    public func clearDiskCache() async throws(TesseraError) { try await diskCache?.removeAll() }
+    /// Empties the disk cache (and forgets which bytes the image tables' entries were made from, so that
+    /// they answer again only once the bytes were loaded again and are the same).
+    public func clearDiskCache() async throws(TesseraError) {
+        pipeline.tables?.forgetSources()
+        try await diskCache?.removeAll()
+    }
 }

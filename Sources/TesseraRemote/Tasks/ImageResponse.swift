@@ -8,6 +8,12 @@ import Foundation
 /// let response = try await manager.imageTask(for: ImageRequest(url: url)).response
 /// if response.cacheType == .network { print(response.statusCode ?? 0, response.headers["etag"] ?? "") }
 /// ```
+///
+/// The pixels are ``pixels``: a decoded `Bitmap`, or for an answer from an image table
+/// (``ImageManager/Configuration/tables``, ``CacheType/table``) a ``/TesseraTables/TableImage`` that points into the
+/// table's memory mapping, handed out without a copy. ``image`` is always a `Bitmap`: for a table's answer
+/// each read of it copies the pixels (``ImageManager/image(for:progress:)`` returns that copy); read
+/// ``pixels`` or ``tableImage`` to keep the answer zero-copy.
 public struct ImageResponse: Sendable {
     /// Where an answer came from.
     public enum CacheType: String, Sendable, Hashable, Codable, CaseIterable {
@@ -24,8 +30,17 @@ public struct ImageResponse: Sendable {
         case local
     }
 
-    /// The image, at the request's size and processing.
-    public var image: Bitmap
+    /// The image, at the request's size and processing, as it was answered: a `Bitmap`, or the
+    /// ``/TesseraTables/TableImage`` of a table's answer (no copy).
+    public var pixels: any BitmapImage
+    /// The image as a `Bitmap`: ``pixels`` itself when decoded, a copy of them for a table's answer (made on
+    /// every read; keep it, or use ``pixels``). Setting it replaces ``pixels``.
+    public var image: Bitmap {
+        get { pixels as? Bitmap ?? Self.copy(pixels) }
+        set { pixels = newValue }
+    }
+    /// The table entry of a table's answer (``CacheType/table``); `nil` otherwise.
+    public var tableImage: TableImage? { pixels as? TableImage }
     /// The request answered.
     public var request: ImageRequest
     /// Where the answer came from.
@@ -41,15 +56,32 @@ public struct ImageResponse: Sendable {
     /// The URL that answered (after redirects) when the answer involved the network; otherwise `nil`.
     public var url: URL?
 
-    /// Creates a response.
+    /// Creates a response with a decoded image.
     public init(image: Bitmap, request: ImageRequest, cacheType: CacheType, sourceFormat: ImageFileFormat? = nil,
                 statusCode: Int? = nil, headers: [String: String] = [:], url: URL? = nil) {
-        self.image = image
+        self.init(pixels: image, request: request, cacheType: cacheType, sourceFormat: sourceFormat, statusCode: statusCode,
+                  headers: headers, url: url)
+    }
+
+    /// Creates a response with any image: a `Bitmap`, a ``/TesseraTables/TableImage``, your own.
+    public init(pixels: any BitmapImage, request: ImageRequest, cacheType: CacheType, sourceFormat: ImageFileFormat? = nil,
+                statusCode: Int? = nil, headers: [String: String] = [:], url: URL? = nil) {
+        self.pixels = pixels
         self.request = request
         self.cacheType = cacheType
         self.sourceFormat = sourceFormat
         self.statusCode = statusCode
         self.headers = headers
         self.url = url
+    }
+
+    /// A `Bitmap` with the pixels of `image` (same layout, row padding included).
+    private static func copy(_ image: any BitmapImage) -> Bitmap {
+        let layout = image.layout
+        return Bitmap(layout: layout) { view in
+            image.withUnsafeBytes { bytes in
+                if let base = bytes.baseAddress { view.baseAddress.copyMemory(from: base, byteCount: layout.byteCount) }
+            }
+        }
     }
 }
