@@ -228,6 +228,24 @@ public final class ImageManager: Sendable {
         return memoryCache?.image(for: key)
     }
 
+    /// The answer to `request` if the memory cache or its image table (``Configuration/tables``) holds it:
+    /// no I/O, no decoding, no copy (a table's answer is a ``/TesseraTables/TableImage`` in ``ImageResponse/pixels``).
+    /// The table answers once the manager knows the bytes the entry must come from (a request for the image
+    /// ran in this process; ``TableStorage``); `nil` otherwise, or when the request has no URL, or credentials of
+    /// its own. What a frame loop asks before starting ``imageTask(for:)``. Not counted in ``statistics``.
+    public func cachedResponse(for request: ImageRequest) -> ImageResponse? {
+        guard !LoadRequest.carriesCredentials(request.headers), let (_, key) = try? Self.resolve(request) else { return nil }
+        if !request.options.contains(.disableMemoryCacheReads), let image = memoryCache?.image(for: key) {
+            return ImageResponse(image: image, request: request, cacheType: .memory)
+        }
+        guard !request.options.contains(.disableDiskCacheReads), let entry = pipeline.tables?.cachedImage(for: key) else { return nil }
+        return ImageResponse(pixels: entry, request: request, cacheType: .table)
+    }
+
+    /// The image tables of ``Configuration/tables`` open now (one per size and style requested so far), for
+    /// their usage and maintenance; empty without tables.
+    public var imageTables: [ImageTable] { pipeline.tables?.openTables ?? [] }
+
     /// The image for `url` at this variant if the memory cache holds it (no I/O, no decoding).
     public func cachedImage(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill) -> Bitmap? {
         cachedImage(for: ImageRequest(url: url, size: size, contentMode: mode))

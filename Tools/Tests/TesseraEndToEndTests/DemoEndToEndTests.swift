@@ -25,6 +25,7 @@ struct DemoEndToEndTests {
             var failures: Int
             var newProcess: Bool
             var frameMilliseconds: [Double]
+            var decodes: Int?
         }
         var grid: ScrollingGrid
         var pixelsPerFrame: Int
@@ -40,9 +41,12 @@ struct DemoEndToEndTests {
 
     /// The methods the table of docs/PERFORMANCE.md ("Scrolling: `tessera demo`") lists, by id.
     static let methods: Set = ["conventional", "background", "memory-cache", "tables-fill", "tables-http", "tables-warm",
-                               "tables-cold", "conventional-swap", "tables-warm-swap"]
+                               "tables-cold", "tables-url-http", "tables-url-warm", "tables-url-cold", "conventional-swap",
+                               "tables-warm-swap"]
+    /// The methods over the loopback HTTP origin (`--no-http` drops them).
+    static let overHTTP: Set = ["tables-http", "tables-url-http", "tables-url-warm", "tables-url-cold"]
     /// Methods that produce every image on the frame thread (no placeholders, ever).
-    static let synchronous: Set = ["conventional", "conventional-swap", "tables-warm", "tables-cold", "tables-warm-swap"]
+    static let synchronous: Set = ["conventional", "conventional-swap", "tables-warm", "tables-cold", "tables-warm-swap", "tables-url-warm"]
 
     /// The configuration of the run.
     static let cell = PixelSize(width: 60, height: 60)
@@ -85,7 +89,8 @@ struct DemoEndToEndTests {
     /// synchronous methods show exactly the images the scroll model predicts with no placeholder
     /// frames and upload cell-sized BGRA images; resolution swapping uploads fewer bytes while moving;
     /// the tables hold one full-size BGRA and one low-resolution RGB565 entry per item ever visible;
-    /// the chart is a PNG; `--no-http` drops only the HTTP method.
+    /// URL requests through tables decode each visible item once, then never again, also in a new process
+    /// (``checkURLRequests(_:work:visible:)``); the chart is a PNG; `--no-http` drops only the HTTP methods.
     @Test("demo --json reports every method with the configured frames")
     func demo() async throws {
         let scratch = try ScratchDirectory("demo")
@@ -115,7 +120,8 @@ struct DemoEndToEndTests {
             #expect(method.failures == 0, "\(method.id)")
             #expect(method.sourceBytesOnDisk == report.sourceBytes, "\(method.id)")
             #expect((method.tableBytesOnDisk > 0) == method.id.hasPrefix("tables"), "\(method.id)")
-            #expect(method.newProcess == (method.id == "tables-cold"), "\(method.id)")
+            #expect(method.newProcess == (method.id == "tables-cold" || method.id == "tables-url-cold"), "\(method.id)")
+            #expect((method.decodes != nil) == method.id.hasPrefix("tables-url"), "\(method.id)")
             #expect(method.imagesShown <= Self.imagesShownSynchronously(report.grid, swaps: method.id.hasSuffix("swap")), "\(method.id)")
             guard Self.synchronous.contains(method.id) else { continue }
             #expect(method.placeholderFrames == 0, "\(method.id)")
@@ -130,13 +136,31 @@ struct DemoEndToEndTests {
         }
         try Self.checkTables(in: URL(fileURLWithPath: work).appendingPathComponent("tables"), visible: Self.everVisible(report.grid).count)
         try Self.checkTables(in: URL(fileURLWithPath: work).appendingPathComponent("tables/http"), visible: Self.everVisible(report.grid).count)
+        try Self.checkURLRequests(byID, work: work, visible: Self.everVisible(report.grid).count)
         #expect(try ImageDecoder().probe(try Data(contentsOf: URL(fileURLWithPath: plot))).format == .png)
 
         let quick = try await ReleaseCLI.run(Self.arguments(images: images.url.path, work: work) + ["--no-http", "--no-pacing"])
         try #require(quick.status == 0 && quick.signal == nil, "\(quick)")
         let again = try quick.json(Report.self)
-        #expect(Set(again.methods.map(\.id)) == Self.methods.subtracting(["tables-http"]) && !again.paced)
+        #expect(Set(again.methods.map(\.id)) == Self.methods.subtracting(Self.overHTTP) && !again.paced)
         #expect(again.methods.allSatisfy { $0.frames.frames == Self.frames + Self.rest && $0.failures == 0 })
+    }
+
+    /// URL requests through `ImageManager`'s tables: each item ever visible downloaded and decoded once while
+    /// the tables fill, nothing decoded when warm, and nothing in the new process either (the pixels come from
+    /// the table, the bytes' source from the disk cache); one cell-sized BGRA table holding one entry per item.
+    static func checkURLRequests(_ byID: [String: Report.Method], work: String, visible: Int) throws {
+        let fill = try #require(byID["tables-url-http"]), warm = try #require(byID["tables-url-warm"])
+        let cold = try #require(byID["tables-url-cold"])
+        #expect(fill.decodes == visible && warm.decodes == visible, "decodes counted in the process: \(fill.decodes ?? -1), \(warm.decodes ?? -1)")
+        #expect(cold.decodes == 0, "a new process answers from the table: \(cold.decodes ?? -1) decodes")
+        let directory = URL(fileURLWithPath: work).appendingPathComponent("url-requests/tables")
+        let formats = ImageTable.existingFormats(in: directory)
+        let format = try #require(formats.count == 1 ? formats.first : nil, "\(directory.path): \(formats)")
+        #expect(format.size == cell && format.style == .bgra32 && format.name.hasPrefix("url-"))
+        let table = try ImageTable(format: format, directory: directory)
+        #expect(table.usage.entryCount == visible)
+        #expect(table.verify().damaged.isEmpty)
     }
 
     /// The prepared source JPEGs under the work dir.

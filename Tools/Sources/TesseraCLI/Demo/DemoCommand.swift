@@ -5,8 +5,8 @@ import TesseraMeasurement
 
 /// `tessera demo`: scrolls a grid of photo thumbnails at 60 Hz and measures what each way of getting
 /// the thumbnails costs the frame thread — conventional decoding, background decoding, a memory
-/// cache with prefetch, and image tables (first fill, warm, cold start in a new process), plus
-/// resolution swapping.
+/// cache with prefetch, image tables (first fill, warm, cold start in a new process), plain URL requests
+/// through `ImageManager`'s tables over HTTP (empty, warm, cold start), plus resolution swapping.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
@@ -33,7 +33,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Frames while scrolling.") var frames = 480
     @Option(help: "Frames at rest after scrolling.") var restFrames = 60
     @Option(help: "Memory-cache method: most decoded images kept (default 3 screens).") var memoryCacheLimit: Int?
-    @Flag(help: "Skip the run that fills tables over HTTP from a loopback origin.") var noHttp = false
+    @Flag(help: "Skip the runs over HTTP from a loopback origin (tables filled over HTTP, URL requests through tables).") var noHttp = false
     @Flag(help: "Run frames back to back instead of waiting for the next 16.7 ms tick.") var noPacing = false
     @Flag(help: "Print JSON.") var json = false
     @Option(help: "Write a chart of frame work per method (PNG).") var plot: String?
@@ -51,7 +51,7 @@ struct DemoCommand: AsyncParsableCommand {
         let path = (configuration.workDirectory as NSString).appendingPathComponent("demo-config.json")
         try configuration.save(path)
         var results: [DemoMethodResult] = []
-        let children = DemoRunner.children.filter { !(noHttp && $0 == "tables-http") }
+        let children = DemoRunner.children.filter { !(noHttp && DemoRunner.httpChildren.contains($0)) }
         for (index, name) in children.enumerated() {
             Terminal.error("[\(index + 1)/\(children.count)] scrolling \(configuration.totalFrames) frames: \(name)…")
             results += try ChildProcess.run(name, configurationPath: path)
@@ -61,7 +61,7 @@ struct DemoCommand: AsyncParsableCommand {
         }
         for i in results.indices { results[i].sourceBytesOnDisk = sourceBytes }
         let order = ["conventional", "background", "memory-cache", "tables-fill", "tables-http", "tables-warm", "tables-cold",
-                     "conventional-swap", "tables-warm-swap"]
+                     "tables-url-http", "tables-url-warm", "tables-url-cold", "conventional-swap", "tables-warm-swap"]
         results.sort { (order.firstIndex(of: $0.id) ?? order.count) < (order.firstIndex(of: $1.id) ?? order.count) }
         let report = DemoReport(configuration: configuration, results: results, sourceBytes: sourceBytes)
         if let plot {

@@ -31,9 +31,12 @@ struct DemoMethodResult: Codable {
     var newProcess: Bool
     /// Work per frame in milliseconds, for plots.
     var frameMilliseconds: [Double]
+    /// Images decoded by the method's `ImageManager` so far in its process (the URL-request methods); `nil`
+    /// for the others.
+    var decodes: Int?
 
     init(id: String, label: String, run: FrameRun, configuration: DemoConfiguration, failures: Int,
-         tableBytes: Int = 0, newProcess: Bool = false) {
+         tableBytes: Int = 0, newProcess: Bool = false, decodes: Int? = nil) {
         self.id = id
         self.label = label
         frames = FrameStatistics(frameSeconds: run.frameSeconds, budgetSeconds: configuration.budgetSeconds)
@@ -49,5 +52,6 @@ struct DemoMethodResult: Codable {
         self.failures = failures
         self.newProcess = newProcess
         frameMilliseconds = run.frameSeconds.map { ($0 * 1e6).rounded() / 1e3 }
+        self.decodes = decodes
     }
 }

@@ -5,11 +5,16 @@ import Tessera
 ///
 /// Children: `conventional`, `background`, `memory-cache`, `tables` (empty tables filled through
 /// the provider, then the same process scrolls again: warm, and warm with resolution swapping),
-/// `tables-cold` (a new process reopening the tables the `tables` child left) and `tables-http`
-/// (empty tables of their own, filled over HTTP from a loopback origin on 127.0.0.1).
+/// `tables-cold` (a new process reopening the tables the `tables` child left), `tables-http`
+/// (empty tables of their own, filled over HTTP from a loopback origin on 127.0.0.1), `tables-url-http`
+/// (plain URL requests through `ImageManager`'s tables over that origin: empty, then warm) and
+/// `tables-url-cold` (a new process with a new manager over the tables and disk cache `tables-url-http` left).
 enum DemoRunner {
     /// The child names, in the order the parent runs them.
-    static let children = ["conventional", "conventional-swap", "background", "memory-cache", "tables", "tables-cold", "tables-http"]
+    static let children = ["conventional", "conventional-swap", "background", "memory-cache", "tables", "tables-cold", "tables-http",
+                           "tables-url-http", "tables-url-cold"]
+    /// The children that need the loopback HTTP origin (`--no-http` skips them).
+    static let httpChildren: Set = ["tables-http", "tables-url-http", "tables-url-cold"]
 
     static func run(_ child: String, configuration c: DemoConfiguration) async throws -> [DemoMethodResult] {
         let full = c.grid.cellSize, low = c.lowResolutionSize
@@ -43,6 +48,11 @@ enum DemoRunner {
             let results = Result { try tablesOverHTTP(c, origin: origin) }
             await origin.stop()
             return try results.get()
+        case "tables-url-http", "tables-url-cold":
+            let origin = try await DemoOrigin.start(files: c.sourcePaths)
+            let results = Result { try urlTables(c, origin: origin, cold: child == "tables-url-cold") }
+            await origin.stop()
+            return try results.get()
         case "tables-cold":
             let cache = try openCache(c, origin: nil)
             let method = ImageTableMethod(cache: cache, photos: photos(c, origin: nil), full: c.fullFormat, low: c.lowFormat)
@@ -64,6 +74,36 @@ enum DemoRunner {
         drain(method)
         return [DemoMethodResult(id: "tables-http", label: "image tables, empty (filled over HTTP, 127.0.0.1)", run: run, configuration: c,
                              failures: method.failures, tableBytes: tableBytes(cache, c))]
+    }
+
+    /// URL requests at the cell's size through an `ImageManager` with tables and a disk cache (no memory
+    /// cache: the tables are the cache of decoded images) over `origin`. Not `cold`: both emptied first, one
+    /// scroll that fills them over HTTP, then a warm one in the same process. `cold`: a new process over what
+    /// the other child left, one scroll (each image's first request reads its bytes from disk to find its
+    /// entry, without decoding).
+    private static func urlTables(_ c: DemoConfiguration, origin: DemoOrigin, cold: Bool) throws -> [DemoMethodResult] {
+        let base = URL(fileURLWithPath: c.workDirectory).appendingPathComponent("url-requests", isDirectory: true)
+        if !cold { try? FileManager.default.removeItem(at: base) }
+        var configuration = ImageManager.Configuration(disk: nil, diskSweepInterval: nil)
+        configuration.tables = ImageManager.TableStorage(directory: base.appendingPathComponent("tables", isDirectory: true),
+                                                         maximumCount: max(1, c.grid.itemCount))
+        let disk = try DiskCache(configuration: DiskCache.Configuration(directory: base.appendingPathComponent("disk", isDirectory: true)))
+        let manager = ImageManager(configuration: configuration, loader: origin.loader, memoryCache: nil, diskCache: disk)
+        let urls = c.sourcePaths.indices.map { origin.url(forItem: $0) }
+        var results: [DemoMethodResult] = []
+        let runs = cold ? [("tables-url-cold", "URL requests through tables, cold start (new process, 127.0.0.1)")]
+            : [("tables-url-http", "URL requests through tables, empty (filled over HTTP, 127.0.0.1)"),
+               ("tables-url-warm", "URL requests through tables, warm")]
+        for (id, label) in runs {
+            let method = URLTableMethod(manager: manager, urls: urls, size: c.grid.cellSize)
+            let run = FrameLoop(configuration: c, swapsResolution: false).run(method)
+            drain(method)
+            let bytes = manager.imageTables.map(\.usage.bytesOnDisk).reduce(0, +)
+            results.append(DemoMethodResult(id: id, label: label, run: run, configuration: c, failures: method.failures,
+                                            tableBytes: bytes, newProcess: cold, decodes: manager.statistics.decodes))
+        }
+        for table in manager.imageTables { try table.flush() }
+        return results
     }
 
     /// Fill (empty tables), then warm, then warm with resolution swapping, in one process.
