@@ -20,10 +20,11 @@ final class URLTables: Sendable {
     static let knownSources = 10_000
 
     private struct State {
-        var tables: [URLTableVariant: ImageTable] = [:]
+        /// The tables by ``variantKey(of:)``, which stands for one ``URLTableVariant`` and is cheaper to hash.
+        var tables: [ImageKey: ImageTable] = [:]
         /// Variants whose table could not be opened (another process holds it, the directory is unusable),
         /// or came after ``ImageManager/TableStorage/maximumTables``: not stored, not asked again.
-        var unavailable: Set<URLTableVariant> = []
+        var unavailable: Set<ImageKey> = []
         /// The source id of the bytes last seen per image identity.
         var sources = LRUMap<URL, UUID>()
     }
@@ -48,18 +49,30 @@ final class URLTables: Sendable {
     /// The entity id of the image whose identity in the caches is `identity` (its URL or cache key).
     static func entityID(of identity: URL) -> UUID { UUID(hashing: identity.absoluteString) }
 
+    /// `key` without what does not change the pixels: its URL (one placeholder for all) and the processing's
+    /// output format and quality. Keys of one variant are equal, and keys of different variants differ.
+    static func variantKey(of key: ImageKey) -> ImageKey {
+        var variant = key
+        variant.url = placeholder
+        variant.processing?.format = nil
+        variant.processing?.quality = nil
+        return variant
+    }
+
+    private static let placeholder = URL(string: "tessera-variant:")!
+
     /// The place of `key`, opening its table when needed; `nil` when its output size is not fixed or its
     /// table is unavailable.
     func place(for key: ImageKey) -> Place? {
-        guard let variant = URLTableVariant(key), let table = table(for: variant) else { return nil }
+        guard let table = table(for: Self.variantKey(of: key)) else { return nil }
         return Place(table: table, entityID: Self.entityID(of: key.url))
     }
 
     /// `key`'s image from its table, made from the bytes last seen for its identity; `nil` when none were
     /// seen in this process, or the table holds nothing made from them. No I/O, no decode, no copy.
     func cachedImage(for key: ImageKey) -> TableImage? {
-        guard let variant = URLTableVariant(key),
-              let (table, source) = state.withLock({ state -> (ImageTable, UUID)? in
+        let variant = Self.variantKey(of: key)
+        guard let (table, source) = state.withLock({ state -> (ImageTable, UUID)? in
                   guard let table = state.tables[variant], let source = state.sources.touch(key.url)?.value else { return nil }
                   return (table, source)
               }) else { return nil }
@@ -106,20 +119,25 @@ final class URLTables: Sendable {
     /// The tables open now.
     var openTables: [ImageTable] { state.withLock { Array($0.tables.values) } }
 
-    /// The table of `variant`, opened on first use (outside the lock: opening reads the slot headers).
-    private func table(for variant: URLTableVariant) -> ImageTable? {
+    /// The table of the variant `variantKey` stands for, opened on first use (outside the lock: opening reads
+    /// the slot headers); `nil` when its output size is not fixed or the table is unavailable.
+    private func table(for variant: ImageKey) -> ImageTable? {
         let known = state.withLock { state -> (ImageTable?, Bool) in
             (state.tables[variant], state.unavailable.contains(variant) || state.tables.count >= settings.maximumTables)
         }
         if let table = known.0 { return table }
         if known.1 { return nil }
-        let format = variant.format(style: settings.style, maximumCount: settings.maximumCount)
+        guard let style = URLTableVariant(variant) else {
+            state.withLock { _ = $0.unavailable.insert(variant) }
+            return nil
+        }
+        let format = style.format(style: settings.style, maximumCount: settings.maximumCount)
         let opened: ImageTable?
         do {
             opened = try ImageTable(format: format, directory: settings.directory, observability: observability)
         } catch {
             observability.logger.warning("URL table unavailable: its variant is not stored", metadata: [
-                "table": "\(format.name)", "variant": "\(variant.style)", "error": "\(error)",
+                "table": "\(format.name)", "variant": "\(style.style)", "error": "\(error)",
             ])
             opened = nil
         }

@@ -215,12 +215,19 @@ struct BenchEndToEndTests {
         var jpegDecodeNanoseconds: Double; var pngDecodeNanoseconds: Double; var speedupOverJPEG: Double; var speedupOverPNG: Double
         var openEntries: Int; var openMilliseconds: Double?; var largeTableBytes: Int?
         var memoryBeforeTouch: Memory?; var memoryAfterTouch: Memory?
+        struct URLRequests: Decodable {
+            var processing: String
+            var memoryHitNanoseconds: Double; var memoryDictionaryNanoseconds: Double; var memoryHitToDictionaryRatio: Double
+            var tableHitNanoseconds: Double; var tableDictionaryNanoseconds: Double; var tableHitToDictionaryRatio: Double
+        }
+        var urlRequests: URLRequests
     }
 
     /// `bench retrieval` with 40 entries, a 200-entry open test and a 1 MB table: echoes the counts,
     /// all latencies positive, rates and speedups consistent with them, the large table holds as many
-    /// 100×100 BGRA entries as fit in 1 MiB (per the library's ``ImageFormat``), memory measured; with
-    /// the optional parts set to 0 they are absent.
+    /// 100×100 BGRA entries as fit in 1 MiB (per the library's ``ImageFormat``), memory measured; the
+    /// processed URL requests (100×100 fill) answered from memory and from a table, each with its ratio to
+    /// the dictionary; with the optional parts set to 0 they are absent.
     @Test("bench retrieval --json")
     func retrieval() async throws {
         let photo = try RealPhotos.smallest(1, ext: "jpg")[0]
@@ -240,6 +247,12 @@ struct BenchEndToEndTests {
         let large = ImageFormat(name: "large", style: .bgra32, size: entry.size, maximumCount: (1 << 20) / entry.bytesPerEntry)
         #expect(report.largeTableBytes == large.maximumBytesOnDisk)
         #expect((report.memoryBeforeTouch?.residentBytes ?? 0) > 0 && (report.memoryAfterTouch?.residentBytes ?? 0) > 0)
+        let urls = report.urlRequests
+        #expect(urls.processing == ImageProcessing(width: 100, height: 100, mode: .fill).identity)
+        #expect([urls.memoryHitNanoseconds, urls.memoryDictionaryNanoseconds, urls.tableHitNanoseconds, urls.tableDictionaryNanoseconds]
+            .allSatisfy { $0 > 0 })
+        #expect(Self.close(urls.memoryHitToDictionaryRatio, urls.memoryHitNanoseconds / urls.memoryDictionaryNanoseconds))
+        #expect(Self.close(urls.tableHitToDictionaryRatio, urls.tableHitNanoseconds / urls.tableDictionaryNanoseconds))
 
         let bare = try await Self.bench(common + ["--open-entries", "0", "--large-table-mb", "0"]).json(RetrievalReport.self)
         #expect(bare.openMilliseconds == nil && bare.largeTableBytes == nil && bare.memoryAfterTouch == nil)

@@ -21,6 +21,7 @@ struct RetrievalBenchmark: ParsableCommand {
            every round), so a change in the machine's load falls on both alike.
         3b. Concurrent hits: two threads hitting the table at once, without and then with a third thread
            storing new entries into the same table the whole time (ns per hit on each thread).
+        3c. Processed URL requests (100x100 fill, one cache key per entry) through ImageManager's            cachedResponse(for:), answered from its memory cache and from its image table, each in batches            alternating with the dictionary's.
         4. Time to open a table holding --open-entries entries (8x8 gray8, one page each).
         5. Resident and private dirty memory before/after touching every page of a ~--large-table-mb table
            reopened from disk (the pages are clean mapped file pages: the kernel can drop them at will).
@@ -58,6 +59,8 @@ struct RetrievalBenchmark: ParsableCommand {
         var largeTableBytes: Int?
         var memoryBeforeTouch: MemoryUsage?
         var memoryAfterTouch: MemoryUsage?
+        /// Processed URL requests answered from memory and from a table (RetrievalBenchmark+URLRequests.swift).
+        var urlRequests: URLRequestRows? = nil
     }
 
     func run() throws {
@@ -104,6 +107,10 @@ struct RetrievalBenchmark: ParsableCommand {
             concurrent.stores = storing.stores
         }
 
+        // 3c. Processed URL requests through ImageManager: memory cache and image table.
+        let urlRequests = try Self.urlRequestRows(source: jpegURL, thumbnail: thumb, entries: entries, batch: batch, batches: batches,
+                                                  directory: scratch.appendingPathComponent("urls"))
+
         // 2. Decoding the same thumbnail from its files.
         let decoder = ImageDecoder()
         let jpegDecode = Summary(try Stopwatch.samples(repetitions: 301) { _ = try decoder.decode(try Data(contentsOf: jpegURL)) }).median * 1e9
@@ -125,7 +132,7 @@ struct RetrievalBenchmark: ParsableCommand {
                             storesDuringConcurrentHits: concurrent.stores, jpegDecodeNanoseconds: jpegDecode, pngDecodeNanoseconds: pngDecode,
                             speedupOverJPEG: jpegDecode / tableHit, speedupOverPNG: pngDecode / tableHit,
                             openEntries: openEntries, openMilliseconds: openMs, largeTableBytes: large?.0,
-                            memoryBeforeTouch: large?.1, memoryAfterTouch: large?.2)
+                            memoryBeforeTouch: large?.1, memoryAfterTouch: large?.2, urlRequests: urlRequests)
         if json { try Terminal.json(report); return }
         print("Retrieval benchmark: 100x100 bgra32 thumbnails, \(entries) entries, medians")
         Terminal.table(["method", "per image", "images/s", "table hit is"], [
@@ -140,7 +147,7 @@ struct RetrievalBenchmark: ParsableCommand {
              String(format: "%.0fx faster", jpegDecode / tableHit)],
             ["read + decode PNG (\(png.count) B)", String(format: "%.1f µs", pngDecode / 1000), String(format: "%.0f", 1e9 / pngDecode),
              String(format: "%.0fx faster", pngDecode / tableHit)],
-        ])
+        ] + urlRequests.rows)
         if let openMs { print(String(format: "open a table of %d entries: %.1f ms (median of 5)", openEntries, openMs)) }
         if let (bytes, before, after) = large {
             let delta = after.delta(since: before)
