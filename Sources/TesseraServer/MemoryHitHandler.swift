@@ -25,8 +25,9 @@ import Tessera
 /// - **Back-pressure.** It answers only while the channel is writable; otherwise the request goes on to
 ///   Hummingbird, whose writer waits for the socket and stops reading, so a client that sends and never
 ///   reads cannot make the server buffer without bound.
-/// - **Connection management** stays with Hummingbird: a request with a `Connection` header, with a body
-///   or of another version than HTTP/1.1 goes on to the router. A graceful shutdown is Hummingbird's
+/// - **Connection management** stays with Hummingbird: a request with a `Connection` header other than
+///   `keep-alive` (which browsers send, and which asks for what HTTP/1.1 does anyway), with a body or of
+///   another version than HTTP/1.1 goes on to the router. A graceful shutdown is Hummingbird's
 ///   connection-state handler's: it closes an idle connection at once and a busy one after its last
 ///   answer, and while a connection is busy the handler answers nothing (the order rule).
 /// - **Same answer.** The status, headers, body, metrics and log line are those of the route
@@ -106,6 +107,13 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
+    /// Whether `headers` have no `Connection` field, or one saying only `keep-alive` (any case).
+    private static func keepsAlive(_ headers: HTTPHeaders) -> Bool {
+        guard headers.contains(name: "connection") else { return true }
+        let values = headers[canonicalForm: "connection"]
+        return values.count == 1 && values[0].lowercased() == "keep-alive"
+    }
+
     /// A memory answer: what to write, and what its log line and metrics say.
     private struct Hit {
         let head: HTTPResponseHead
@@ -120,7 +128,7 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// loop, or looked up by the service (and then kept when it may be given again).
     private func memoryHit(_ request: HTTPRequestHead) -> Hit? {
         guard request.method == .GET, request.version == .http1_1, request.uri.hasPrefix("/v1/"),
-              !request.headers.contains(name: "connection"), let routes else { return nil }
+              Self.keepsAlive(request.headers), let routes else { return nil }
         let ifNoneMatch = request.headers.first(name: "if-none-match")
         let key = HotAnswers.Key(target: request.uri, accepted: hot.accepted(request.headers.first(name: "accept")))
         if ifNoneMatch == nil, let kept = hot.answer(key) {
