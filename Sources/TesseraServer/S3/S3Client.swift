@@ -73,7 +73,7 @@ public final class S3Client: Sendable {
     public func get(bucket: String, key: String, ifNoneMatch: String? = nil, maximumBytes: Int) async throws(S3Error) -> S3GetResult {
         let url = try configuration.url(bucket: bucket, key: key)
         let headers = ifNoneMatch.map { [(name: "if-none-match", value: $0)] } ?? []
-        return try await Self.typed {
+        return try await retrying { () async throws(S3Error) -> S3GetResult in try await Self.typed {
             let response = try await self.send(.GET, url, headers)
             let status = Int(response.status.code)
             let etag = response.headers.first(name: "etag")
@@ -91,7 +91,7 @@ public final class S3Client: Sendable {
             }
             return .object(data: body, etag: etag, versionID: response.headers.first(name: "x-amz-version-id"),
                            contentType: response.headers.first(name: "content-type"))
-        }
+        } }
     }
 
     /// The metadata of `key` in `bucket`, without its bytes. A `HEAD` answer has no body, so a missing
@@ -99,13 +99,28 @@ public final class S3Client: Sendable {
     /// ``S3Error/accessDenied(bucket:key:)``.
     public func head(bucket: String, key: String) async throws(S3Error) -> S3ObjectInfo {
         let url = try configuration.url(bucket: bucket, key: key)
-        return try await Self.typed {
+        return try await retrying { () async throws(S3Error) -> S3ObjectInfo in try await Self.typed {
             let response = try await self.send(.HEAD, url, [])
             guard response.status.code == 200 else { throw try await Self.failure(response, bucket: bucket, key: key) }
             let headers = response.headers
             return S3ObjectInfo(etag: headers.first(name: "etag"), contentLength: headers.first(name: "content-length").flatMap(Int.init),
                                 contentType: headers.first(name: "content-type"), versionID: headers.first(name: "x-amz-version-id"),
                                 lastModified: headers.first(name: "last-modified"))
+        } }
+    }
+
+    /// Runs `request` again after a retryable failure (``S3Error/isRetryable``), as ``Configuration/retry``
+    /// allows: each try is signed afresh (a new date), the waits grow exponentially.
+    private func retrying<T: Sendable>(_ request: () async throws(S3Error) -> T) async throws(S3Error) -> T {
+        var retries = 0
+        while true {
+            do {
+                return try await request()
+            } catch {
+                guard error.isRetryable, retries < configuration.retry.maximumRetries else { throw error }
+                retries += 1
+                do { try await configuration.retry.sleep(configuration.retry.delay(beforeRetry: retries)) } catch { throw .cancelled }
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 #if Serving
 import Foundation
+import Tessera
 
 extension S3Client {
     /// Where an ``S3Client`` sends its requests, how it signs them, and how long it waits.
@@ -29,11 +30,17 @@ extension S3Client {
         public var readTimeout: Duration
         /// Longest wait from sending a request to the answer's head (its status and headers).
         public var requestTimeout: Duration
+        /// When a request is sent again: after a `5xx` (`InternalError`, `SlowDown`, `ServiceUnavailable`…) or
+        /// a broken connection (``S3Error/isRetryable``), with the library's exponential backoff. Two retries,
+        /// after 0.1 s and 0.2 s, by default (AWS's own clients retry too); `RetryPolicy.none`
+        /// for none. A timeout is not retried: the request timeout already bounds the wait.
+        public var retry: RetryPolicy
 
         /// A configuration. Without `endpoint`, AWS's endpoint for `region`, and then virtual-hosted addressing
         /// unless `addressing` says otherwise; with an `endpoint`, path-style addressing unless it says otherwise.
         public init(credentials: S3Credentials, region: String = "us-east-1", endpoint: URL? = nil, addressing: Addressing? = nil,
-                    connectTimeout: Duration = .seconds(5), readTimeout: Duration = .seconds(15), requestTimeout: Duration = .seconds(30)) {
+                    connectTimeout: Duration = .seconds(5), readTimeout: Duration = .seconds(15), requestTimeout: Duration = .seconds(30),
+                    retry: RetryPolicy = RetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(100), maximumDelay: .seconds(2))) {
             self.credentials = credentials
             self.region = region
             self.endpoint = endpoint ?? Self.awsEndpoint(region: region)
@@ -41,6 +48,7 @@ extension S3Client {
             self.connectTimeout = connectTimeout
             self.readTimeout = readTimeout
             self.requestTimeout = requestTimeout
+            self.retry = retry
         }
 
         /// AWS's S3 endpoint for `region`: `https://s3.REGION.amazonaws.com`.

@@ -50,6 +50,16 @@ public enum S3Error: Error, Sendable, Hashable, CustomStringConvertible {
     /// The calling task was cancelled.
     case cancelled
 
+    /// Whether the same request may succeed when sent again: the store answered `5xx` (``storeFailed(status:code:)``:
+    /// an internal error, throttling, unavailable) or the connection broke (``transport(_:)``). A `4xx` would be
+    /// answered the same, a timeout has already waited its bound, a cancelled request is not wanted.
+    public var isRetryable: Bool {
+        switch self {
+        case .storeFailed, .transport: true
+        default: false
+        }
+    }
+
     /// Whether the store refused the credentials or their permissions (a configuration error of the server).
     public var isCredentialsError: Bool {
         switch self {
