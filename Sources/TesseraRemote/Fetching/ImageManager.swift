@@ -276,10 +276,14 @@ public final class ImageManager: Sendable {
     /// the disk cache's URL, the jobs' key).
     public static func identity(of cacheKey: String?, url: URL) -> URL {
         guard let cacheKey,
-              let encoded = cacheKey.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~/"))),
+              let encoded = cacheKey.addingPercentEncoding(withAllowedCharacters: cacheKeyCharacters),
               let identity = URL(string: "tessera-cache-key:" + encoded) else { return url }
         return identity
     }
+
+    /// The characters a cache key keeps unencoded in its identity, made once (a lookup would otherwise build
+    /// the set every time).
+    private static let cacheKeyCharacters = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~/"))
 
     /// Any error of a request for `url` as a ``/TesseraImaging/TesseraError`` (a custom loader's own error becomes a
     /// ``/TesseraImaging/FetchFailure/transport(url:message:)``).
