@@ -24,6 +24,9 @@ enum ServeBenchLoad {
         var p99Milliseconds: Double
         /// Responses that were not 2xx/3xx (wrk) or not a 200 image (cold), plus socket errors and timeouts.
         var errors: Int
+        /// Hot rounds: the processor time the server's processes used during the round, in microseconds per
+        /// request (the round's load and the machine's other work change it far less than the rate).
+        var cpuMicrosecondsPerRequest: Double?
     }
 
     /// wrk's Lua script: every thread reads the paths file (its first argument), starts at a different place

@@ -58,6 +58,21 @@ final class BenchServer {
         }
     }
 
+    /// The processor time (user and system, seconds) the server's processes now alive have used so far
+    /// (`utime` and `stime` in /proc/PID/stat, every thread included).
+    func cpuSeconds() -> Double {
+        guard let child else { return 0 }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return child.groupMembers().reduce(0) { sum, pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return sum }
+            // After "(comm)": state is the first field, utime the 12th and stime the 13th.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return sum }
+            return sum + (user + system) / ticks
+        }
+    }
+
     /// Spawns `path` in a process group of its own, standard output and error into `log`, with this process's
     /// environment plus `environment`.
     static func spawn(_ path: String, _ arguments: [String], log: URL, environment: [String: String] = [:]) throws -> TesseraTestSupport.ChildProcess {

@@ -59,7 +59,9 @@ struct ServeBenchmark: AsyncParsableCommand {
         rounds, coldConcurrency, cores, thumborProcesses, sourceCheckIntervalSeconds, skipped, servers (name, version, verifiedImages: \
         thumbnails fetched and decoded at the right size before measuring), measurements (server, workload hot|cold, \
         requestsPerSecond, p50Milliseconds, p99Milliseconds: medians of rounds; peakRSSBytes; errors summed over \
-        rounds; rounds: requests, seconds, requestsPerSecond, p50Milliseconds, p99Milliseconds, errors), ratios \
+        rounds; hot only: cpuMicrosecondsPerRequest, the median of the rounds' processor time (user and system, all the \
+        server's processes, /proc/PID/stat) per request; rounds: requests, seconds, requestsPerSecond, p50Milliseconds, \
+        p99Milliseconds, errors, cpuMicrosecondsPerRequest), ratios \
         ("hot tessera/thumbor", "hot tessera/thumbor-result-storage", "hot tessera/nginx", "cold tessera/thumbor", \
         "cold tessera/thumbor-result-storage", with --baseline "hot tessera/tessera-baseline" and "cold tessera/tessera-baseline", \
         with --source s3 "hot tessera-s3/tessera" and "cold tessera-s3/tessera": requestsPerSecond ratios) and targets (name, goal, value, met).
@@ -98,6 +100,8 @@ struct ServeBenchmark: AsyncParsableCommand {
         var p99Milliseconds: Double
         var peakRSSBytes: Int
         var errors: Int
+        /// Hot: the median of the rounds' processor time per request (all the server's processes).
+        var cpuMicrosecondsPerRequest: Double?
         var rounds: [ServeBenchLoad.Round]
     }
 
@@ -262,9 +266,11 @@ struct ServeBenchmark: AsyncParsableCommand {
             for k in 0..<hotTargets.count {
                 let (server, targets) = hotTargets[(k + round) % hotTargets.count]
                 Terminal.progress("hot round \(round + 1)/\(rounds): \(server.name)")
-                hotRounds[server.name, default: []].append(
-                    try ServeBenchLoad.wrk(port: server.port, paths: targets, accept: accept, threads: threads, connections: connections,
-                                           seconds: wrkSeconds, scratch: scratch))
+                let cpuBefore = server.cpuSeconds()
+                var result = try ServeBenchLoad.wrk(port: server.port, paths: targets, accept: accept, threads: threads, connections: connections,
+                                                    seconds: wrkSeconds, scratch: scratch)
+                if result.requests > 0 { result.cpuMicrosecondsPerRequest = (server.cpuSeconds() - cpuBefore) / Double(result.requests) * 1e6 }
+                hotRounds[server.name, default: []].append(result)
             }
         }
         var measurements = hotTargets.map { server, _ in
@@ -338,9 +344,11 @@ struct ServeBenchmark: AsyncParsableCommand {
     }
 
     static func measurement(_ server: String, _ workload: String, _ rounds: [ServeBenchLoad.Round], peak: Int) -> Measurement {
-        Measurement(server: server, workload: workload, requestsPerSecond: Summary(rounds.map(\.requestsPerSecond)).median,
-                    p50Milliseconds: Summary(rounds.map(\.p50Milliseconds)).median, p99Milliseconds: Summary(rounds.map(\.p99Milliseconds)).median,
-                    peakRSSBytes: peak, errors: rounds.map(\.errors).reduce(0, +), rounds: rounds)
+        let cpu = rounds.compactMap(\.cpuMicrosecondsPerRequest)
+        return Measurement(server: server, workload: workload, requestsPerSecond: Summary(rounds.map(\.requestsPerSecond)).median,
+                           p50Milliseconds: Summary(rounds.map(\.p50Milliseconds)).median, p99Milliseconds: Summary(rounds.map(\.p99Milliseconds)).median,
+                           peakRSSBytes: peak, errors: rounds.map(\.errors).reduce(0, +),
+                           cpuMicrosecondsPerRequest: cpu.isEmpty ? nil : Summary(cpu).median, rounds: rounds)
     }
 
     func makeReport(files: Int, seconds: Int, skipped: [String], measurements: [Measurement], servers: [Server]) -> Report {
@@ -382,9 +390,10 @@ struct ServeBenchmark: AsyncParsableCommand {
             + "hot: \(report.hotThumbnails) thumbnails, wrk -t\(report.threads) -c\(report.connections) -d\(report.durationSeconds)s; "
             + "cold: \(report.coldConcurrency) clients; median of \(report.rounds) interleaved rounds; \(report.cores) cores; "
             + "file checks reused for \(report.sourceCheckIntervalSeconds) s; Accept: \(report.accept ?? "none")")
-        Terminal.table(["server", "workload", "req/s", "p50 ms", "p99 ms", "peak RSS MiB", "errors"], report.measurements.map { m in
+        Terminal.table(["server", "workload", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "peak RSS MiB", "errors"], report.measurements.map { m in
             [m.server, m.workload, String(format: m.requestsPerSecond < 100 ? "%.2f" : "%.0f", m.requestsPerSecond), String(format: "%.2f", m.p50Milliseconds),
-             String(format: "%.2f", m.p99Milliseconds), String(format: "%.1f", Double(m.peakRSSBytes) / 1_048_576), "\(m.errors)"]
+             String(format: "%.2f", m.p99Milliseconds), m.cpuMicrosecondsPerRequest.map { String(format: "%.1f", $0) } ?? "-",
+             String(format: "%.1f", Double(m.peakRSSBytes) / 1_048_576), "\(m.errors)"]
         })
         Swift.print("")
         if let s3 = report.s3 {
