@@ -269,6 +269,27 @@ static void idct_2x2(const int16_t coef[64], const uint16_t q[64], uint8_t out[4
 static inline uint8_t clamp255(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
 
 /* Reads the tables of a DQT segment (`n` bytes at `body`) into natural order. Returns 0 when malformed. */
+/* Reads a frame header (SOF) of 8-bit samples with 1 or 3 components: the size, and each component's id,
+ * sampling factors and quantization table. 0 for anything else (another precision, a zero size, a table
+ * id over 3, a component id given twice, a length that disagrees), which the callers leave to libjpeg. */
+static int read_frame(const uint8_t *body, size_t n, int *image_w, int *image_h, int *components,
+                      int ids[3], int hs[3], int vs[3], int tq[3]) {
+    if (n < 6 || body[0] != 8) return 0;
+    *image_h = body[1] << 8 | body[2];
+    *image_w = body[3] << 8 | body[4];
+    *components = body[5];
+    if (*image_w == 0 || *image_h == 0 || (*components != 1 && *components != 3) || n != 6 + 3 * (size_t)*components) return 0;
+    for (int c = 0; c < *components; c++) {
+        ids[c] = body[6 + 3 * c];
+        hs[c] = body[7 + 3 * c] >> 4;
+        vs[c] = body[7 + 3 * c] & 15;
+        tq[c] = body[8 + 3 * c];
+        if (tq[c] > 3) return 0;
+        for (int d = 0; d < c; d++) if (ids[d] == ids[c]) return 0;
+    }
+    return 1;
+}
+
 static int read_quant_tables(const uint8_t *body, size_t n, uint16_t tables[4][64], int defined[4]) {
     size_t p = 0;
     while (p < n) {
@@ -358,18 +379,7 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
             break;
         }
         case 0xC0: case 0xC1: {   /* baseline / extended sequential, Huffman */
-            if (components || n < 6 || body[0] != 8) goto done;
-            image_h = body[1] << 8 | body[2];
-            image_w = body[3] << 8 | body[4];
-            components = body[5];
-            if (image_w == 0 || image_h == 0 || (components != 1 && components != 3) || n != 6 + 3 * (size_t)components) goto done;
-            for (int c = 0; c < components; c++) {
-                ids[c] = body[6 + 3 * c];
-                hs[c] = body[7 + 3 * c] >> 4;
-                vs[c] = body[7 + 3 * c] & 15;
-                tq[c] = body[8 + 3 * c];
-                if (tq[c] > 3) goto done;
-            }
+            if (components || !read_frame(body, n, &image_w, &image_h, &components, ids, hs, vs, tq)) goto done;
             break;
         }
         case 0xC2: case 0xC3: case 0xC5: case 0xC6: case 0xC7: case 0xC9: case 0xCA: case 0xCB:
@@ -588,19 +598,7 @@ static int decode_progressive_dc(const uint8_t *data, size_t size, int format, u
             break;
         }
         case 0xC2: {   /* progressive, Huffman */
-            if (components || n < 6 || body[0] != 8) goto done;
-            image_h = body[1] << 8 | body[2];
-            image_w = body[3] << 8 | body[4];
-            components = body[5];
-            if (image_w == 0 || image_h == 0 || (components != 1 && components != 3) || n != 6 + 3 * (size_t)components) goto done;
-            for (int c = 0; c < components; c++) {
-                ids[c] = body[6 + 3 * c];
-                hs[c] = body[7 + 3 * c] >> 4;
-                vs[c] = body[7 + 3 * c] & 15;
-                tq[c] = body[8 + 3 * c];
-                if (tq[c] > 3) goto done;
-                for (int d = 0; d < c; d++) if (ids[d] == ids[c]) goto done;
-            }
+            if (components || !read_frame(body, n, &image_w, &image_h, &components, ids, hs, vs, tq)) goto done;
             if (components == 3) {
                 /* 4:4:4 or 4:2:2 (h2v1) with 1x1 chroma: every component keeps only its DC at 1/8. */
                 if (hs[0] < 1 || hs[0] > 2 || vs[0] != 1 || hs[1] != 1 || vs[1] != 1 || hs[2] != 1 || vs[2] != 1) goto done;
