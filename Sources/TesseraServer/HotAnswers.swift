@@ -11,9 +11,10 @@ import NIOHTTP1
 /// taking the response cache's lock or making its headers.
 ///
 /// An answer is given again only while the full path would give the same one:
-/// - its source is a file (under the root or in a directory source) whose last check is still trusted
-///   (`--source-check-interval` from the last `stat`; with an interval of 0 nothing is kept, so every hit
-///   checks its file); objects and remote sources always take the full path;
+/// - its source's last check is still trusted: `--source-check-interval` from a file's last `stat` (under
+///   the root or in a directory source) or from when a named source's store last confirmed the object's
+///   version; with an interval of 0 nothing is kept, so every hit checks its source; remote URLs always
+///   take the full path;
 /// - no entry has left the response cache since the answer was kept (the cache counts departures; when
 ///   the count moved, the loop forgets every answer, so it never holds a body the cache let go of beyond
 ///   its next request);

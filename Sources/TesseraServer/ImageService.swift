@@ -195,8 +195,8 @@ public final class ImageService: Sendable {
 
     /// ``cachedResponse(to:)``, with until when (``RootDirectory/monotonicNanoseconds()``) the same request
     /// may be given the same answer without being resolved again: the end of the trusted check of its
-    /// source file. `nil` for an object's answer, a `304`, and every answer when sources are checked on
-    /// every request.
+    /// source (a file's `stat`, an object's version). `nil` for a `304`, and for every answer when sources
+    /// are checked on every request.
     func memoryAnswer(to info: RequestInfo) -> (image: ImageResponse, reusableUntil: UInt64?)? {
         guard var request = try? resolve(info, trustingRecentCheck: true) else { return nil }
         var reusableUntil: UInt64?
@@ -206,6 +206,11 @@ public final class ImageService: Sendable {
         case .object(let store, let key, nil):
             guard let version = store.recentVersion(of: key, within: configuration.sourceCheckIntervalSeconds) else { return nil }
             request = request.versioned(version)
+            if let confirmed = version.confirmedAt, info.ifNoneMatch == nil {
+                let left = Duration.nanoseconds(Int64(configuration.sourceCheckIntervalSeconds * 1e9)) - (ContinuousClock.now - confirmed)
+                let (seconds, attoseconds) = left.components
+                reusableUntil = RootDirectory.monotonicNanoseconds() &+ UInt64(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+            }
         default:
             break
         }

@@ -11,6 +11,8 @@ struct ObjectVersion: Sendable {
     let tag: String
     /// The bytes, when they came with the version (a first GET, a `200` to a conditional one).
     let data: Data?
+    /// When the store last confirmed the version, when it answers from that check (``ObjectStore/recentVersion(of:within:)``).
+    var confirmedAt: ContinuousClock.Instant? = nil
 }
 
 /// Originals that are fetched rather than `stat`ed: an S3 bucket or a private HTTP origin.
@@ -63,7 +65,7 @@ struct VersionTable: Sendable {
     /// The version of `key` when it was confirmed less than `seconds` ago.
     func recent(_ key: String, within seconds: Double) -> ObjectVersion? {
         guard let known = get(key), Self.isRecent(known, within: seconds) else { return nil }
-        return ObjectVersion(tag: known.tag, data: nil)
+        return ObjectVersion(tag: known.tag, data: nil, confirmedAt: known.checkedAt)
     }
 
     /// Whether `entry` was confirmed less than `seconds` ago.

@@ -150,6 +150,34 @@ struct ServeSourcesTests {
         }
     }
 
+    /// What a loop's kept answer rests on for an object: the answer may be given again until the check of
+    /// its version expires (`--source-check-interval` after the store confirmed it), a conditional one never.
+    @Test("an object's memory answer may be given again until its version's check expires; a conditional one is not kept")
+    func anObjectsMemoryAnswerIsReusableForTheCheckInterval() async throws {
+        try await Origin.with { origin in
+            origin.set("/base/dog.jpg", .init(body: Array(try ServeFixture.jpeg(width: 300, height: 200)), cacheControl: "max-age=60"))
+            let fixture = try ServeFixture()
+            let configuration = fixture.configuration { configuration in
+                configuration.sources["origin"] = ServerConfiguration.Source(url: origin.url("/base").absoluteString)
+                configuration.sourceCheckIntervalSeconds = 60
+            }
+            let service = try ImageService(configuration: configuration)
+            let info = ImageService.RequestInfo(route: .preset(name: "box", path: "@origin/dog.jpg"), path: "/v1/box/@origin/dog.jpg",
+                                                rawQuery: nil, accept: nil, ifNoneMatch: nil)
+            #expect(try await service.respond(to: info).outcome == .produced)
+            let before = RootDirectory.monotonicNanoseconds()
+            let answer = try #require(service.memoryAnswer(to: info))
+            #expect(answer.image.outcome == .memory && answer.image.status == 200)
+            let until = try #require(answer.reusableUntil)
+            #expect(until > before && until <= RootDirectory.monotonicNanoseconds() + 60_000_000_000)
+            var conditional = info
+            conditional.ifNoneMatch = answer.image.etag
+            let notModified = try #require(service.memoryAnswer(to: conditional))
+            #expect(notModified.image.status == 304 && notModified.reusableUntil == nil)
+            await service.shutdown()
+        }
+    }
+
     @Test("sources parse from NAME=URL and refuse what cannot work")
     func sourcesParse() throws {
         let (name, source) = try ServerConfiguration.Source.parse("pics=s3://bucket/photos")
