@@ -13,6 +13,10 @@ extension ServerConfiguration {
         /// The walk also stops after looking at 4 × this many directory entries, and goes at most
         /// ``maximumDepth`` directories deep, so a listing's cost is bounded whatever the root holds.
         public var maximumImages = 20_000
+        /// Longest a listing spends making the ThumbHashes its images lack (a low-resolution fill each; hashes
+        /// already in the tables cost no decode and are always included). Past it the rest are `null`, and the
+        /// next listing finds those the page's thumbnails filled meanwhile. 2 seconds by default.
+        public var thumbHashSeconds: Double = 2
 
         /// Directory levels below the listed directory that the walk enters.
         public static let maximumDepth = 16
@@ -20,7 +24,7 @@ extension ServerConfiguration {
         /// The defaults: on, at most 20,000 images per listing.
         public init() {}
 
-        private enum CodingKeys: String, CodingKey { case enabled, maximumImages }
+        private enum CodingKeys: String, CodingKey { case enabled, maximumImages, thumbHashSeconds }
 
         /// Decodes the `gallery` object of a config file; absent fields keep their defaults, unknown ones are ignored.
         public init(from decoder: any Decoder) throws {
@@ -28,6 +32,7 @@ extension ServerConfiguration {
             let d = Gallery()
             enabled = try c.decodeIfPresent(Bool.self, forKey: .enabled) ?? d.enabled
             maximumImages = try c.decodeIfPresent(Int.self, forKey: .maximumImages) ?? d.maximumImages
+            thumbHashSeconds = try c.decodeIfPresent(Double.self, forKey: .thumbHashSeconds) ?? d.thumbHashSeconds
         }
     }
 }

@@ -11,11 +11,10 @@ import Tessera
 /// size, modification time and inode, so hard links to one file share a hash); the preset's table, hashing
 /// the slot's pixels in place (at most the preset's size: microseconds, no decode, also after a restart);
 /// otherwise the preset's image is made through the one request path (decode, draw, table fill) and its slot
-/// hashed. A listing waits for hashes at most ``budget``: the rest of a large cold directory is left out
-/// (`null`), and the next listing finds them in the tables the page's thumbnails filled.
+/// hashed. A listing makes hashes for at most ``ServerConfiguration/Gallery/thumbHashSeconds``: the rest of
+/// a large cold directory is left out (`null`), and the next listing finds them in the tables the page's
+/// thumbnails filled.
 final class GalleryPlaceholders: Sendable {
-    /// How long a listing waits for hashes it has to make.
-    static let budget: Duration = .seconds(2)
     /// Hashes kept in memory (about 100 bytes each).
     static let capacity = 100_000
 
@@ -24,7 +23,8 @@ final class GalleryPlaceholders: Sendable {
     /// The hash of each of `paths` (relative to the root, decoded) in `preset`, in order; `nil` where none
     /// could be made (not an image, too tall for the preset's slots, the budget spent).
     func hashes(of paths: [String], preset: String, service: ImageService) async -> [ThumbHash?] {
-        let deadline = ContinuousClock.now + Self.budget
+        let seconds = max(0, service.configuration.gallery.thumbHashSeconds)
+        let deadline = ContinuousClock.now + .nanoseconds(Int64(min(seconds, 1e9) * 1e9))
         let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
         return await withTaskGroup(of: (Int, ThumbHash?).self) { group in
             var results = [ThumbHash?](repeating: nil, count: paths.count)

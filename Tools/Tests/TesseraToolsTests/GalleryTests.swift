@@ -67,6 +67,7 @@ struct GalleryTests {
         let fixture = try ServeFixture()
         let configuration = fixture.configuration {
             $0.presets.append(.init(name: "lowres", width: 16, height: 16, mode: .fill))
+            $0.gallery.thumbHashSeconds = 600   // no listing here may run out of time, however loaded the machine
         }
         let first = try await fixture.withServer(configuration) { port, server in
             let listing = try await Self.listing(port: port)

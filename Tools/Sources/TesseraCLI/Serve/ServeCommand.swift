@@ -78,6 +78,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-gallery"), help: "No /gallery page (TESSERA_GALLERY=off).") var noGallery = false
     @Option(name: .customLong("gallery-max-images"), help: "Most images one gallery listing returns (TESSERA_GALLERY_MAX_IMAGES; default 20000).")
     var galleryMaximumImages: Int?
+    @Option(name: .customLong("gallery-thumbhash-seconds"),
+            help: "Longest a gallery listing spends making the ThumbHashes its images lack (TESSERA_GALLERY_THUMBHASH_SECONDS; default 2).")
+    var galleryThumbHashSeconds: Double?
     @Option(name: .customLong("gallery-report"), help: "Accept POST /gallery/report (the page's test mode) and write it to FILE (TESSERA_GALLERY_REPORT).")
     var galleryReport: String?
     @Option(name: .customLong("log-level"),
@@ -265,6 +268,10 @@ struct ServeCommand: AsyncParsableCommand {
         try sourceOptions.apply(to: &configuration, environment: environment)
         if noGallery || environment["TESSERA_GALLERY"] == "off" { configuration.gallery.enabled = false }
         if let value = try number(galleryMaximumImages, "TESSERA_GALLERY_MAX_IMAGES") { configuration.gallery.maximumImages = value }
+        if let value = galleryThumbHashSeconds ?? environment["TESSERA_GALLERY_THUMBHASH_SECONDS"].flatMap(Double.init) {
+            guard value >= 0 else { throw ValidationError("--gallery-thumbhash-seconds must be 0 or more") }
+            configuration.gallery.thumbHashSeconds = value
+        }
         do throws(ServerConfigurationError) { try configuration.validate() } catch { throw ValidationError(error.description) }
         return configuration
     }
