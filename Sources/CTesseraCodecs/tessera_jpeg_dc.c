@@ -269,6 +269,27 @@ static void idct_2x2(const int16_t coef[64], const uint16_t q[64], uint8_t out[4
 static inline uint8_t clamp255(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
 
 /* Reads the tables of a DQT segment (`n` bytes at `body`) into natural order. Returns 0 when malformed. */
+/* Reads a DHT segment's tables into `tables` (DC 0-3, then AC 0-3 at 4-7). With `with_ac` 0 the AC tables
+ * are only checked for their shape and `tables` needs room for the DC ones alone. 0 for a malformed
+ * segment (a class over 1, an id over 3, more than 256 symbols, a length that disagrees, an invalid code). */
+static int read_huffman_tables(const uint8_t *body, size_t n, struct huffman *tables, int with_ac) {
+    size_t p = 0;
+    while (p < n) {
+        if (p + 17 > n) return 0;
+        int cls = body[p] >> 4, id = body[p] & 15;
+        if (cls > 1 || id > 3) return 0;
+        int total = 0;
+        for (int k = 0; k < 16; k++) total += body[p + 1 + k];
+        if (total > 256 || p + 17 + (size_t)total > n) return 0;
+        if (cls == 0 || with_ac) {
+            if (!build_huffman(&tables[cls * 4 + id], body + p + 1, body + p + 17, total, cls)) return 0;
+            if (cls == 1) build_multi(&tables[4 + id]);
+        }
+        p += 17 + (size_t)total;
+    }
+    return 1;
+}
+
 /* Reads a frame header (SOF) of 8-bit samples with 1 or 3 components: the size, and each component's id,
  * sampling factors and quantization table. 0 for anything else (another precision, a zero size, a table
  * id over 3, a component id given twice, a length that disagrees), which the callers leave to libjpeg. */
@@ -363,21 +384,9 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
             if (!read_quant_tables(body, n, quant_tables, quant_defined)) goto done;
             for (int id = 0; id < 4; id++) if (quant_defined[id]) quant[id] = quant_tables[id][0];
             break;
-        case 0xC4: {   /* DHT */
-            size_t p = 0;
-            while (p < n) {
-                if (p + 17 > n) goto done;
-                int cls = body[p] >> 4, id = body[p] & 15;
-                if (cls > 1 || id > 3) goto done;
-                int total = 0;
-                for (int k = 0; k < 16; k++) total += body[p + 1 + k];
-                if (total > 256 || p + 17 + (size_t)total > n) goto done;
-                if (!build_huffman(&tables[cls * 4 + id], body + p + 1, body + p + 17, total, cls)) goto done;
-                if (cls == 1) build_multi(&tables[4 + id]);
-                p += 17 + (size_t)total;
-            }
+        case 0xC4:   /* DHT */
+            if (!read_huffman_tables(body, n, tables, 1)) goto done;
             break;
-        }
         case 0xC0: case 0xC1: {   /* baseline / extended sequential, Huffman */
             if (components || !read_frame(body, n, &image_w, &image_h, &components, ids, hs, vs, tq)) goto done;
             break;
@@ -583,20 +592,9 @@ static int decode_progressive_dc(const uint8_t *data, size_t size, int format, u
         case 0xDB:   /* DQT */
             if (!read_quant_tables(body, n, quant_tables, quant_defined)) goto done;
             break;
-        case 0xC4: {   /* DHT: DC tables are built, AC tables only checked for their shape */
-            size_t p = 0;
-            while (p < n) {
-                if (p + 17 > n) goto done;
-                int cls = body[p] >> 4, id = body[p] & 15;
-                if (cls > 1 || id > 3) goto done;
-                int total = 0;
-                for (int k = 0; k < 16; k++) total += body[p + 1 + k];
-                if (total > 256 || p + 17 + (size_t)total > n) goto done;
-                if (cls == 0 && !build_huffman(&tables[id], body + p + 1, body + p + 17, total, 0)) goto done;
-                p += 17 + (size_t)total;
-            }
+        case 0xC4:   /* DHT: DC tables are built, AC tables only checked for their shape */
+            if (!read_huffman_tables(body, n, tables, 0)) goto done;
             break;
-        }
         case 0xC2: {   /* progressive, Huffman */
             if (components || !read_frame(body, n, &image_w, &image_h, &components, ids, hs, vs, tq)) goto done;
             if (components == 3) {
