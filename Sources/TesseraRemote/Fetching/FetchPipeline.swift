@@ -73,20 +73,13 @@ final class FetchPipeline: Sendable {
     /// that ``RetryPolicy`` retries, as often as ``ImageManager/Configuration/retry`` allows, waiting
     /// longer each time.
     func load(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
-        let policy = settings.retry
-        var retry = 0
-        while true {
-            do {
-                return try await authorizedLoad(request, progress: progress)
-            } catch where retry < policy.maximumRetries && RetryPolicy.isRetryable(error) && !Task.isCancelled {
-                retry += 1
-                let delay = policy.delay(beforeRetry: retry)
-                recorder.retry()
-                logger.info("load failed; retrying", metadata: [
-                    "url": "\(request.url.absoluteString)", "error": "\(error)", "retry": "\(retry)", "delay": "\(delay)",
-                ])
-                try await policy.sleep(delay)
-            }
+        try await settings.retry.run({ () async throws(any Error) -> LoadResponse in try await authorizedLoad(request, progress: progress) },
+                                     retryingIf: { RetryPolicy.isRetryable($0) && !Task.isCancelled },
+                                     cancelled: { CancellationError() }) { error, retry, delay in
+            recorder.retry()
+            logger.info("load failed; retrying", metadata: [
+                "url": "\(request.url.absoluteString)", "error": "\(error)", "retry": "\(retry)", "delay": "\(delay)",
+            ])
         }
     }
 

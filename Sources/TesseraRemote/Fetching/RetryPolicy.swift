@@ -55,6 +55,25 @@ public struct RetryPolicy: Sendable, Hashable {
         return .nanoseconds(Int64((seconds * 1e9).rounded()))
     }
 
+    /// Runs `attempt`, and again after each failure `isRetryable` accepts, as often as ``maximumRetries``
+    /// allows, waiting ``delay(beforeRetry:)`` through ``sleep`` before each retry (`willRetry` hears of it
+    /// first). A wait that is cancelled ends with `cancelled()`; any other failure is the attempt's own.
+    public func run<T, E: Error>(_ attempt: () async throws(E) -> T, retryingIf isRetryable: (E) -> Bool,
+                                 cancelled: () -> E, willRetry: (E, Int, Duration) -> Void = { _, _, _ in }) async throws(E) -> T {
+        var retries = 0
+        while true {
+            do {
+                return try await attempt()
+            } catch {
+                guard retries < maximumRetries, isRetryable(error) else { throw error }
+                retries += 1
+                let wait = delay(beforeRetry: retries)
+                willRetry(error, retries, wait)
+                do { try await sleep(wait) } catch { throw cancelled() }
+            }
+        }
+    }
+
     /// Whether a load that failed with `error` may be tried again.
     public static func isRetryable(_ error: any Error) -> Bool {
         guard let error = error as? TesseraError, case .fetching(let failure) = error.reason else { return false }

@@ -112,16 +112,7 @@ public final class S3Client: Sendable {
     /// Runs `request` again after a retryable failure (``S3Error/isRetryable``), as ``Configuration/retry``
     /// allows: each try is signed afresh (a new date), the waits grow exponentially.
     private func retrying<T: Sendable>(_ request: () async throws(S3Error) -> T) async throws(S3Error) -> T {
-        var retries = 0
-        while true {
-            do {
-                return try await request()
-            } catch {
-                guard error.isRetryable, retries < configuration.retry.maximumRetries else { throw error }
-                retries += 1
-                do { try await configuration.retry.sleep(configuration.retry.delay(beforeRetry: retries)) } catch { throw .cancelled }
-            }
-        }
+        try await configuration.retry.run(request, retryingIf: \.isRetryable, cancelled: { .cancelled })
     }
 
     /// Signs and sends one request; returns once the answer's head has arrived.
