@@ -46,9 +46,7 @@ final class GalleryPlaceholders: Sendable {
 
     /// The hash of one file in `preset`; made (if nowhere else) only before `deadline`.
     func hash(of path: String, preset: String, service: ImageService, makingBefore deadline: ContinuousClock.Instant) async -> ThumbHash? {
-        let encoded = path.split(separator: "/", omittingEmptySubsequences: false)
-            .map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#%;"))) ?? "" }
-            .joined(separator: "/")
+        guard let encoded = path.percentEncodedPath else { return nil }
         let info = ImageService.RequestInfo(route: .preset(name: preset, path: encoded), path: "/v1/\(preset)/\(encoded)",
                                             rawQuery: nil, accept: nil, ifNoneMatch: nil)
         guard let request = try? service.resolve(info, trustingRecentCheck: true), let table = request.preset,

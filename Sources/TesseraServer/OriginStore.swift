@@ -35,9 +35,7 @@ final class OriginStore: ObjectStore {
 
     /// The URL of `key` under ``base``, each path segment percent-encoded.
     func url(of key: String) throws(ServiceError) -> URL {
-        var allowed = CharacterSet.urlPathAllowed
-        allowed.remove(charactersIn: "?#;")
-        guard let encoded = key.addingPercentEncoding(withAllowedCharacters: allowed),
+        guard let encoded = key.percentEncodedPath,
               let url = URL(string: encoded, relativeTo: base)?.absoluteURL else {
             throw ServiceError(.badPath, "the key cannot be made into a URL under the origin")
         }
