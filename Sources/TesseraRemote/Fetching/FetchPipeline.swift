@@ -183,7 +183,8 @@ final class FetchPipeline: Sendable {
         let source = URLTables.sourceID(of: fetched.data)
         tables.noteSource(source, for: key.data.url)
         if key.data.readsDisk, let entry = tables.image(at: place, sourceID: source) {
-            return DecodedImage(pixels: entry, cacheType: .table, sourceFormat: nil, response: fetched.response)
+            return DecodedImage(pixels: entry, cacheType: .table, sourceFormat: try? decoder.probe(fetched.data).format,
+                                response: fetched.response)
         }
         let decoded = try await decoded(fetched, for: key.image)
         if key.data.writesDisk, let bitmap = decoded.bitmap { tables.store(bitmap, at: place, sourceID: source) }

@@ -45,8 +45,9 @@ public struct ImageResponse: Sendable {
     public var request: ImageRequest
     /// Where the answer came from.
     public var cacheType: CacheType
-    /// The file format of the encoded bytes the image was decoded from; `nil` when the memory cache or a
-    /// table answered (they keep pixels, not the file).
+    /// The file format of the encoded bytes the image was made from (for a table's answer, the bytes whose
+    /// digest found the entry); `nil` when no bytes were read: a memory-cache answer, or a table's answer
+    /// in the process that already knows the entry's source (both keep pixels, not the file).
     public var sourceFormat: ImageFileFormat?
     /// The HTTP status when the answer involved the network: the download's (2xx), or 304 for a disk copy
     /// revalidated; otherwise `nil`.

@@ -63,6 +63,7 @@ struct URLTableTests {
             let again = try await manager.imageTask(for: ImageRequest(url: Self.url, processing: Self.northEast,
                                                                      options: .disableMemoryCacheReads)).response
             #expect(again.cacheType == .table)
+            #expect(response.sourceFormat == .png)
             #expect(again.pixels.hasSamePixels(as: response.image))
             let counts = manager.statistics
             #expect(counts.decodes == 1 && counts.tableResponses == 1 && Self.addsUp(counts), "\(counts)")
@@ -73,6 +74,7 @@ struct URLTableTests {
         try await place.withManager { manager in
             let response = try await manager.imageTask(for: request).response
             #expect(response.cacheType == .table)
+            #expect(response.sourceFormat == .png, "after a restart the entry is found from the bytes on disk, whose format is known")
             let entry = try #require(response.tableImage, "a table image from the mapping, not a copy")
             #expect(entry.hasSamePixels(as: first))
             #expect(Quadrants.close(entry.pixel(x: 5, y: 5), Quadrants.green), "north-east of the quadrants")
