@@ -10,8 +10,10 @@
 public enum DecodingPolicy: String, Sendable, Hashable, Codable, CaseIterable {
     /// Decode what the data holds:
     /// - damage the codec recovers from (libjpeg's warnings: extraneous bytes before a marker, a
-    ///   corrupt entropy segment that a restart marker ends, a bad or cut APPn segment) decodes to the
-    ///   pixels the codec produces, reported as ``DecodeIntegrity/damaged``;
+    ///   corrupt entropy segment that a restart marker ends, an APPn segment libjpeg warns about, such as a
+    ///   JFIF APP0 of an unknown version) decodes to the pixels the codec produces, reported as
+    ///   ``DecodeIntegrity/damaged``; APPn segments libjpeg skips without a warning (junk, a cut JFIF
+    ///   APP0) decode intact;
     /// - a JPEG, PNG or WebP that ends early decodes the rows that arrived; the rest is filled with
     ///   ``DecodeIntegrity/fillGray`` (opaque formats) or transparent pixels (formats with alpha), and
     ///   the result is ``DecodeIntegrity/truncated``. Fewer rows than
