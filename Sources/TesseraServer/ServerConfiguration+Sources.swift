@@ -25,7 +25,8 @@ extension ServerConfiguration {
         public var secretAccessKey: String?
         /// S3: a session token (temporary credentials).
         public var sessionToken: String?
-        /// HTTP origins: header fields added to every request (`Authorization`, say).
+        /// HTTP origins: header fields added to every request (`Authorization`, say). Only an `http(s)`
+        /// source may have them: on an S3 or `file://` source they are a configuration error.
         public var headers: [String: String]
 
         /// A source at `url`, every other field at its default.
@@ -145,13 +146,19 @@ extension ServerConfiguration {
         }
     }
 
-    /// Checks the sources' names and URLs.
+    /// Checks the sources' names and URLs, and that only HTTP origins have headers.
     func validateSources() throws(ServerConfigurationError) {
         for (name, source) in sources {
             guard Source.isValidName(name) else {
                 throw ServerConfigurationError("source name '\(name)' must be 1…64 letters, digits, -, _ or .")
             }
-            _ = try source.kind()
+            let kind = try source.kind()
+            if !source.headers.isEmpty {
+                guard case .origin = kind else {
+                    let names = source.headers.keys.sorted().joined(separator: ", ")
+                    throw ServerConfigurationError("source '\(name)' (\(source.url)) has headers (\(names)), but only http(s) origins send headers: an S3 source signs its requests with its credentials and a directory makes none; remove the --source-header (or the config's \"headers\") for '\(name)'")
+                }
+            }
             if source.accessKeyID != nil, source.secretAccessKey == nil {
                 throw ServerConfigurationError("source '\(name)' has an access key id without a secret access key")
             }

@@ -18,7 +18,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         case unknownPreset = "unknown_preset"
         /// `@{name}` names no configured source, or `src=s3://BUCKET/…` a bucket that is not allowed (404).
         case unknownSource = "unknown_source"
-        /// The path is not valid percent-encoding (400).
+        /// The path is not valid percent-encoding, or names an object key longer than S3 allows (400).
         case badPath = "bad_path"
         /// The path's text is refused: NUL, absolute, backslash, double-encoded, `.`/`..`/empty components (400).
         case pathEscape = "path_escape"

@@ -51,6 +51,10 @@ extension S3Client {
             self.retry = retry
         }
 
+        /// The most UTF-8 bytes an object key may have: S3's limit (and that of the stores compatible with
+        /// it). A longer key is refused by ``url(bucket:key:)`` without asking the store.
+        public static let maximumKeyBytes = 1024
+
         /// AWS's S3 endpoint for `region`: `https://s3.REGION.amazonaws.com`.
         public static func awsEndpoint(region: String) -> URL {
             URL(string: "https://s3.\(region).amazonaws.com")!
@@ -59,10 +63,13 @@ extension S3Client {
         /// The URL of `key` in `bucket` under this configuration's endpoint and addressing, its path
         /// encoded as ``S3Signer/encodePath(_:)`` does (`photos/a b+c.jpg` → `photos/a%20b%2Bc.jpg`).
         /// Throws ``S3Error/invalidRequest(_:)`` for an empty bucket or key, and for virtual-hosted addressing
-        /// with a bucket that is not a DNS name or an endpoint that is an IP address.
+        /// with a bucket that is not a DNS name or an endpoint that is an IP address; throws
+        /// ``S3Error/keyTooLong(bytes:limit:)`` for a key over ``maximumKeyBytes``.
         public func url(bucket: String, key: String) throws(S3Error) -> URL {
             guard !bucket.isEmpty, !bucket.contains("/") else { throw .invalidRequest("bucket name \"\(bucket)\" is empty or has a /") }
             guard !key.isEmpty else { throw .invalidRequest("the object key is empty") }
+            let keyBytes = key.utf8.count
+            guard keyBytes <= Self.maximumKeyBytes else { throw .keyTooLong(bytes: keyBytes, limit: Self.maximumKeyBytes) }
             guard let scheme = endpoint.scheme?.lowercased(), scheme == "http" || scheme == "https",
                   let host = endpoint.host, !host.isEmpty else {
                 throw .invalidRequest("endpoint \(endpoint.absoluteString) is not an http(s) URL with a host")

@@ -16,6 +16,7 @@ import Foundation
 /// | ``timeout`` | 504 | no connection, head or body within the timeouts |
 /// | ``transport(_:)`` | 502 | the connection failed (refused, reset, TLS) |
 /// | ``invalidRequest(_:)`` | 400 | the bucket or key cannot be addressed |
+/// | ``keyTooLong(bytes:limit:)`` | 400 | the key is longer than S3 allows: the client asked for it, never the store |
 /// | ``cancelled`` | 503 | the task was cancelled (its client went away) |
 ///
 /// S3 answers 403 `AccessDenied`, not 404, for a missing key when the credentials may not list the
@@ -47,6 +48,9 @@ public enum S3Error: Error, Sendable, Hashable, CustomStringConvertible {
     case transport(String)
     /// The request could not be made: an empty key, a bucket name a virtual-hosted URL cannot carry.
     case invalidRequest(String)
+    /// The key (prefix included) has more UTF-8 bytes than S3 accepts (``S3Client/Configuration/maximumKeyBytes``,
+    /// 1,024): refused before any request, since the store would answer `400 KeyTooLongError`.
+    case keyTooLong(bytes: Int, limit: Int)
     /// The calling task was cancelled.
     case cancelled
 
@@ -74,7 +78,7 @@ public enum S3Error: Error, Sendable, Hashable, CustomStringConvertible {
         case .noSuchKey, .noSuchBucket: 404
         case .tooLarge: 413
         case .timeout: 504
-        case .invalidRequest: 400
+        case .invalidRequest, .keyTooLong: 400
         case .storeFailed(let status, _) where status == 503: 503
         case .cancelled: 503
         default: 502
@@ -82,8 +86,8 @@ public enum S3Error: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A short machine-readable code for a server's error body: `s3_not_found`, `s3_credentials`,
-    /// `s3_too_large`, `s3_store_failed`, `s3_unexpected`, `s3_timeout`, `s3_transport`, `s3_invalid` or
-    /// `s3_cancelled`.
+    /// `s3_too_large`, `s3_store_failed`, `s3_unexpected`, `s3_timeout`, `s3_transport`, `s3_invalid`
+    /// (``keyTooLong(bytes:limit:)`` too) or `s3_cancelled`.
     public var serviceCode: String {
         switch self {
         case .noSuchKey, .noSuchBucket: "s3_not_found"
@@ -93,7 +97,7 @@ public enum S3Error: Error, Sendable, Hashable, CustomStringConvertible {
         case .unexpectedResponse: "s3_unexpected"
         case .timeout: "s3_timeout"
         case .transport: "s3_transport"
-        case .invalidRequest: "s3_invalid"
+        case .invalidRequest, .keyTooLong: "s3_invalid"
         case .cancelled: "s3_cancelled"
         }
     }
@@ -113,6 +117,7 @@ public enum S3Error: Error, Sendable, Hashable, CustomStringConvertible {
         case .timeout: "S3: timed out"
         case .transport(let message): "S3: connection failed: \(message)"
         case .invalidRequest(let message): "S3: invalid request: \(message)"
+        case .keyTooLong(let bytes, let limit): "S3: the object key has \(bytes) bytes, more than the limit of \(limit)"
         case .cancelled: "S3: cancelled"
         }
     }

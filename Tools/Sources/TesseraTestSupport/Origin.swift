@@ -40,6 +40,8 @@ public final class Origin: Sendable {
         let ledger = OriginLedger(latency: latency, logsArrivals: logsArrivals, generator: generator)
         let router = Router()
         router.get("**") { request, _ -> Response in try await ledger.respond(to: request) }
+        // HEAD answers as GET would, without the body (an S3 source's first look at an object).
+        router.head("**") { request, _ -> Response in try await ledger.respond(to: request).createHeadResponse() }
         var logger = Logger(label: "tessera.origin")
         logger.logLevel = .critical
         let (ports, continuation) = AsyncStream<Int>.makeStream()

@@ -31,12 +31,14 @@ extension Origin {
         /// When set, only requests whose `Authorization` header is the credential's accepted value get
         /// the resource; any other gets `401 Unauthorized` with `WWW-Authenticate: Bearer` (still counted).
         public var credential: OriginCredential?
+        /// More response header fields by name (`x-amz-version-id`, say), sent with every answer but a `404` or `401`.
+        public var headers: [String: String]
 
         /// A resource; by default `200 OK` with an empty body and no extra headers.
         public init(status: Int = 200, body: [UInt8] = [], cacheControl: String? = nil, etag: String? = nil,
                     lastModified: String? = nil, gate: OriginGate? = nil, chunkSize: Int? = nil, redirect: String? = nil,
                     stall: OriginGate? = nil, stallAfter: Int = 0, contentType: String? = nil,
-                    credential: OriginCredential? = nil) {
+                    credential: OriginCredential? = nil, headers: [String: String] = [:]) {
             self.status = status
             self.body = body
             self.cacheControl = cacheControl
@@ -49,6 +51,7 @@ extension Origin {
             self.stallAfter = stallAfter
             self.contentType = contentType
             self.credential = credential
+            self.headers = headers
         }
     }
 

@@ -20,6 +20,9 @@ extension OriginLedger {
         if let value = resource.cacheControl { headers[.cacheControl] = value }
         if let value = resource.etag { headers[.eTag] = value }
         if let value = resource.lastModified { headers[.lastModified] = value }
+        for (name, value) in resource.headers {
+            if let field = HTTPFields.Element.Name(name) { headers[field] = value }
+        }
         if let location = resource.redirect {
             headers[.location] = location
             return Response(status: .found, headers: headers)

@@ -16,7 +16,7 @@ struct SourceOptions: ParsableArguments {
     var s3PathStyle = false
     @Option(name: .customLong("allow-bucket"), help: "A bucket /v1/resize?src=s3://BUCKET/KEY may read; repeatable (TESSERA_ALLOW_BUCKETS).")
     var allowedBuckets: [String] = []
-    @Option(name: .customLong("source-header"), help: "A header NAME:HEADER:VALUE sent with every request of the HTTP source NAME; repeatable.")
+    @Option(name: .customLong("source-header"), help: "A header NAME:HEADER:VALUE sent with every request of the http(s) source NAME (an error for s3:// and file:// sources); repeatable.")
     var sourceHeaders: [String] = []
 
     /// Applies the flags (else the variables of `environment`) to `configuration`.
