@@ -3,21 +3,21 @@ import Foundation
 
 /// Why an ``S3Client`` request failed.
 ///
-/// The status a server should answer its own client with, for each (also ``suggestedStatus`` and
-/// ``serviceCode``):
+/// What `tessera serve` answers its own client with, for each (`ServiceError`'s mapping, the one place
+/// where a store's failure becomes a status and a code):
 ///
-/// | Case | Status | Why |
+/// | Case | Status and code | Why |
 /// |---|---|---|
-/// | ``noSuchKey(bucket:key:)``, ``noSuchBucket(bucket:)`` | 404 | the image is not there |
-/// | ``accessDenied(bucket:key:)``, ``signatureDoesNotMatch``, ``invalidAccessKeyID``, ``invalidToken(code:)`` | 502, code `s3_credentials` | the server's credentials or policy are wrong: the client can do nothing about it |
-/// | ``tooLarge(bytes:limit:)`` | 413 | the object is over the byte limit |
-/// | ``storeFailed(status:code:)`` | 502 | the store answered 5xx (`SlowDown` and `ServiceUnavailable` are 503 there) |
-/// | ``unexpectedResponse(status:code:)`` | 502 | another answer (a wrong region's `PermanentRedirect`, a 400) |
-/// | ``timeout`` | 504 | no connection, head or body within the timeouts |
-/// | ``transport(_:)`` | 502 | the connection failed (refused, reset, TLS) |
-/// | ``invalidRequest(_:)`` | 400 | the bucket or key cannot be addressed |
-/// | ``keyTooLong(bytes:limit:)`` | 400 | the key is longer than S3 allows: the client asked for it, never the store |
-/// | ``cancelled`` | 503 | the task was cancelled (its client went away) |
+/// | ``noSuchKey(bucket:key:)``, ``noSuchBucket(bucket:)`` | 404 `not_found` | the image is not there |
+/// | ``accessDenied(bucket:key:)``, ``signatureDoesNotMatch``, ``invalidAccessKeyID``, ``invalidToken(code:)`` | 502 `source_denied` | the server's credentials or policy are wrong: the client can do nothing about it |
+/// | ``tooLarge(bytes:limit:)`` | 413 `source_too_large` | the object is over the byte limit |
+/// | ``storeFailed(status:code:)`` | 502 `upstream_status` | the store answered 5xx (`SlowDown` and `ServiceUnavailable` included) after the retries |
+/// | ``unexpectedResponse(status:code:)`` | 502 `upstream_failed` | another answer (a wrong region's `PermanentRedirect`, a 400) |
+/// | ``timeout`` | 504 `upstream_timeout` | no connection, head or body within the timeouts |
+/// | ``transport(_:)`` | 502 `upstream_failed` | the connection failed (refused, reset, TLS) |
+/// | ``invalidRequest(_:)`` | 400 `bad_path` | the bucket or key cannot be addressed |
+/// | ``keyTooLong(bytes:limit:)`` | 400 `bad_path` | the key is longer than S3 allows: the client asked for it, never the store |
+/// | ``cancelled`` | 503 `cancelled` | the task was cancelled (its client went away) |
 ///
 /// S3 answers 403 `AccessDenied`, not 404, for a missing key when the credentials may not list the
 /// bucket (`s3:ListBucket`); grant it if missing images should be 404s.
@@ -69,36 +69,6 @@ public enum S3Error: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .accessDenied, .signatureDoesNotMatch, .invalidAccessKeyID, .invalidToken: true
         default: false
-        }
-    }
-
-    /// The HTTP status a server should answer with (see the table above).
-    public var suggestedStatus: Int {
-        switch self {
-        case .noSuchKey, .noSuchBucket: 404
-        case .tooLarge: 413
-        case .timeout: 504
-        case .invalidRequest, .keyTooLong: 400
-        case .storeFailed(let status, _) where status == 503: 503
-        case .cancelled: 503
-        default: 502
-        }
-    }
-
-    /// A short machine-readable code for a server's error body: `s3_not_found`, `s3_credentials`,
-    /// `s3_too_large`, `s3_store_failed`, `s3_unexpected`, `s3_timeout`, `s3_transport`, `s3_invalid`
-    /// (``keyTooLong(bytes:limit:)`` too) or `s3_cancelled`.
-    public var serviceCode: String {
-        switch self {
-        case .noSuchKey, .noSuchBucket: "s3_not_found"
-        case .accessDenied, .signatureDoesNotMatch, .invalidAccessKeyID, .invalidToken: "s3_credentials"
-        case .tooLarge: "s3_too_large"
-        case .storeFailed: "s3_store_failed"
-        case .unexpectedResponse: "s3_unexpected"
-        case .timeout: "s3_timeout"
-        case .transport: "s3_transport"
-        case .invalidRequest, .keyTooLong: "s3_invalid"
-        case .cancelled: "s3_cancelled"
         }
     }
 
