@@ -4,8 +4,10 @@ import PackageDescription
 // The Tessera library. Every layer depends on swift-log and swift-metrics (API-only packages without
 // dependencies of their own: a `Logger` and metrics in each configuration, docs/OBSERVABILITY.md);
 // AsyncHTTPClient and SwiftNIO come in for the HTTP loader (`TesseraHTTP`) only while the `HTTPLoader`
-// trait is on (the default). With `traits: []` a dependent resolves those two packages and no others. The `tessera` command, the benchmarks, the
-// stress tools and the tests live in their own package in `Tools/` (docs/ARCHITECTURE.md).
+// trait is on (the default). A dependent that declares this package with `traits: []` resolves only
+// swift-log and swift-metrics, and gives `ImageManager` a `DataLoading` loader of its own.
+// The `tessera` command, the benchmarks, the stress tools and the tests live in their own package in
+// `Tools/` (docs/ARCHITECTURE.md).
 let package = Package(
     name: "Tessera",
     // Tested on Debian Linux (x86-64). macOS 15 (Synchronization's Mutex, typed throws in the runtime) with

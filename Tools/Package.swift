@@ -86,10 +86,9 @@ let package = Package(
                 "TesseraTestSupport",
             ]
         ),
-        // Unit and integration tests (debug build). Launches the built `TesseraStress` and runs the CLI's
-        // commands in process.
-        // Unit and integration tests, one target per layer of the library (as the library's own targets), then
-        // the server and the command-line tools. Helpers more than one target uses live in TesseraTestSupport.
+        // Unit and integration tests (debug build), one target per layer of the library (as the library's own
+        // targets), then the server and the command-line tools; they launch the built `TesseraStress` and run
+        // the CLI's commands in process. Helpers more than one target uses live in TesseraTestSupport.
         .testTarget(
             name: "TesseraCoreTests",
             dependencies: [

@@ -4,7 +4,8 @@ public struct Bitmap: BitmapImage, CustomStringConvertible {
     /// Size, style and row stride.
     public let layout: BitmapLayout
     /// How complete the decode that produced these pixels was (``DecodeIntegrity/intact`` for pixels that
-    /// did not come from a decoder). ``ImageDecoder`` sets it; drawing into a new bitmap does not carry it.
+    /// did not come from a decoder). ``ImageDecoder`` sets it; drawing into a new bitmap does not carry it, but
+    /// ``ImageProcessor/process(_:)`` does.
     public var integrity: DecodeIntegrity = .intact
     private let storage: Storage
 

@@ -31,10 +31,14 @@ public struct ImageProcessor: Sendable, Hashable, CustomStringConvertible {
         self.body = body
     }
 
-    /// Runs the processor on `image`.
+    /// Runs the processor on `image`. The result keeps the input's ``Bitmap/integrity`` (the more severe of
+    /// the two, when the processor sets one): a circle cut from a truncated decode is still partial, and a
+    /// cache that refuses partial images refuses it too.
     public func process(_ image: Bitmap) throws(TesseraError) -> Bitmap {
         do {
-            return try body(image)
+            var result = try body(image)
+            result.integrity = result.integrity.combined(with: image.integrity)
+            return result
         } catch {
             throw TesseraError.wrapping(error) { TesseraError(.drawing(message: "processor \(identifier) failed"), underlying: $0) }
         }

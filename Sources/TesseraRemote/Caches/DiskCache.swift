@@ -99,7 +99,7 @@ public final class DiskCache: DiskCaching {
     /// `logger` receives evictions (debug); ``ImageManager`` passes its configuration's.
     /// - Throws: ``/TesseraImaging/TesseraError`` when the directory cannot be created.
     public init(configuration: Configuration, logger: Logger = Observability.silentLogger,
-                now: @escaping @Sendable () -> Date = { Date() }) throws {
+                now: @escaping @Sendable () -> Date = { Date() }) throws(TesseraError) {
         path = configuration.directory.standardizedFileURL.path
         self.now = now
         self.logger = logger

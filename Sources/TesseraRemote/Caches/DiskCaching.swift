@@ -3,7 +3,9 @@ import TesseraTables
 import Foundation
 
 /// A cache of downloaded bytes and their HTTP freshness on disk, consulted by ``ImageManager`` after the
-/// memory cache. ``DiskCache`` is the default.
+/// memory cache. ``DiskCache`` is the default; a cache of your own (its values all public:
+/// ``DiskCacheEntry``, ``HTTPCacheInfo``, ``DiskCacheStatistics``) goes to
+/// ``ImageManager/init(configuration:loader:authorizer:memoryCache:diskCache:decoder:now:)``.
 ///
 /// ``contains(_:)`` must answer from memory (never touching the disk); the other methods may do I/O and
 /// are only called from ``ImageManager``'s own tasks, never on a caller's actor.
@@ -47,4 +49,20 @@ public struct DiskCacheStatistics: Sendable, Hashable, Codable {
     public var misses: Int
     /// Entries removed by the limits.
     public var evictions: Int
+
+    /// Creates statistics from a cache's sizes, limits and counters: what a ``DiskCaching`` cache of your
+    /// own returns from ``DiskCaching/statistics``. `directory` is where it keeps its files (any text that
+    /// names its storage); every count is zero, and the age limit and oldest entry are `nil`, unless given.
+    public init(directory: String, count: Int = 0, totalBytes: Int = 0, sizeLimit: Int, ageLimit: Duration? = nil,
+                oldestStoredAt: Date? = nil, hits: Int = 0, misses: Int = 0, evictions: Int = 0) {
+        self.directory = directory
+        self.count = count
+        self.totalBytes = totalBytes
+        self.sizeLimit = sizeLimit
+        self.ageLimit = ageLimit
+        self.oldestStoredAt = oldestStoredAt
+        self.hits = hits
+        self.misses = misses
+        self.evictions = evictions
+    }
 }

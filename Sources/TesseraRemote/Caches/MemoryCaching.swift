@@ -5,7 +5,9 @@ import Foundation
 /// A cache of decoded images kept in memory, consulted by ``ImageManager`` before anything else.
 ///
 /// Implementations must be safe to call from any thread and must never block on I/O: lookups happen
-/// on the requesting task. ``MemoryCache`` is the default.
+/// on the requesting task. ``MemoryCache`` is the default; a cache of your own (its values all public:
+/// ``ImageKey``, ``MemoryCacheStatistics``, ``MemoryCacheLimits``) goes to
+/// ``ImageManager/init(configuration:loader:authorizer:memoryCache:diskCache:decoder:now:)``.
 public protocol MemoryCaching: Sendable {
     /// The image for `key`, counted as a use, or `nil`.
     func image(for key: ImageKey) -> Bitmap?
@@ -64,4 +66,14 @@ public struct MemoryCacheStatistics: Sendable, Hashable, Codable {
     public var misses: Int
     /// Images removed to respect the limits, by trimming, or because they expired.
     public var evictions: Int
+
+    /// Creates statistics from a cache's counts: what a ``MemoryCaching`` cache of your own returns from
+    /// ``MemoryCaching/statistics``. Every count is zero unless given.
+    public init(count: Int = 0, totalCost: Int = 0, hits: Int = 0, misses: Int = 0, evictions: Int = 0) {
+        self.count = count
+        self.totalCost = totalCost
+        self.hits = hits
+        self.misses = misses
+        self.evictions = evictions
+    }
 }

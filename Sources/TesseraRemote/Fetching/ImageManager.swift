@@ -68,10 +68,10 @@ public final class ImageManager: Sendable {
     /// - Throws: ``/TesseraImaging/TesseraError`` when the disk cache directory cannot be created.
     public convenience init(configuration: Configuration = Configuration(), loader: any DataLoading,
                             authorizer: (any RequestAuthorizing)? = nil,
-                            decoder: ImageDecoder = ImageDecoder(), now: @escaping @Sendable () -> Date = { Date() }) throws {
+                            decoder: ImageDecoder = ImageDecoder(), now: @escaping @Sendable () -> Date = { Date() }) throws(TesseraError) {
         let memory = MemoryCache(configuration: configuration.memory, now: now)
-        let disk = try configuration.disk.map {
-            try DiskCache(configuration: $0, logger: configuration.observability.logger, now: now)
+        let disk = try configuration.disk.map { (disk) throws(TesseraError) in
+            try DiskCache(configuration: disk, logger: configuration.observability.logger, now: now)
         }
         if let disk, let interval = configuration.diskSweepInterval { disk.startSweeping(every: interval) }
         self.init(configuration: configuration, loader: loader, authorizer: authorizer, memoryCache: memory, diskCache: disk,

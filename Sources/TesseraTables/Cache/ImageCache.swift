@@ -76,7 +76,7 @@ public final class ImageCache: Sendable {
     /// - Throws: ``/TesseraImaging/CacheFailure/duplicateFormat(_:)`` when two formats share a name, or what
     ///   ``ImageTable/init(format:directory:fileCheckInterval:observability:)`` throws.
     public init(formats: [ImageFormat], directory: URL, provider: any SourceImageProviding,
-                decoder: ImageDecoder = ImageDecoder(), configuration: Configuration = Configuration()) throws {
+                decoder: ImageDecoder = ImageDecoder(), configuration: Configuration = Configuration()) throws(TesseraError) {
         var byName: [String: ImageFormat] = [:]
         var tables: [String: ImageTable] = [:]
         for format in formats {

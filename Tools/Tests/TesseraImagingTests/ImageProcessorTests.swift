@@ -85,6 +85,26 @@ struct ImageProcessorTests {
         #expect(ImageProcessor.circle(border: .init(width: 1, color: .black)) != .circle(border: .init(width: 1, color: .white)))
     }
 
+    @Test("the output keeps the input's integrity: a circle cut from a partial decode is partial, the worse of the two wins")
+    func integrityCarried() throws {
+        for integrity in [DecodeIntegrity.intact, .damaged, .truncated] {
+            var input = Self.halves()
+            input.integrity = integrity
+            #expect(try ImageProcessor.circle().process(input).integrity == integrity)
+            #expect(try ImageProcessor.apply([.roundedCorners(radius: 4), .circle()], to: input).integrity == integrity)
+        }
+        // A processor that reports damage of its own keeps it over an intact input, and the worse of two.
+        let damaging = ImageProcessor(identifier: "test.damaging") { image in
+            var out = image
+            out.integrity = .damaged
+            return out
+        }
+        #expect(try damaging.process(Self.halves()).integrity == .damaged)
+        var truncated = Self.halves()
+        truncated.integrity = .truncated
+        #expect(try damaging.process(truncated).integrity == .truncated)
+    }
+
     @Test("an error in a custom step is a TesseraError naming the processor, with the original underneath")
     func customError() {
         struct Refused: Error {}

@@ -41,6 +41,46 @@ struct FetchCoalescingTests {
         }
     }
 
+    @Test("N concurrent identical processed requests: one download, one decode, one processing run, N - 1 coalesced")
+    func processedRequestsShareEverything() async throws {
+        /// Counts the runs of the processor that carries it.
+        final class Runs: Sendable {
+            let count = Mutex(0)
+        }
+        let n = 20
+        let loader = MockDataLoader(), gate = LoadGate(), url = Self.url("processed.png")
+        loader.set(.image(try pngBytes(width: 200, height: 100), gate: gate), for: url)
+        let manager = try makeManager(loader: loader)
+        let runs = Runs()
+        let counting = ImageProcessor(identifier: "test.counting") { image in
+            runs.count.withLock { $0 += 1 }
+            return image
+        }
+        let request = ImageRequest(url: url, processing: ImageProcessing(width: 80, height: 60, mode: .fill),
+                                   processors: [.circle(), counting])
+        try await withThrowingTaskGroup(of: Bitmap.self) { group in
+            for _ in 0..<n {
+                group.addTask { try await manager.image(for: request) }
+            }
+            // Every request waits on the one job before the origin answers.
+            await manager.waitForQueue { $0.waiters[url] == n }
+            #expect(loader.count(for: url) <= 1)
+            gate.open()
+            var images: [Bitmap] = []
+            for try await image in group { images.append(image) }
+            #expect(images.count == n)
+            // The circle of the 80 × 60 fill is its centred 60 × 60 square.
+            #expect(images.allSatisfy { $0.width == 60 && $0.height == 60 })
+            #expect(images.dropFirst().allSatisfy { $0.hasSamePixels(as: images[0]) })
+        }
+        #expect(loader.count(for: url) == 1)
+        #expect(manager.statistics.downloads == 1)
+        #expect(manager.statistics.decodes == 1)
+        #expect(runs.count.withLock { $0 } == 1, "the processors ran once for all the requests")
+        #expect(manager.statistics.coalesced == n - 1)
+        #expect(manager.statistics.networkResponses == n)
+    }
+
     @Test("two sizes of one URL: one download, one decode per size")
     func sizesShareOneDownload() async throws {
         do {

@@ -145,6 +145,47 @@ struct URLTableTests {
         }
     }
 
+    @Test("a download cut short is answered but never stored in a table, processed or not; after a restart no entry answers it")
+    func truncatedNotStored() async throws {
+        let place = try Place()
+        let jpeg = try ServeFixture.jpeg(width: 320, height: 240)
+        let cut = URL(string: "https://images.example/cut.jpg")!, whole = URL(string: "https://images.example/whole.jpg")!
+        place.loader.set(.image(jpeg.prefix(jpeg.count * 6 / 10), cacheControl: "max-age=3600"), for: cut)
+        place.loader.set(.image(jpeg, cacheControl: "max-age=3600"), for: whole)
+        // A size, and a processing with a processor (whose output keeps the decode's integrity): both qualify.
+        func requests(_ url: URL, options: ImageRequest.Options = []) -> [ImageRequest] {
+            [ImageRequest(url: url, size: PixelSize(width: 50, height: 50), options: options),
+             ImageRequest(url: url, processing: Self.northEast, processors: [.circle()], options: options)]
+        }
+        try await place.withManager { manager in
+            for request in requests(cut) + requests(cut, options: .disableMemoryCacheReads) {
+                let response = try await manager.imageTask(for: request).response
+                #expect(response.cacheType == .network || response.cacheType == .disk, "\(response.cacheType)")
+                #expect(response.image.width == 50 && response.image.height == 50)
+                #expect(response.image.integrity == .truncated, "the answer is served, and says it is partial")
+            }
+            for request in requests(whole) { _ = try await manager.image(for: request) }
+            let counts = manager.statistics
+            #expect(counts.tableResponses == 0 && counts.decodes == 6, "\(counts)")
+            #expect(manager.imageTables.count == 2)
+            #expect(manager.imageTables.allSatisfy { $0.entityIDs == [URLTables.entityID(of: whole)] },
+                    "only the whole image has entries")
+        }
+        try await place.withManager { manager in
+            for request in requests(cut) {
+                let response = try await manager.imageTask(for: request).response
+                #expect(response.cacheType == .disk, "no table entry: the bytes on disk are decoded again")
+                #expect(response.tableImage == nil && response.image.integrity == .truncated)
+            }
+            for request in requests(whole) {
+                #expect(try await manager.imageTask(for: request).response.cacheType == .table, "the control: stored, and found")
+            }
+            #expect(manager.statistics.decodes == 2 && manager.statistics.tableResponses == 2)
+            #expect(manager.imageTables.allSatisfy { !$0.contains(entityID: URLTables.entityID(of: cut)) })
+        }
+        #expect(place.loader.count(for: cut) == 1 && place.loader.count(for: whole) == 1)
+    }
+
     @Test("two processings and a size of one URL get a table each, from one download")
     func variants() async throws {
         let place = try Place()
