@@ -62,7 +62,9 @@ struct ServeConnectionEndToEndTests {
         let count = 5000
         try Self.raiseDescriptorLimit(to: count + 200)
         let scratch = try ScratchDirectory("serve-idle")
-        let idle = 4
+        // Long enough for the server to accept all of them before the first one's idle time is up, even
+        // while other tests hold both cores (accepting 5,000 then takes several seconds).
+        let idle = 12
         let server = try await Server(["--root", try Self.emptyRoot(scratch), "--tables", scratch.path("tables"), "--idle-timeout", "\(idle)"],
                                       scratch: scratch)
         let pid = server.process.pid
