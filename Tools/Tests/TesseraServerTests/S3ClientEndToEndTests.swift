@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TesseraServer
+@testable import TesseraServer
 import TesseraTestSupport
 
 /// The S3 client's contract against a real `moto_server` on 127.0.0.1 with IAM authentication on (moto
