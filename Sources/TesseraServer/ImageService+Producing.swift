@@ -40,7 +40,7 @@ extension ImageService {
     /// table, a decode of the file, or a download and decode; then one encode, kept in the memory cache.
     func produce(_ request: ServeRequest) async throws -> (ResponseCache.Entry, CacheOutcome) {
         switch request.source {
-        case .file(let file):
+        case .file(let file, _):
             // A job that finished just before this one started has stored its response already.
             if let hit = responses.get(request.key) { return (hit, .memory) }
             let outcome: CacheOutcome

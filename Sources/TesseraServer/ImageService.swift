@@ -12,9 +12,12 @@ import TesseraHTTP
 /// resizes, remote sources, format negotiation, limits and the encoded-response cache. ``ImageRoutes``
 /// puts it behind Hummingbird routes; docs/SERVING.md describes the behaviour.
 ///
-/// Every request takes one path (``respond(to:)``): resolved once (`ServeRequest`: signature, path,
-/// source version, cache key), then the encoded-response memory cache, then one job per key in the work
-/// pool (the preset's table or a decode, then one encode), each caller waiting until its own deadline.
+/// Through `tessera serve`, the memory-hit handler on the connection's event loop looks a request up in
+/// memory first (``cachedResponse(to:)``); what it does not answer goes to ``respond(to:)``, the one path
+/// of every request: resolved once (`ServeRequest`: signature, path, source version, cache key), then the
+/// encoded-response memory cache, then one job per key in the work pool (the preset's table or a decode,
+/// then one encode), each caller waiting until its own deadline. When the resolve trusted a recent check
+/// of a file that is about to be read, only that file is checked again (a `stat`), not the whole request.
 public final class ImageService: Sendable {
     /// What the service was made with.
     public let configuration: ServerConfiguration
@@ -137,6 +140,8 @@ public final class ImageService: Sendable {
 
     /// Answers one image request: resolved once, then memory, then the work pool (table or decode, then
     /// encode), within the request timeout (`504 timeout` at the deadline, the work going on for others).
+    /// A file source whose resolve trusted a recent check is `stat`ed again before it is read
+    /// (``rechecked(_:)``); its signature, shape and path are not resolved again.
     /// With a fallback image (``ServerConfiguration/fallback``), a source that is missing or cannot be
     /// decoded is answered with it instead of an error (`fallbackResponse(to:after:)`).
     public func respond(to info: RequestInfo) async throws(ServiceError) -> ImageResponse {
@@ -158,7 +163,7 @@ public final class ImageService: Sendable {
         }
     }
 
-    /// One try of ``answer(_:)``.
+    /// One try of ``answer(_:)``: one resolve of `info`.
     private func answerOnce(_ info: RequestInfo) async throws(ServiceError) -> ImageResponse {
         let deadline = NIODeadline.now() + .nanoseconds(Int64(configuration.limits.requestTimeoutSeconds * 1e9))
         var request = try resolve(info, trustingRecentCheck: true)
@@ -166,8 +171,8 @@ public final class ImageService: Sendable {
             request = request.versioned(try await store.current(key, recheckSeconds: configuration.sourceCheckIntervalSeconds))
         }
         if let answer = fromMemory(request) { return answer }
-        if let file = request.file, !file.verified {   // the source will be read: check it now
-            request = try resolve(info, trustingRecentCheck: false)
+        if let file = request.file, !file.verified {   // the source will be read: its file checked now
+            request = try rechecked(request)
             if let answer = fromMemory(request) { return answer }
         }
         if request.isVersioned, request.ifNoneMatch != nil {
@@ -187,8 +192,9 @@ public final class ImageService: Sendable {
 
     /// The answer from memory alone, without waiting: an encoded-response hit or a `304` for a local
     /// source (a check of the source younger than the recheck interval is trusted). `nil` for every other
-    /// request, errors included: ``respond(to:)`` answers those. The memory-hit handler calls this on the
-    /// connection's event loop.
+    /// request, errors included: ``respond(to:)`` answers those, resolving the request itself. The
+    /// memory-hit handler makes this lookup (``memoryAnswer(to:)``) on the connection's event loop, before
+    /// the router.
     public func cachedResponse(to info: RequestInfo) -> ImageResponse? {
         memoryAnswer(to: info)?.image
     }
@@ -201,7 +207,7 @@ public final class ImageService: Sendable {
         guard var request = try? resolve(info, trustingRecentCheck: true) else { return nil }
         var reusableUntil: UInt64?
         switch request.source {
-        case .file(let file) where root.recheckNanoseconds > 0 && info.ifNoneMatch == nil:
+        case .file(let file, _) where root.recheckNanoseconds > 0 && info.ifNoneMatch == nil:
             reusableUntil = file.checkedAt &+ root.recheckNanoseconds
         case .object(let store, let key, nil):
             guard let version = store.recentVersion(of: key, within: configuration.sourceCheckIntervalSeconds) else { return nil }

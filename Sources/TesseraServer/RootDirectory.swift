@@ -17,7 +17,7 @@ import Foundation
 /// With a recheck interval (`sourceCheckIntervalSeconds`), a caller that only answers from memory may
 /// skip even that `stat` while the last one is younger than the interval (``file(_:trustingRecentCheck:)``);
 /// nginx's `open_file_cache_valid` is the same trade. Such a `File` says so (`verified` false), and
-/// whoever goes on to read the source asks again without trust.
+/// whoever goes on to read the source checks it again (``File/rechecked(in:)``).
 struct RootDirectory: Sendable {
     /// The real path of the root, without a trailing slash.
     let realPath: String
@@ -62,6 +62,14 @@ struct RootDirectory: Sendable {
             size = entry.size
             self.verified = verified
             checkedAt = entry.checkedAt
+        }
+
+        /// This file checked again now, through `directory` (the one it was found in): a `stat` of the same
+        /// path, never trusting a recent check; the same ``identity``.
+        func rechecked(in directory: RootDirectory) throws(ServiceError) -> File {
+            var file = try directory.file(relativePath)
+            file.identity = identity
+            return file
         }
 
         /// This file as one of the named source `name`: its ``identity`` is `@name/` and its relative path.

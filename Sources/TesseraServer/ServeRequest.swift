@@ -60,13 +60,16 @@ extension ImageService {
     }
 }
 
-/// A request resolved once: its signature checked, its source found and versioned, its output chosen
-/// and its cache key made. Presets, ad-hoc sizes and remote sources differ only in these fields.
+/// A resolved request: its signature checked, its source found and versioned, its output chosen and its
+/// cache key made. Presets, ad-hoc sizes and remote sources differ only in these fields.
+/// ``ImageService/respond(to:)`` resolves a request once; when that trusted a recent check of a file that
+/// is about to be read, only the file is checked again (``rechecked(_:)``).
 struct ServeRequest: Sendable {
     /// Where the pixels come from.
     enum Source: Sendable {
-        /// A file under the root, `stat`ed (or trusted from a recent check: ``RootDirectory/File/verified``).
-        case file(RootDirectory.File)
+        /// A file under the root or in a named directory source (`in`: the directory it was found through),
+        /// `stat`ed (or trusted from a recent check: ``RootDirectory/File/verified``).
+        case file(RootDirectory.File, in: RootDirectory)
         /// An `http(s)` URL whose host the SSRF guard allows; its address is checked when it is fetched.
         case remote(URL)
         /// An object of a named source (an S3 bucket, a private HTTP origin) by its key, with its version
@@ -89,11 +92,29 @@ struct ServeRequest: Sendable {
     /// hash). A remote response's key adds a digest of the downloaded bytes (``key(withDigest:)``), an
     /// object's its version (``versioned(_:)``).
     private(set) var key: String
+    /// The parts of ``key`` that a file's fresh check keeps (``rechecked(_:)``): the route's prefix and the
+    /// shape's key (``RequestShape/key``).
+    let keyPrefix: String, shapeKey: String
 
     /// The local file, when the source is one.
     var file: RootDirectory.File? {
-        if case .file(let file) = source { return file }
+        if case .file(let file, _) = source { return file }
         return nil
+    }
+
+    /// This request with its file checked again (`file`: ``RootDirectory/File/rechecked(in:)``), its key
+    /// naming the version found now. The signature, shape and path are not looked at again.
+    func rechecked(_ file: RootDirectory.File) -> ServeRequest {
+        guard case .file(_, let directory) = source else { return self }
+        var request = self
+        request.source = .file(file, in: directory)
+        request.key = Self.fileKey(prefix: keyPrefix, file: file, shape: shapeKey)
+        return request
+    }
+
+    /// The key of a file request: the route's prefix, the file's identity and version, the shape's key.
+    static func fileKey(prefix: String, file: RootDirectory.File, shape: String) -> String {
+        "\(prefix)|\(file.identity)|\(file.version)|\(shape)"
     }
 
     /// The response key of a remote source whose bytes have `digest`.
@@ -175,36 +196,33 @@ extension ImageService {
     }
 
     /// Resolves `info` (see `ServeRequest`). With `trustingRecentCheck`, a file's check younger than
-    /// `sourceCheckIntervalSeconds` is reused (for answers from memory only).
+    /// `sourceCheckIntervalSeconds` is reused (`verified` false); whoever reads the source then checks the
+    /// file again (``rechecked(_:)``).
     func resolve(_ info: RequestInfo, trustingRecentCheck: Bool) throws(ServiceError) -> ServeRequest {
         let shape = try shape(info)
-        let limits = configuration.limits
-        func checked(_ file: RootDirectory.File) throws(ServiceError) -> RootDirectory.File {
-            guard file.size <= limits.maximumSourceBytes else {
-                throw ServiceError(.sourceTooLarge, "the source has \(file.size) bytes, more than the limit of \(limits.maximumSourceBytes)")
-            }
-            return file
-        }
-        func request(_ source: ServeRequest.Source, key: String) -> ServeRequest {
-            ServeRequest(label: shape.label, preset: shape.preset, source: source, processing: shape.processing, output: shape.output, quality: shape.quality, ifNoneMatch: info.ifNoneMatch, key: key)
+        func request(_ source: ServeRequest.Source, prefix: String, key: String) -> ServeRequest {
+            ServeRequest(label: shape.label, preset: shape.preset, source: source, processing: shape.processing, output: shape.output,
+                         quality: shape.quality, ifNoneMatch: info.ifNoneMatch, key: key, keyPrefix: prefix, shapeKey: shape.key)
         }
         /// A file of a directory source (`name`) or under the root (`nil`), checked, and its request.
-        func fileRequest(_ file: RootDirectory.File, source name: String?, prefix: String) throws(ServiceError) -> ServeRequest {
-            let file = try checked(name.map { file.named($0) } ?? file)
-            return request(.file(file), key: "\(prefix)|\(file.identity)|\(file.version)|\(shape.key)")
+        func fileRequest(_ file: RootDirectory.File, in directory: RootDirectory, source name: String?,
+                         prefix: String) throws(ServiceError) -> ServeRequest {
+            let file = try withinSizeLimit(name.map { file.named($0) } ?? file)
+            return request(.file(file, in: directory), prefix: prefix, key: ServeRequest.fileKey(prefix: prefix, file: file, shape: shape.key))
         }
         /// `path` (decoded) in the root or, after `@NAME/`, in a named source.
         func pathRequest(_ path: String, prefix: String) throws(ServiceError) -> ServeRequest {
             guard path.hasPrefix("@") else {
-                return try fileRequest(try root.file(path, trustingRecentCheck: trustingRecentCheck), source: nil, prefix: prefix)
+                return try fileRequest(try root.file(path, trustingRecentCheck: trustingRecentCheck), in: root, source: nil, prefix: prefix)
             }
             let (name, key) = try Self.split(path)
             switch sources[name] {
             case .directory(let directory):
-                return try fileRequest(try directory.file(key, trustingRecentCheck: trustingRecentCheck), source: name, prefix: prefix)
+                return try fileRequest(try directory.file(key, trustingRecentCheck: trustingRecentCheck), in: directory,
+                                       source: name, prefix: prefix)
             case .objects(let store):
                 try RootDirectory.checkSyntax(key)
-                return request(.object(store, key: key, version: nil), key: "\(prefix)|@\(name)/\(key)|\(shape.key)")
+                return request(.object(store, key: key, version: nil), prefix: prefix, key: "\(prefix)|@\(name)/\(key)|\(shape.key)")
             case nil:
                 throw ServiceError(.unknownSource, "no source named '\(name)'")
             }
@@ -219,17 +237,34 @@ extension ImageService {
                 guard remote != nil else { throw ServiceError(.remoteDisabled, "remote sources are off (no allowed hosts configured)") }
                 guard let url = URL(string: src), let host = url.host, !host.isEmpty else { throw ServiceError(.badSource, "src is not a valid URL") }
                 guard remoteGuard.allows(host: host) else { throw ServiceError(.remoteRefused, "host '\(host)' is not allowed") }
-                return request(.remote(url), key: "u|\(src)|\(shape.key)")
+                return request(.remote(url), prefix: "u", key: "u|\(src)|\(shape.key)")
             }
             if lowered.hasPrefix("s3://") {
                 let (bucket, key) = try Self.split("@" + src.dropFirst("s3://".count))
                 guard let store = buckets[bucket] else { throw ServiceError(.unknownSource, "bucket '\(bucket)' is not allowed") }
                 try RootDirectory.checkSyntax(key)
-                return request(.object(store, key: key, version: nil), key: "r|s3://\(bucket)/\(key)|\(shape.key)")
+                return request(.object(store, key: key, version: nil), prefix: "r", key: "r|s3://\(bucket)/\(key)|\(shape.key)")
             }
             if lowered.contains("://") { throw ServiceError(.badSource, "src is a path under the root, @SOURCE/KEY, s3://BUCKET/KEY or an http(s) URL") }
             return try pathRequest(src, prefix: "r")
         }
+    }
+
+    /// `request` with its file checked now, when ``resolve(_:trustingRecentCheck:)`` trusted a recent
+    /// check and the source is about to be read: a `stat` of the same path through the directory it was
+    /// found in, the size limit, and the key made with the version found. Any other request as it is.
+    func rechecked(_ request: ServeRequest) throws(ServiceError) -> ServeRequest {
+        guard case .file(let file, let directory) = request.source, !file.verified else { return request }
+        return request.rechecked(try withinSizeLimit(try file.rechecked(in: directory)))
+    }
+
+    /// `file`, when it is not larger than ``ServerConfiguration/Limits/maximumSourceBytes``.
+    private func withinSizeLimit(_ file: RootDirectory.File) throws(ServiceError) -> RootDirectory.File {
+        let limit = configuration.limits.maximumSourceBytes
+        guard file.size <= limit else {
+            throw ServiceError(.sourceTooLarge, "the source has \(file.size) bytes, more than the limit of \(limit)")
+        }
+        return file
     }
 
     /// `@NAME/KEY` split into the name and the key (both non-empty).

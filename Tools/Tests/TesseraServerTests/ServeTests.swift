@@ -188,6 +188,44 @@ struct ServeTests {
         }
     }
 
+    /// A file whose resolve trusted a recent check is checked again before it is read, through the
+    /// directory it was found in: a named directory source's file, changed since, gets the key of its new
+    /// version under its own identity (`@NAME/…`), as a fresh resolve would, not the root's file of the
+    /// same name.
+    @Test func aTrustedFileIsCheckedAgainThroughItsOwnDirectory() async throws {
+        let fixture = try ServeFixture()
+        let other = fixture.base.appendingPathComponent("other")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        try ServeFixture.jpeg(width: 200, height: 300).write(to: other.appendingPathComponent("photo.jpg"))
+        let service = try ImageService(configuration: fixture.configuration {
+            $0.sourceCheckIntervalSeconds = 3600
+            $0.sources["files"] = ServerConfiguration.Source(url: "file://" + other.path)
+        })
+        let info = ImageService.RequestInfo(route: .preset(name: "box", path: "@files/photo.jpg"), path: "/v1/box/@files/photo.jpg",
+                                            rawQuery: nil, accept: nil, ifNoneMatch: nil)
+        let first = try service.resolve(info, trustingRecentCheck: false)
+        try ServeFixture.jpeg(width: 300, height: 150).write(to: other.appendingPathComponent("photo.jpg"))
+        let trusted = try service.resolve(info, trustingRecentCheck: true)
+        #expect(trusted.file?.verified == false)
+        #expect(trusted.key == first.key)   // the old version, as last checked
+        let checked = try service.rechecked(trusted)
+        let file = try #require(checked.file)
+        #expect(file.verified)
+        #expect(file.identity == "@files/photo.jpg")
+        #expect(file.realPath == RootDirectory.realPath(other.appendingPathComponent("photo.jpg").path))
+        #expect(file.version != first.file?.version)
+        #expect(checked.key != first.key)
+        #expect(checked.key == (try service.resolve(info, trustingRecentCheck: false)).key)
+        #expect(try service.rechecked(checked).key == checked.key)   // a verified file is left as it is
+        let root = try service.resolve(.init(route: .preset(name: "box", path: "photo.jpg"), path: "/v1/box/photo.jpg",
+                                             rawQuery: nil, accept: nil, ifNoneMatch: nil), trustingRecentCheck: false)
+        #expect(root.file?.version != file.version)
+        let answer = try await service.respond(to: info)
+        #expect(answer.outcome == .produced)
+        #expect(try DecodedBody(answer.body) == DecodedBody(format: "jpeg", width: 100, height: 50))
+        await service.shutdown()
+    }
+
     @Test func resizeServesAdHocSizes() async throws {
         let fixture = try ServeFixture()
         let configuration = fixture.configuration { $0.limits.maximumOutputPixels = 40_000; $0.limits.allowedWidths = [120, 200, 300] }
@@ -363,22 +401,56 @@ struct ServeTests {
         }
     }
 
+    /// Fifty identical requests at once make one job: one answer says `produced`, the other 49 joined it
+    /// and say `coalesced`, and the outcome counter agrees. The test holds the one decode permit until all
+    /// fifty wait for the job, so that they overlap for certain.
     @Test func fiftyConcurrentIdenticalRequestsDecodeOnce() async throws {
         let fixture = try ServeFixture()
-        try await fixture.withServer(fixture.configuration()) { port, server in
-            for target in ["/v1/thumb/photo.jpg", "/v1/resize?src=sub/tall.jpg&w=33&h=44&mode=fill"] {
-                let before = server.service.statistics
-                let responses = try await withThrowingTaskGroup(of: RawHTTP.Response.self) { group in
-                    for _ in 0..<50 { group.addTask { try await RawHTTP.get(port: port, target) } }
-                    return try await group.reduce(into: []) { $0.append($1) }
+        try await fixture.withServer(fixture.configuration { $0.limits.maximumConcurrentDecodes = 1 }) { port, server in
+            let service = server.service
+            let targets: [(String, ImageService.RequestInfo)] = [
+                ("/v1/thumb/photo.jpg", .init(route: .preset(name: "thumb", path: "photo.jpg"), path: "/v1/thumb/photo.jpg",
+                                              rawQuery: nil, accept: nil, ifNoneMatch: nil)),
+                ("/v1/resize?src=sub/tall.jpg&w=33&h=44&mode=fill",
+                 .init(route: .resize, path: "/v1/resize", rawQuery: "src=sub/tall.jpg&w=33&h=44&mode=fill", accept: nil, ifNoneMatch: nil)),
+            ]
+            for (target, info) in targets {
+                let key = try service.resolve(info, trustingRecentCheck: false).key
+                let before = service.statistics
+                let (holding, held) = AsyncStream<Void>.makeStream()
+                let (released, release) = AsyncStream<Void>.makeStream()
+                let permit = Task {
+                    try await service.work.runAsync {
+                        held.yield()
+                        for await _ in released { break }
+                    }
                 }
+                for await _ in holding { break }
+                let requests = Task {
+                    try await withThrowingTaskGroup(of: RawHTTP.Response.self) { group in
+                        for _ in 0..<50 { group.addTask { try await RawHTTP.get(port: port, target) } }
+                        return try await group.reduce(into: []) { $0.append($1) }
+                    }
+                }
+                while service.jobs.waiterCount(for: key) < 50 { await Task.yield() }
+                release.yield()
+                try await permit.value
+                let responses = try await requests.value
                 #expect(responses.count == 50)
                 #expect(responses.allSatisfy { $0.status == 200 })
                 #expect(Set(responses.map(\.body)).count == 1)
-                let after = server.service.statistics
+                let outcomes = responses.map { $0.headers["x-tessera-cache"] ?? "" }
+                #expect(outcomes.filter { $0 == "produced" }.count == 1, "\(target): \(outcomes)")
+                #expect(outcomes.filter { $0 == "coalesced" }.count == 49, "\(target): \(outcomes)")
+                let after = service.statistics
                 #expect(after.decodes - before.decodes == 1, "\(target)")
                 #expect(after.encodes - before.encodes == 1, "\(target)")
+                #expect(after.memoryHits == before.memoryHits, "\(target)")
             }
+            let metrics = try await RawHTTP.get(port: port, "/metrics")
+            #expect(metrics.text.contains("tessera_serve_cache_outcomes_total{outcome=\"coalesced\"} 98\n"))
+            #expect(metrics.text.contains("tessera_serve_cache_outcomes_total{outcome=\"produced\"} 2\n"))
+            #expect(metrics.text.contains("tessera_serve_cache_outcomes_total{outcome=\"memory\"} 0\n"))
         }
     }
 
