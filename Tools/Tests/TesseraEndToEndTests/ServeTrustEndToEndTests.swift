@@ -4,7 +4,8 @@ import Tessera
 import TesseraTestSupport
 
 /// `tessera serve` (the release binary) where it once went wrong: presets of opposite shapes across a
-/// restart, slot records damaged on disk, a decode that outlives the request timeout, `HEAD`.
+/// restart, slot records damaged on disk, a decode that outlives the request timeout, a miss beyond the
+/// decode queue's bound, `HEAD`.
 @Suite("tessera serve, trust, release binary", .enabled(if: ReleaseCLI.isAvailable, "TESSERA_RELEASE_BINARY names the release tessera binary"))
 struct ServeTrustEndToEndTests {
     typealias Server = ServeEndToEndTests.Server
@@ -95,13 +96,9 @@ struct ServeTrustEndToEndTests {
         #expect(await second.terminate().status == 0)
     }
 
-    /// A decode that outlives `--request-timeout` is answered `504 timeout` at the deadline; its work
-    /// goes on and the image is then served from it (one decode in all).
-    @Test func aDecodeOutlivingTheRequestTimeoutIs504AndItsWorkIsKept() async throws {
-        let scratch = try ScratchDirectory("serve-timeout")
-        let root = scratch.path("root")
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        // A large PNG (no cheap downscaling in its decoder): a real photograph, tiled 3×3.
+    /// A slow source to decode, written to `path`: a large PNG (no cheap downscaling in its decoder), a
+    /// real photograph tiled 3×3.
+    static func writeLargePNG(to path: String) throws {
         let photo = try ImageDecoder().decode(try Data(contentsOf: try RealPhotos.smallest(1, ext: "jpg")[0]))
         let large = try Bitmap(width: photo.width * 3, height: photo.height * 3, style: .bgra32) { view in
             photo.withUnsafeBytes { source in
@@ -113,7 +110,24 @@ struct ServeTrustEndToEndTests {
                 }
             }
         }
-        try Data(try PNGEncoder().encode(large)).write(to: URL(fileURLWithPath: root + "/large.png"))
+        try Data(try PNGEncoder().encode(large)).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// The value of the unlabelled metric `name` in a `/metrics` text; `nil` when it is not there.
+    static func metric(_ name: String, in text: String) -> Double? {
+        text.split(separator: "\n").lazy.compactMap { line -> Double? in
+            let parts = line.split(separator: " ")
+            return parts.count == 2 && parts[0] == name ? Double(parts[1]) : nil
+        }.first
+    }
+
+    /// A decode that outlives `--request-timeout` is answered `504 timeout` at the deadline; its work
+    /// goes on and the image is then served from it (one decode in all).
+    @Test func aDecodeOutlivingTheRequestTimeoutIs504AndItsWorkIsKept() async throws {
+        let scratch = try ScratchDirectory("serve-timeout")
+        let root = scratch.path("root")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try Self.writeLargePNG(to: root + "/large.png")
         let server = try await Server(["--root", root, "--tables", scratch.path("tables"), "--request-timeout", "0.02",
                                        "--log-format", "json"], scratch: scratch)
         let start = ContinuousClock.now
@@ -150,6 +164,46 @@ struct ServeTrustEndToEndTests {
         #expect(metrics.text.contains("tessera_http_request_duration_seconds_count{route=\"preset\",status=\"504\"}")
                 || metrics.text.contains("tessera_http_request_duration_seconds_count{status=\"504\",route=\"preset\"}"))
         #expect(await server.terminate().status == 0)
+    }
+
+    /// With `--max-decodes 1 --max-queued-decodes 0`, a miss that needs a decode while another decode
+    /// holds the one permit is refused at once: `503` with `too_many_decodes`, nothing kept, and the
+    /// same request is served once the permit is free. The held decode is a large PNG's, seen running on
+    /// `/metrics` (`tessera_decodes_running 1` while `tessera_decode_seconds_count` is still 0) before the
+    /// refused request is sent.
+    @Test func aMissBeyondTheDecodeQueueIs503() async throws {
+        let scratch = try ScratchDirectory("serve-queue-full")
+        let (root, photos) = try Self.photos(scratch)
+        try Self.writeLargePNG(to: root + "/large.png")
+        let server = try await Server(["--root", root, "--tables", scratch.path("tables"),
+                                       "--max-decodes", "1", "--max-queued-decodes", "0"], scratch: scratch)
+        let held = Task { try await server.get("/v1/thumb/large.png") }
+        var decoding = false
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !decoding, ContinuousClock.now < deadline {
+            let metrics = try await server.get("/metrics").text
+            decoding = Self.metric("tessera_decodes_running", in: metrics) == 1
+                && (Self.metric("tessera_decode_seconds_count", in: metrics) ?? 0) == 0
+        }
+        try #require(decoding, "the large PNG's decode was never seen running")
+        let refused = try await server.get("/v1/thumb/\(photos[0].name)")
+        #expect(refused.status == 503)
+        #expect(refused.headers["content-type"] == "application/json")
+        let body = try JSONSerialization.jsonObject(with: Data(refused.body)) as? [String: String]
+        #expect(body?["error"] == "too_many_decodes", "\(refused.text)")
+        let large = try await held.value
+        #expect(large.status == 200)
+        #expect(large.headers["x-tessera-cache"] == "produced")
+        // The refusal kept nothing: the same request now decodes and is served.
+        let served = try await server.get("/v1/thumb/\(photos[0].name)")
+        #expect(served.status == 200)
+        #expect(served.headers["x-tessera-cache"] == "produced")
+        let metrics = try await server.get("/metrics").text
+        #expect(Self.metric("tessera_decode_seconds_count", in: metrics) == 2)
+        #expect(metrics.contains("tessera_http_request_duration_seconds_count{route=\"preset\",status=\"503\"} 1")
+                || metrics.contains("tessera_http_request_duration_seconds_count{status=\"503\",route=\"preset\"} 1"))
+        #expect(await server.terminate().status == 0)
+        #expect(server.log.contains("status=503"))
     }
 
     /// `HEAD` answers like `GET` without a body and is logged as `HEAD`.
