@@ -141,7 +141,7 @@ public final class ImageService: Sendable {
     /// Answers one image request: resolved once, then memory, then the work pool (table or decode, then
     /// encode), within the request timeout (`504 timeout` at the deadline, the work going on for others).
     /// A file source whose resolve trusted a recent check is `stat`ed again before it is read
-    /// (``rechecked(_:)``); its signature, shape and path are not resolved again.
+    /// (`rechecked(_:)`); its signature, shape and path are not resolved again.
     /// With a fallback image (``ServerConfiguration/fallback``), a source that is missing or cannot be
     /// decoded is answered with it instead of an error (`fallbackResponse(to:after:)`).
     public func respond(to info: RequestInfo) async throws(ServiceError) -> ImageResponse {
@@ -193,7 +193,7 @@ public final class ImageService: Sendable {
     /// The answer from memory alone, without waiting: an encoded-response hit or a `304` for a local
     /// source (a check of the source younger than the recheck interval is trusted). `nil` for every other
     /// request, errors included: ``respond(to:)`` answers those, resolving the request itself. The
-    /// memory-hit handler makes this lookup (``memoryAnswer(to:)``) on the connection's event loop, before
+    /// memory-hit handler makes this lookup (`memoryAnswer(to:)`) on the connection's event loop, before
     /// the router.
     public func cachedResponse(to info: RequestInfo) -> ImageResponse? {
         memoryAnswer(to: info)?.image

@@ -63,7 +63,7 @@ extension ImageService {
 /// A resolved request: its signature checked, its source found and versioned, its output chosen and its
 /// cache key made. Presets, ad-hoc sizes and remote sources differ only in these fields.
 /// ``ImageService/respond(to:)`` resolves a request once; when that trusted a recent check of a file that
-/// is about to be read, only the file is checked again (``rechecked(_:)``).
+/// is about to be read, only the file is checked again (`rechecked(_:)`).
 struct ServeRequest: Sendable {
     /// Where the pixels come from.
     enum Source: Sendable {
@@ -92,7 +92,7 @@ struct ServeRequest: Sendable {
     /// hash). A remote response's key adds a digest of the downloaded bytes (``key(withDigest:)``), an
     /// object's its version (``versioned(_:)``).
     private(set) var key: String
-    /// The parts of ``key`` that a file's fresh check keeps (``rechecked(_:)``): the route's prefix and the
+    /// The parts of ``key`` that a file's fresh check keeps (`rechecked(_:)`): the route's prefix and the
     /// shape's key (``RequestShape/key``).
     let keyPrefix: String, shapeKey: String
 
@@ -197,7 +197,7 @@ extension ImageService {
 
     /// Resolves `info` (see `ServeRequest`). With `trustingRecentCheck`, a file's check younger than
     /// `sourceCheckIntervalSeconds` is reused (`verified` false); whoever reads the source then checks the
-    /// file again (``rechecked(_:)``).
+    /// file again (`rechecked(_:)`).
     func resolve(_ info: RequestInfo, trustingRecentCheck: Bool) throws(ServiceError) -> ServeRequest {
         let shape = try shape(info)
         func request(_ source: ServeRequest.Source, prefix: String, key: String) -> ServeRequest {
