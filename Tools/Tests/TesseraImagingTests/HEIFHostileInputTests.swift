@@ -39,6 +39,19 @@ struct HEIFHostileInputTests {
         #expect(message.lowercased().contains("limit"), "\(message)")
     }
 
+    @Test("a grid whose canvas (24950×12337) is far larger than its declared 32×32 is refused before libheif draws it")
+    func gridCanvasLargerThanDeclared() throws {
+        let bytes = try S.fixture("grid-canvas-bomb.heic")
+        // The container itself reads as a 32×32 HEIC: only the grid descriptor in `idat` names the canvas.
+        #expect(try ImageDecoder().probe(Data(bytes)).storedSize == PixelSize(width: 32, height: 32))
+        guard case .decoding(.codec(.heic, let message))? = Self.outcome(bytes) else {
+            Issue.record("\(String(describing: Self.outcome(bytes)))")
+            return
+        }
+        // libheif's security limit (set to the declared size for the decode) names the canvas it refused.
+        #expect(message.contains("24950x12337") && message.lowercased().contains("limit"), "\(message)")
+    }
+
     @Test("an iinf declaring 5000 items is refused before libheif parses it")
     func itemCountDeclared() throws {
         var bytes = try S.fixture("lossy.heic")
