@@ -97,9 +97,10 @@ final class HEIFFile {
         // A derived image (a grid, an overlay) is drawn at the size its own descriptor gives, which
         // libheif 1.15 compares only with its side limit: a 731-byte file declaring 32x32 (`ispe`) with a
         // grid of 24950x12337 made libheif allocate and fill 307 megapixels before the size check below
-        // could refuse it. The limit for this decode is the declared size (plus the 64-pixel coding-block
-        // padding a coded picture may carry), so libheif refuses a larger canvas before allocating it.
-        heif_context_set_maximum_image_size_limit(context, min(Self.sideLimit(limits), Int32(max(declared.width, declared.height) + 64)))
+        // could refuse it. The side limit for this decode is twice the declared size's longer side plus the
+        // 64-pixel coding-block padding (room for a clean-aperture crop of up to half the coded picture), so
+        // libheif refuses a far larger canvas before allocating it.
+        heif_context_set_maximum_image_size_limit(context, min(Self.sideLimit(limits), Int32(2 * max(declared.width, declared.height) + 64)))
         let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
         guard let options = heif_decoding_options_alloc() else {
             throw TesseraError(.decoding(.codec(format, message: "cannot allocate libheif decoding options")))
