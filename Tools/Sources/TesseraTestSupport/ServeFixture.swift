@@ -35,10 +35,14 @@ public final class ServeFixture: Sendable {
 
     deinit { try? FileManager.default.removeItem(at: base) }
 
-    /// The default test configuration: presets `thumb` 64x64 fill and `box` 100x100 fit.
+    /// The default test configuration: presets `thumb` 64x64 fill and `box` 100x100 fit, and a request
+    /// deadline of 600 s rather than 30 s. The deadline has its own tests, which set it; every other test
+    /// asks for an answer, and while the whole suite runs on two cores a first render can wait longer than
+    /// 30 s for a thread (nine fixtures answered 504 that way once).
     public func configuration(_ change: (inout ServerConfiguration) -> Void = { _ in }) -> ServerConfiguration {
         var configuration = ServerConfiguration(root: root.path)
         configuration.tablesDirectory = tables.path
+        configuration.limits.requestTimeoutSeconds = 600
         configuration.presets = [
             .init(name: "thumb", width: 64, height: 64, mode: .fill),
             .init(name: "box", width: 100, height: 100, mode: .fit),

@@ -16,6 +16,7 @@ struct ServeMountingTests {
         var configuration = ServerConfiguration(root: fixture.root.path)
         configuration.tablesDirectory = fixture.tables.path
         configuration.presets.append(.init(name: "card", width: 160, height: 100, mode: .fill))
+        configuration.limits.requestTimeoutSeconds = 600   // as in ServeFixture.configuration: answers, not deadlines
         let registry = PrometheusCollectorRegistry()
         let service = try ImageService(configuration: configuration, metricsFactory: PrometheusMetricsFactory(registry: registry))
         #expect(service.presetNames == ["card", "lowres", "thumb"])
