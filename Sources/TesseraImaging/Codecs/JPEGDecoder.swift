@@ -156,8 +156,10 @@ public struct JPEGDecoder: ImageDecoding {
             Self.scaled(header.width, $0) == layout.width && Self.scaled(header.height, $0) == layout.height
         }) { scale = factor }
         let viaLibjpeg = header.needsLibjpeg || (scale.num * 8 == scale.denom && Self.isProgressive(data))
-        // The DC-only decoder first at 1/8, baseline or progressive; it declines what it cannot take.
-        let viaDC = !header.needsLibjpeg && scale.num * 8 == scale.denom
+        // Our own reduced-scale decoders first: DC-only at 1/8 (baseline or progressive), 2x2 and 4x4
+        // inverse DCTs at 1/4 (baseline); they decline what they cannot take.
+        let reduced: ReducedScale? = header.needsLibjpeg ? nil
+            : scale.num * 8 == scale.denom ? .eighth : scale.num * 4 == scale.denom ? .quarter : nil
         let decompress = { (buffer: UnsafeMutableRawPointer, pitch: Int, pixelFormat: TJPF) throws(TesseraError) -> Outcome in
             if viaLibjpeg {
                 return try libjpegDecompress(data, into: buffer, width: layout.width, pitch: pitch, height: layout.height,
@@ -176,13 +178,13 @@ public struct JPEGDecoder: ImageDecoding {
             if let transform, layout.style == .gray8 {
                 var outcome = Outcome(integrity: .intact, decodedRows: layout.height)
                 try Self.withBGRA(size: layout.size) { (bgra) throws(TesseraError) in
-                    outcome = try decodeColour(data, into: bgra, gray: false, viaDC: viaDC, decompress)
+                    outcome = try decodeColour(data, into: bgra, gray: false, reduced: reduced, decompress)
                     transform.apply(to: bgra)
                     try PixelConversion.convert(source: UnsafeRawPointer(bgra.baseAddress), layout: bgra.layout, to: target)
                 }
                 return outcome
             }
-            let outcome = try decodeColour(data, into: target, gray: layout.style == .gray8, viaDC: viaDC, decompress)
+            let outcome = try decodeColour(data, into: target, gray: layout.style == .gray8, reduced: reduced, decompress)
             transform?.apply(to: target)
             return outcome
         }
@@ -208,17 +210,28 @@ public struct JPEGDecoder: ImageDecoding {
         return outcome
     }
 
-    /// Decodes a gray or YCbCr file as gray or BGRA into `target`: files at 1/8 (`viaDC`) through the
-    /// DC-only decoder (tessera_jpeg_dc.c) when it takes the file (it declines anything damaged or
-    /// truncated, and progressive 4:2:0), `decompress` otherwise.
-    private func decodeColour(_ data: UnsafeRawBufferPointer, into target: MutableBitmapView, gray: Bool, viaDC: Bool,
+    /// The scales our own decoders (tessera_jpeg_dc.c) take: they give libjpeg-turbo's pixels there.
+    enum ReducedScale {
+        /// 1/8: each block's DC value (`tessera_jpeg_decode_dc`).
+        case eighth
+        /// 1/4: 2x2 and 4x4 inverse DCTs of baseline files (`tessera_jpeg_decode_quarter`).
+        case quarter
+    }
+
+    /// Decodes a gray or YCbCr file as gray or BGRA into `target`: at a `reduced` scale through our own
+    /// decoder when it takes the file (it declines anything damaged or truncated, and what it does not
+    /// cover: progressive 4:2:0 at 1/8, progressive and 4:2:2 at 1/4), `decompress` otherwise.
+    private func decodeColour(_ data: UnsafeRawBufferPointer, into target: MutableBitmapView, gray: Bool, reduced: ReducedScale?,
                               _ decompress: (UnsafeMutableRawPointer, Int, TJPF) throws(TesseraError) -> Outcome) throws(TesseraError) -> Outcome {
         let layout = target.layout
-        if viaDC, let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self),
-           Int(tessera_jpeg_decode_dc(base, data.count, Int32(gray ? TESSERA_JPEG_GRAY : TESSERA_JPEG_BGRA),
-                                      target.baseAddress.assumingMemoryBound(to: UInt8.self), layout.bytesPerRow,
-                                      Int32(layout.width), Int32(layout.height))) == TESSERA_JPEG_OK {
-            return Outcome(integrity: .intact, decodedRows: layout.height)
+        if let reduced, let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) {
+            let format = Int32(gray ? TESSERA_JPEG_GRAY : TESSERA_JPEG_BGRA)
+            let pixels = target.baseAddress.assumingMemoryBound(to: UInt8.self)
+            let status = switch reduced {
+            case .eighth: tessera_jpeg_decode_dc(base, data.count, format, pixels, layout.bytesPerRow, Int32(layout.width), Int32(layout.height))
+            case .quarter: tessera_jpeg_decode_quarter(base, data.count, format, pixels, layout.bytesPerRow, Int32(layout.width), Int32(layout.height))
+            }
+            if Int(status) == TESSERA_JPEG_OK { return Outcome(integrity: .intact, decodedRows: layout.height) }
         }
         return try decompress(target.baseAddress, layout.bytesPerRow, gray ? TJPF_GRAY : TJPF_BGRA)
     }
