@@ -3,14 +3,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Baseline JPEG at 1/8 scale from the DC coefficients alone.
+/* Baseline JPEG at 1/8 and 1/4 scale, with libjpeg-turbo's pixels.
  *
  * At 1/8 scale every output pixel of a component is its block's DC value (libjpeg's 1x1 inverse DCT:
  * (DC x Q + 4) >> 3, + 128). This decoder walks the Huffman data once, keeping each block's DC and
  * skipping the AC symbols with tables that give, for the next bits, the code lengths plus the sizes
  * of the values that follow for up to three symbols (no value is extracted). For 4:2:0, chroma blocks
  * are decoded with their values and reduced by libjpeg's 2x2 inverse DCT, as libjpeg does at this
- * scale; 4:2:2 chroma is repeated across, as libjpeg does; colours use libjpeg's YCbCr tables. Files it does not take
+ * scale; 4:2:2 chroma is repeated across, as libjpeg does; colours use libjpeg's YCbCr tables.
+ * At 1/4 scale every block is decoded with its values (from a table that gives a code and its value
+ * in one lookup) and reduced by libjpeg's 2x2 inverse DCT, or 4x4 for 4:2:0 chroma, which then needs
+ * no upsampling; 4:2:2 (whose chroma libjpeg upsamples at 1/4) is declined. Files it does not take
  * (anything but 8-bit Huffman baseline with one interleaved scan, gray or YCbCr with 1x1 chroma) or
  * finds damaged or truncated, and files libjpeg would warn about (bytes between segments, a JFIF
  * version other than 1.x, an unknown Adobe transform), return TESSERA_JPEG_UNSUPPORTED, and the

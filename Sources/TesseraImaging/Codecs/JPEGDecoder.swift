@@ -48,9 +48,10 @@ import CTurboJPEG
 ///   which are left out of the input (same pixels, a fraction of the entropy decoding).
 /// - Baseline files (8-bit Huffman, one interleaved scan, gray or YCbCr with 1x1 chroma) at 1/8
 ///   scale go through a DC-only decoder (`tessera_jpeg_dc.c`) that skips the AC symbols without
-///   decoding their values. Luma (and gray) is TurboJPEG's exactly; chroma comes from the DC values
-///   with libjpeg's triangle upsampling, where TurboJPEG uses a 2x2 inverse DCT for 4:2:0 chroma,
-///   so colours at sharp colour edges may differ slightly. It declines any other file, any file it
+///   decoding their values (4:2:0 chroma keeps libjpeg's 2x2 inverse DCT at this scale, so its
+///   values are decoded). At 1/4 scale the same decoder takes baseline gray, 4:4:4 and 4:2:0 files
+///   with libjpeg's 2x2 (luma, 4:4:4 chroma) and 4:4 (4:2:0 chroma) inverse DCTs. The pixels are
+///   TurboJPEG's, bit for bit, at both scales. It declines any other file, any file it
 ///   finds damaged or truncated, and any whose headers libjpeg would warn about (bytes between
 ///   segments, a JFIF version other than 1.x, an unknown Adobe transform); those go to TurboJPEG and,
 ///   as above, the shim, so the result and its integrity are the other paths'.
