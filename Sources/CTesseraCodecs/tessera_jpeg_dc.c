@@ -13,7 +13,7 @@
  * scale; 4:2:2 chroma is repeated across, as libjpeg does; colours use libjpeg's YCbCr tables.
  * At 1/4 scale every block is decoded with its values (from a table that gives a code and its value
  * in one lookup) and reduced by libjpeg's 2x2 inverse DCT, or 4x4 for 4:2:0 chroma, which then needs
- * no upsampling; 4:2:2 (whose chroma libjpeg upsamples at 1/4) is declined. Files it does not take
+ * no upsampling; 4:2:2 chroma gets 2x2 and libjpeg's horizontal "fancy" upsampling. Files it does not take
  * (anything but 8-bit Huffman baseline with one interleaved scan, gray or YCbCr with 1x1 chroma) or
  * finds damaged or truncated, and files libjpeg would warn about (bytes between segments, a JFIF
  * version other than 1.x, an unknown Adobe transform), return TESSERA_JPEG_UNSUPPORTED, and the
@@ -405,12 +405,37 @@ static int read_quant_tables(const uint8_t *body, size_t n, uint16_t tables[4][6
     return 1;
 }
 
+/* libjpeg's h2v1 "fancy" upsampling of one row of `width` chroma samples into 2 x `width`: each output
+ * is 3/4 of the nearer input and 1/4 of the further one, rounded alternately down and up (+1, +2), the
+ * first and last outputs the edge samples themselves; with 2 inputs or fewer, each is repeated. */
+static void upsample_h2v1(const uint8_t *in, int width, uint8_t *out) {
+    if (width <= 2) {
+        for (int x = 0; x < width; x++) out[2 * x] = out[2 * x + 1] = in[x];
+        return;
+    }
+    out[0] = in[0];
+    out[1] = (uint8_t)((in[0] * 3 + in[1] + 2) >> 2);
+    for (int x = 1; x < width - 1; x++) {
+        int near = in[x] * 3;
+        out[2 * x] = (uint8_t)((near + in[x - 1] + 1) >> 2);
+        out[2 * x + 1] = (uint8_t)((near + in[x + 1] + 2) >> 2);
+    }
+    out[2 * width - 2] = (uint8_t)((in[width - 1] * 3 + in[width - 2] + 1) >> 2);
+    out[2 * width - 1] = in[width - 1];
+}
+
 /* Writes `out_w` x `out_h` gray or BGRA pixels from the component planes (bytes, rows `plane_w[c]` apart).
- * Chroma column x / `chroma_step` serves luma column x (2 for 4:2:2, whose chroma libjpeg repeats across at
- * this scale; 1 when the chroma planes are as wide as luma's). Colours are libjpeg's ycc_rgb_convert in
- * 16-bit fixed point. */
-static void write_pixels(int format, int components, uint8_t *const planes[3], const int plane_w[3], int chroma_step,
-                         int out_w, int out_h, uint8_t *pixels, size_t pitch) {
+ * Chroma column x / `chroma_step` serves luma column x (2 for 4:2:2 at 1/8, whose chroma libjpeg repeats
+ * across at this scale; 1 when the chroma planes are as wide as luma's). With `fancy_width` > 0 (4:2:2 at
+ * 1/4) each chroma row's first `fancy_width` samples are upsampled across by upsample_h2v1 first, as
+ * libjpeg does. Colours are libjpeg's ycc_rgb_convert in 16-bit fixed point. Returns 0 when out of memory. */
+static int write_pixels(int format, int components, uint8_t *const planes[3], const int plane_w[3], int chroma_step,
+                        int fancy_width, int out_w, int out_h, uint8_t *pixels, size_t pitch) {
+    uint8_t *wide = NULL;   /* two upsampled rows, Cb then Cr */
+    if (fancy_width > 0 && components == 3 && format != TESSERA_JPEG_GRAY) {
+        wide = malloc(4 * (size_t)fancy_width);
+        if (!wide) return 0;
+    }
     for (int y = 0; y < out_h; y++) {
         const uint8_t *luma = planes[0] + (size_t)y * (size_t)plane_w[0];
         uint8_t *o = pixels + (size_t)y * pitch;
@@ -420,6 +445,12 @@ static void write_pixels(int format, int components, uint8_t *const planes[3], c
             continue;
         }
         const uint8_t *cb = planes[1] + (size_t)y * (size_t)plane_w[1], *cr = planes[2] + (size_t)y * (size_t)plane_w[2];
+        if (wide) {
+            upsample_h2v1(cb, fancy_width, wide);
+            upsample_h2v1(cr, fancy_width, wide + 2 * (size_t)fancy_width);
+            cb = wide;
+            cr = wide + 2 * (size_t)fancy_width;
+        }
         for (int x = 0; x < out_w; x++) {
             int Y = luma[x], b = cb[x / chroma_step] - 128, r = cr[x / chroma_step] - 128;
             int red = Y + ((91881 * r + 32768) >> 16);
@@ -428,6 +459,8 @@ static void write_pixels(int format, int components, uint8_t *const planes[3], c
             o[4 * x] = clamp255(blue); o[4 * x + 1] = clamp255(green); o[4 * x + 2] = clamp255(red); o[4 * x + 3] = 255;
         }
     }
+    free(wide);
+    return 1;
 }
 
 static int decode_progressive_dc(const uint8_t *data, size_t size, int format, uint8_t *pixels, size_t pitch, int width,
@@ -536,7 +569,6 @@ static int decode_baseline(const uint8_t *data, size_t size, int denom, int form
         if (hs[0] < 1 || hs[0] > 2 || vs[0] < 1 || vs[0] > 2) goto done;
         if (hs[1] != 1 || vs[1] != 1 || hs[2] != 1 || vs[2] != 1) goto done;
         if (vs[0] == 2 && hs[0] == 1) goto done;   /* 4:4:0: left to libjpeg */
-        if (denom == 4 && hs[0] == 2 && vs[0] == 1) goto done;   /* 4:2:2 at 1/4: libjpeg upsamples chroma; left to it */
     } else {
         hs[0] = vs[0] = 1;   /* a single-component scan is not interleaved: one block per MCU */
     }
@@ -548,7 +580,8 @@ static int decode_baseline(const uint8_t *data, size_t size, int denom, int form
     int mcus_x = (image_w + 8 * max_h - 1) / (8 * max_h), mcus_y = (image_h + 8 * max_v - 1) / (8 * max_v);
     /* libjpeg scales each component's inverse DCT so that chroma needs no upsampling where it can: at 1/8,
      * 4:2:0 chroma gets a 2x2 inverse DCT and 4:2:2 chroma its DC values, repeated across (libjpeg does no
-     * fancy upsampling of a 1x1 DCT); at 1/4, luma and 4:4:4 chroma get 2x2, 4:2:0 chroma 4x4. */
+     * fancy upsampling of a 1x1 DCT); at 1/4, luma, 4:4:4 and 4:2:2 chroma get 2x2 (4:2:2 upsampled across when written), 4:2:0
+     * chroma 4x4. */
     int subsampled = components == 3 && max_h == 2 && max_v == 2;
     int kind[3], edge[3];   /* edge: pixels across (and down) per block */
     for (int c = 0; c < components; c++) {
@@ -658,8 +691,12 @@ static int decode_baseline(const uint8_t *data, size_t size, int denom, int form
     }
 
     /* 4:2:2: each chroma value covers two luma columns; 4:2:0 chroma planes are as wide as luma's. */
-    write_pixels(format, components, planes, plane_w, components == 3 && max_h == 2 && !subsampled && denom == 8 ? 2 : 1,
-                 out_w, out_h, pixels, pitch);
+    {
+        /* 4:2:2: at 1/8 chroma repeated across; at 1/4 upsampled over its downsampled width, ceil(w / 8). */
+        int h2v1 = components == 3 && max_h == 2 && !subsampled;
+        if (!write_pixels(format, components, planes, plane_w, h2v1 && denom == 8 ? 2 : 1,
+                          h2v1 && denom == 4 ? (image_w + 7) / 8 : 0, out_w, out_h, pixels, pitch)) goto done;
+    }
     result = TESSERA_JPEG_OK;
 
 done:
@@ -876,7 +913,8 @@ static int decode_progressive_dc(const uint8_t *data, size_t size, int format, u
         for (size_t k = 0; k < (size_t)plane_w[c] * (size_t)plane_h[c]; k++)
             planes[c][k] = clamp255(((dc[c][k] * quant[c] + 4) >> 3) + 128);
     }
-    write_pixels(format, components, planes, plane_w, components == 3 && hs[0] == 2 ? 2 : 1, width, height, pixels, pitch);
+    if (!write_pixels(format, components, planes, plane_w, components == 3 && hs[0] == 2 ? 2 : 1, 0, width, height, pixels, pitch))
+        goto done;
     result = TESSERA_JPEG_OK;
 
 done:

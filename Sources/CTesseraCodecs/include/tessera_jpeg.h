@@ -78,9 +78,10 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
                            int height);
 
 /* The same file kinds at 1/4 scale, into `width` x `height` (= ceil(w / 4) x ceil(h / 4)) pixels, as
- * libjpeg-turbo computes them there: 2x2 inverse DCT for luma and 4:4:4 chroma, 4x4 for 4:2:0 chroma (no
- * upsampling), libjpeg's YCbCr tables. 4:2:2 (whose chroma libjpeg upsamples at this scale) and progressive
- * files return TESSERA_JPEG_UNSUPPORTED, as does everything tessera_jpeg_decode_dc declines. */
+ * libjpeg-turbo computes them there: 2x2 inverse DCT for luma, 4:4:4 and 4:2:2 chroma (4:2:2 then
+ * upsampled across by libjpeg's "fancy" filter), 4x4 for 4:2:0 chroma (no upsampling), libjpeg's YCbCr
+ * tables. Progressive files return TESSERA_JPEG_UNSUPPORTED, as does everything tessera_jpeg_decode_dc
+ * declines. */
 int tessera_jpeg_decode_quarter(const uint8_t *data, size_t size, int format, uint8_t *pixels, size_t pitch, int width,
                                 int height);
 

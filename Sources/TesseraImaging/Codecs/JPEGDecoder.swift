@@ -49,8 +49,9 @@ import CTurboJPEG
 /// - Baseline files (8-bit Huffman, one interleaved scan, gray or YCbCr with 1x1 chroma) at 1/8
 ///   scale go through a DC-only decoder (`tessera_jpeg_dc.c`) that skips the AC symbols without
 ///   decoding their values (4:2:0 chroma keeps libjpeg's 2x2 inverse DCT at this scale, so its
-///   values are decoded). At 1/4 scale the same decoder takes baseline gray, 4:4:4 and 4:2:0 files
-///   with libjpeg's 2x2 (luma, 4:4:4 chroma) and 4:4 (4:2:0 chroma) inverse DCTs. The pixels are
+///   values are decoded). At 1/4 scale the same decoder takes baseline gray, 4:4:4, 4:2:2 and 4:2:0
+///   files with libjpeg's 2x2 (luma, 4:4:4 and 4:2:2 chroma, the latter then upsampled across as
+///   libjpeg does) and 4x4 (4:2:0 chroma) inverse DCTs. The pixels are
 ///   TurboJPEG's, bit for bit, at both scales. It declines any other file, any file it
 ///   finds damaged or truncated, and any whose headers libjpeg would warn about (bytes between
 ///   segments, a JFIF version other than 1.x, an unknown Adobe transform); those go to TurboJPEG and,
@@ -221,7 +222,7 @@ public struct JPEGDecoder: ImageDecoding {
 
     /// Decodes a gray or YCbCr file as gray or BGRA into `target`: at a `reduced` scale through our own
     /// decoder when it takes the file (it declines anything damaged or truncated, and what it does not
-    /// cover: progressive 4:2:0 at 1/8, progressive and 4:2:2 at 1/4), `decompress` otherwise.
+    /// cover: progressive 4:2:0 at 1/8, progressive files at 1/4), `decompress` otherwise.
     private func decodeColour(_ data: UnsafeRawBufferPointer, into target: MutableBitmapView, gray: Bool, reduced: ReducedScale?,
                               _ decompress: (UnsafeMutableRawPointer, Int, TJPF) throws(TesseraError) -> Outcome) throws(TesseraError) -> Outcome {
         let layout = target.layout

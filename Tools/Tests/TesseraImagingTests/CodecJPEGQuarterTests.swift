@@ -54,9 +54,24 @@ struct CodecJPEGQuarterTests {
         }
     }
 
-    @Test("4:2:2 and progressive files are declined, and JPEGDecoder then gives TurboJPEG's pixels",
+    @Test("4:2:2, whose chroma libjpeg upsamples across at 1/4, at widths where its upsampling meets the edges: TurboJPEG's pixels",
           .enabled(if: CodecLibjpegTests.cjpeg != nil, "cjpeg (Debian libjpeg-turbo-progs) is not installed; scripts/setup installs it"),
-          arguments: [["-sample", "2x1,1x1,1x1"], ["-progressive"], ["-progressive", "-sample", "1x1,1x1,1x1"]])
+          arguments: [9, 16, 17, 24, 203])
+    func horizontalChromaUpsampling(width: Int) throws {
+        for restart in [[], ["-restart", "1"]] {
+            let file = try CodecLibjpegTests.encode(["-sample", "2x1,1x1,1x1"] + restart,
+                                                    image: try CodecJPEGDCTests.photoLike(width: width, height: 37))
+            for gray in [false, true] {
+                let (reference, ours, _, _) = try Self.bothDecodes(file, gray: gray)
+                let decoded = try #require(ours, "the 1/4 decoder should take 4:2:2")
+                #expect(decoded == reference, "width \(width) \(restart), gray output: \(gray)")
+            }
+        }
+    }
+
+    @Test("Progressive files are declined, and JPEGDecoder then gives TurboJPEG's pixels",
+          .enabled(if: CodecLibjpegTests.cjpeg != nil, "cjpeg (Debian libjpeg-turbo-progs) is not installed; scripts/setup installs it"),
+          arguments: [["-progressive"], ["-progressive", "-sample", "1x1,1x1,1x1"], ["-progressive", "-sample", "2x1,1x1,1x1"]])
     func declinedKinds(arguments: [String]) throws {
         let file = try CodecLibjpegTests.encode(arguments, image: try CodecJPEGDCTests.photoLike(width: 160, height: 96))
         let (reference, ours, w, h) = try Self.bothDecodes(file)
