@@ -63,6 +63,7 @@ struct ThumbnailCommand: ParsableCommand {
     }
 
     func run() throws {
+        HeapPolicy.configureForBatch()
         guard let target = PixelSize(parsing: size) else { throw ValidationError("--size must be WxH, e.g. 100x100") }
         guard let pixelStyle = PixelStyle(rawValue: style) else { throw ValidationError("--style must be one of \(PixelStyle.allCases.map(\.rawValue).joined(separator: ", "))") }
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)

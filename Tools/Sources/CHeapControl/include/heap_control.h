@@ -17,6 +17,8 @@ typedef struct {
 tessera_heap_statistics tessera_heap_statistics_now(void);
 /// Serves blocks of `bytes` and more with their own mmap, fixed (no dynamic raise). Returns 1 on success.
 int tessera_heap_set_mmap_threshold(int bytes);
+/// Keeps up to `bytes` of free memory at the top of each arena before giving it back to the system. Returns 1 on success.
+int tessera_heap_set_trim_threshold(int bytes);
 /// Lets at most `count` heap arenas exist (threads share them beyond that). Returns 1 on success.
 int tessera_heap_set_arena_limit(int count);
 /// Returns every whole free page inside the arenas to the system. Returns 1 when memory was released.

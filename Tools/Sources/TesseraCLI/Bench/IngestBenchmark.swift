@@ -99,6 +99,7 @@ struct IngestBenchmark: AsyncParsableCommand {
     }
 
     func run() async throws {
+        HeapPolicy.configureForBatch()   // as `table ingest`, which tessera-1 and tessera-N stand for
         let all = try Self.listRecursively(directory)
         let groups = [("jpeg", all.filter { ["jpg", "jpeg"].contains(($0 as NSString).pathExtension.lowercased()) }),
                       ("png", all.filter { ($0 as NSString).pathExtension.lowercased() == "png" })].filter { !$0.1.isEmpty }

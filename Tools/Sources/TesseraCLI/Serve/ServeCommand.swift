@@ -101,7 +101,7 @@ struct ServeCommand: AsyncParsableCommand {
             guard let level = Logger.Level(rawValue: name.lowercased()) else { throw ValidationError("log level '\(name)' is not one of trace, debug, info, notice, warning, error, critical") }
             logger.logLevel = level
         }
-        Self.configureHeap()
+        HeapPolicy.configureForServing()
         var server = try ImageServer(configuration: configuration, logger: logger)
         if let file = galleryReport ?? environment["TESSERA_GALLERY_REPORT"] { server.addGalleryTestMode(reportFile: file) }
         let trimming = Task.detached(priority: .background) { [registry = server.registry] in await Self.returnFreedHeapPages(reportingTo: registry) }
@@ -135,24 +135,6 @@ struct ServeCommand: AsyncParsableCommand {
     static func announce(_ what: String, address: String, port: Int) {
         let line = "tessera serve: \(what) \(address.split(separator: ":").dropLast().joined(separator: ":")):\(port)\n"
         FileHandle.standardOutput.write(Data(line.utf8))
-    }
-
-    /// glibc serves blocks of 128 kB and more with their own `mmap`, returned to the system on `free`, but
-    /// after freeing such a block it raises that threshold to the block's size (up to 32 MB). From then on
-    /// a server's decoded sources and resize buffers (1–33 MB each) come from the heap arenas, which
-    /// fragment under mixed sizes and rarely shrink: RSS climbs for hours (docs/RELIABILITY.md, soak). A
-    /// fixed threshold of 1 MB keeps every bitmap-sized block in a mapping of its own.
-    ///
-    /// glibc also gives each thread that allocates under contention an arena of its own, up to 8 per core;
-    /// every arena keeps its own free space, and under the soak the free space of all of them grew
-    /// steadily after the caches were full (4 → 63 MiB in 5 minutes) while the live bytes stayed level.
-    /// One arena per core holds that free space in fewer, reused places; glibc's own `MALLOC_ARENA_MAX`,
-    /// when set, is left to decide. Linux/glibc only.
-    static func configureHeap() {
-        _ = tessera_heap_set_mmap_threshold(1 << 20)
-        if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil {
-            _ = tessera_heap_set_arena_limit(Int32(clamping: ParallelismLimit.coreCount))
-        }
     }
 
     /// glibc gives freed heap memory back to the system only from the top of each arena, so the free

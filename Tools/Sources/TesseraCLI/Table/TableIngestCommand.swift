@@ -41,6 +41,7 @@ struct TableIngestCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        HeapPolicy.configureForBatch()
         let directory = URL(fileURLWithPath: dir)
         let tables = try formats.map { try ImageTable(format: $0.format, directory: directory) }
         let ingester = TableIngester(tables: tables)
