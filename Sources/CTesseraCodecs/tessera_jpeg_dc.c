@@ -1,19 +1,17 @@
 #include "tessera_jpeg.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Baseline JPEG at 1/8 and 1/4 scale, with libjpeg-turbo's pixels.
+/* Baseline JPEG at 1/8 scale from the DC coefficients alone.
  *
  * At 1/8 scale every output pixel of a component is its block's DC value (libjpeg's 1x1 inverse DCT:
  * (DC x Q + 4) >> 3, + 128). This decoder walks the Huffman data once, keeping each block's DC and
  * skipping the AC symbols with tables that give, for the next bits, the code lengths plus the sizes
  * of the values that follow for up to three symbols (no value is extracted). For 4:2:0, chroma blocks
  * are decoded with their values and reduced by libjpeg's 2x2 inverse DCT, as libjpeg does at this
- * scale; 4:2:2 chroma is repeated across, as libjpeg does; colours use libjpeg's YCbCr tables.
- * At 1/4 scale every block is decoded with its values (from a table that gives a code and its value
- * in one lookup) and reduced by libjpeg's 2x2 inverse DCT, or 4x4 for 4:2:0 chroma, which then needs
- * no upsampling; 4:2:2 chroma gets 2x2 and libjpeg's horizontal "fancy" upsampling. Files it does not take
+ * scale; 4:2:2 chroma is repeated across, as libjpeg does; colours use libjpeg's YCbCr tables. Files it does not take
  * (anything but 8-bit Huffman baseline with one interleaved scan, gray or YCbCr with 1x1 chroma) or
  * finds damaged or truncated, and files libjpeg would warn about (bytes between segments, a JFIF
  * version other than 1.x, an unknown Adobe transform), return TESSERA_JPEG_UNSUPPORTED, and the
@@ -32,13 +30,11 @@ struct huffman {
     /* AC only, codes whose length plus value size fit SKIP_BITS: advance | (run + 1) << 5 | eob << 11;
      * 0 when the slow path must decode the symbol. */
     uint16_t skip[1 << SKIP_BITS];
-    /* AC only: up to three whole symbols (code and value) within the next MULTI_BITS bits, none after
-     * an EOB: advance | coefficients stepped << 4 | eob << 10; 0 when not even one fits. */
-    uint16_t multi[1 << MULTI_BITS];
-    /* AC only, codes whose length plus value size fit SKIP_BITS, EOB and ZRL included: the value (extended,
-     * 0 for EOB and ZRL) << 16 | coefficients stepped << 8 | eob << 5 | advance; 0 for the slow path. */
-    uint32_t fast[1 << SKIP_BITS];
     int defined;
+    /* AC tables of components reduced to their DC value only (build_multi fills it; build_huffman leaves
+     * it as it was): up to three whole symbols (code and value) within the next MULTI_BITS bits, none
+     * after an EOB: advance | coefficients stepped << 4 | eob << 10; 0 when not even one fits. */
+    uint16_t multi[1 << MULTI_BITS];
 };
 
 struct bit_reader {
@@ -50,7 +46,7 @@ struct bit_reader {
 };
 
 static int build_huffman(struct huffman *table, const uint8_t counts[16], const uint8_t *symbols, int total, int ac) {
-    memset(table, 0, sizeof *table);
+    memset(table, 0, offsetof(struct huffman, multi));
     memcpy(table->values, symbols, (size_t)total);
     int code = 0, index = 0;
     for (int length = 1; length <= 16; length++) {
@@ -73,13 +69,6 @@ static int build_huffman(struct huffman *table, const uint8_t counts[16], const 
                                 int step = eob ? 0 : (size == 0 ? 16 : run + 1);   /* size 0, run 15: ZRL */
                                 if (size == 0 && !eob && run != 15) continue;      /* invalid symbol: slow path */
                                 table->skip[slot] = (uint16_t)(advance | step << 5 | eob << 11);
-                                int value = 0;
-                                if (size) {   /* the value's bits follow the code within the slot */
-                                    value = (slot >> (SKIP_BITS - advance)) & ((1 << size) - 1);
-                                    if (value < (1 << (size - 1))) value += 1 - (1 << size);
-                                }
-                                table->fast[slot] = (uint32_t)(uint16_t)(int16_t)value << 16 | (uint32_t)step << 8 |
-                                                    (uint32_t)eob << 5 | (uint32_t)advance;
                             }
                         }
                     }
@@ -232,47 +221,29 @@ static const uint8_t natural_order[64 + 16] = {
     28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61,
     54, 47, 55, 62, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63};
 
-/* Decodes one block with its AC values into `coef` (natural order; all zero on entry), noting the
- * natural index of every value written in `written` (at most 63, one per symbol): the caller zeroes them again. Returns
- * how many were written, or -1 on a bad code. */
-static inline int decode_block_sparse(struct bit_reader *r, const struct huffman *dc, const struct huffman *ac, int *diff,
-                                      int16_t coef[64], uint8_t written[64]) {
+/* Decodes one block with its AC values into `coef` (natural order, zeroed by the caller). */
+static inline int decode_block_values(struct bit_reader *r, const struct huffman *dc, const struct huffman *ac, int *diff,
+                                      int16_t coef[64]) {
     if (r->count < 32) refill(r);
     int s = decode_symbol(r, dc);
-    if (s < 0 || s > 11) return -1;
+    if (s < 0 || s > 11) return 0;
     *diff = receive_extend(r, s);
-    int n = 0;
-    for (int k = 1; k < 64;) {
+    for (int k = 1; k < 64; k++) {
         if (r->count < 32) refill(r);
-        uint32_t entry = ac->fast[r->bits >> (64 - SKIP_BITS)];
-        if (entry) {
-            consume(r, (int)(entry & 31));
-            if (entry & (1 << 5)) break;
-            int value = (int16_t)(entry >> 16);
-            k += (int)((entry >> 8) & 31);
-            if (value) {   /* a run past the block lands on natural_order's padding (63), as in libjpeg */
-                int at = natural_order[k - 1];
-                coef[at] = (int16_t)value;
-                written[n++] = (uint8_t)at;
-            }
-            continue;
-        }
         int rs = decode_symbol(r, ac);
-        if (rs < 0) return -1;
+        if (rs < 0) return 0;
         int run = rs >> 4, size = rs & 15;
         if (size) {
             k += run;
             int value = receive_extend(r, size);
-            coef[natural_order[k]] = (int16_t)value;
-            written[n++] = natural_order[k];
-            k++;
+            if (k < 64) coef[natural_order[k]] = (int16_t)value;
         } else if (run == 15) {
-            k += 16;
+            k += 15;
         } else {
             break;
         }
     }
-    return n;
+    return 1;
 }
 
 /* libjpeg's jpeg_idct_2x2 (jidctred.c, "islow" constants): a 2x2 output from coefficients in rows and
@@ -300,58 +271,11 @@ static void idct_2x2(const int16_t coef[64], const uint16_t q[64], uint8_t out[4
 
 static inline uint8_t clamp255(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
 
-/* libjpeg's jpeg_idct_4x4 (jidctred.c, "islow" constants at 13 bits): a 4x4 output from the coefficients in
- * rows and columns 0-3, 5-7 (row and column 4 do not reach a 4x4 output), dequantized by `q` (natural
- * order); `out` rows are `stride` bytes apart. Each pass takes the even part (0, 2, 6) and the odd part
- * (1, 3, 5, 7); the first keeps 2 extra bits (descale by 13 - 2 + 1), the second removes them with the
- * 8x8 normalisation (descale by 13 + 2 + 3 + 1). A column or row whose AC terms are all zero gives its
- * DC term at every output, which the full formula gives too. */
-static void idct_4x4(const int16_t coef[64], const uint16_t q[64], uint8_t *out, size_t stride) {
-    int32_t work[4][8];
-    for (int c = 0; c < 8; c++) {
-        if (c == 4) continue;
-        int64_t dc = (int64_t)(coef[c] * q[c]);
-        if (!coef[8 + c] && !coef[16 + c] && !coef[24 + c] && !coef[40 + c] && !coef[48 + c] && !coef[56 + c]) {
-            work[0][c] = work[1][c] = work[2][c] = work[3][c] = (int32_t)(dc * 4);
-            continue;
-        }
-        int64_t tmp0 = dc * (1 << 14);
-        int64_t tmp2 = (int64_t)(coef[16 + c] * q[16 + c]) * 15137 - (int64_t)(coef[48 + c] * q[48 + c]) * 6270;
-        int64_t tmp10 = tmp0 + tmp2, tmp12 = tmp0 - tmp2;
-        int64_t z1 = coef[56 + c] * q[56 + c], z2 = coef[40 + c] * q[40 + c], z3 = coef[24 + c] * q[24 + c],
-                z4 = coef[8 + c] * q[8 + c];
-        int64_t odd0 = z1 * -1730 + z2 * 11893 + z3 * -17799 + z4 * 8697;
-        int64_t odd2 = z1 * -4176 + z2 * -4926 + z3 * 7373 + z4 * 20995;
-        work[0][c] = (int32_t)((tmp10 + odd2 + (1 << 11)) >> 12);
-        work[3][c] = (int32_t)((tmp10 - odd2 + (1 << 11)) >> 12);
-        work[1][c] = (int32_t)((tmp12 + odd0 + (1 << 11)) >> 12);
-        work[2][c] = (int32_t)((tmp12 - odd0 + (1 << 11)) >> 12);
-    }
-    for (int row = 0; row < 4; row++) {
-        const int32_t *w = work[row];
-        uint8_t *o = out + (size_t)row * stride;
-        if (!w[1] && !w[2] && !w[3] && !w[5] && !w[6] && !w[7]) {
-            o[0] = o[1] = o[2] = o[3] = clamp255(((w[0] + (1 << 4)) >> 5) + 128);
-            continue;
-        }
-        int64_t tmp0 = (int64_t)w[0] * (1 << 14);
-        int64_t tmp2 = (int64_t)w[2] * 15137 - (int64_t)w[6] * 6270;
-        int64_t tmp10 = tmp0 + tmp2, tmp12 = tmp0 - tmp2;
-        int64_t odd0 = (int64_t)w[7] * -1730 + (int64_t)w[5] * 11893 + (int64_t)w[3] * -17799 + (int64_t)w[1] * 8697;
-        int64_t odd2 = (int64_t)w[7] * -4176 + (int64_t)w[5] * -4926 + (int64_t)w[3] * 7373 + (int64_t)w[1] * 20995;
-        o[0] = clamp255((int)((tmp10 + odd2 + (1 << 18)) >> 19) + 128);
-        o[3] = clamp255((int)((tmp10 - odd2 + (1 << 18)) >> 19) + 128);
-        o[1] = clamp255((int)((tmp12 + odd0 + (1 << 18)) >> 19) + 128);
-        o[2] = clamp255((int)((tmp12 - odd0 + (1 << 18)) >> 19) + 128);
-    }
-}
-
 /* Reads the tables of a DQT segment (`n` bytes at `body`) into natural order. Returns 0 when malformed. */
 /* Reads a DHT segment's tables into `tables` (DC 0-3, then AC 0-3 at 4-7). With `with_ac` 0 the AC tables
  * are only checked for their shape and `tables` needs room for the DC ones alone. 0 for a malformed
- * segment (a class over 1, an id over 3, more than 256 symbols, a length that disagrees, an invalid code).
- * `with_multi`: the AC tables get their `multi` entries (for skipping AC symbols; left zero otherwise). */
-static int read_huffman_tables(const uint8_t *body, size_t n, struct huffman *tables, int with_ac, int with_multi) {
+ * segment (a class over 1, an id over 3, more than 256 symbols, a length that disagrees, an invalid code). */
+static int read_huffman_tables(const uint8_t *body, size_t n, struct huffman *tables, int with_ac) {
     size_t p = 0;
     while (p < n) {
         if (p + 17 > n) return 0;
@@ -362,7 +286,6 @@ static int read_huffman_tables(const uint8_t *body, size_t n, struct huffman *ta
         if (total > 256 || p + 17 + (size_t)total > n) return 0;
         if (cls == 0 || with_ac) {
             if (!build_huffman(&tables[cls * 4 + id], body + p + 1, body + p + 17, total, cls)) return 0;
-            if (cls == 1 && with_multi) build_multi(&tables[4 + id]);
         }
         p += 17 + (size_t)total;
     }
@@ -405,37 +328,12 @@ static int read_quant_tables(const uint8_t *body, size_t n, uint16_t tables[4][6
     return 1;
 }
 
-/* libjpeg's h2v1 "fancy" upsampling of one row of `width` chroma samples into 2 x `width`: each output
- * is 3/4 of the nearer input and 1/4 of the further one, rounded alternately down and up (+1, +2), the
- * first and last outputs the edge samples themselves; with 2 inputs or fewer, each is repeated. */
-static void upsample_h2v1(const uint8_t *in, int width, uint8_t *out) {
-    if (width <= 2) {
-        for (int x = 0; x < width; x++) out[2 * x] = out[2 * x + 1] = in[x];
-        return;
-    }
-    out[0] = in[0];
-    out[1] = (uint8_t)((in[0] * 3 + in[1] + 2) >> 2);
-    for (int x = 1; x < width - 1; x++) {
-        int near = in[x] * 3;
-        out[2 * x] = (uint8_t)((near + in[x - 1] + 1) >> 2);
-        out[2 * x + 1] = (uint8_t)((near + in[x + 1] + 2) >> 2);
-    }
-    out[2 * width - 2] = (uint8_t)((in[width - 1] * 3 + in[width - 2] + 1) >> 2);
-    out[2 * width - 1] = in[width - 1];
-}
-
 /* Writes `out_w` x `out_h` gray or BGRA pixels from the component planes (bytes, rows `plane_w[c]` apart).
- * Chroma column x / `chroma_step` serves luma column x (2 for 4:2:2 at 1/8, whose chroma libjpeg repeats
- * across at this scale; 1 when the chroma planes are as wide as luma's). With `fancy_width` > 0 (4:2:2 at
- * 1/4) each chroma row's first `fancy_width` samples are upsampled across by upsample_h2v1 first, as
- * libjpeg does. Colours are libjpeg's ycc_rgb_convert in 16-bit fixed point. Returns 0 when out of memory. */
-static int write_pixels(int format, int components, uint8_t *const planes[3], const int plane_w[3], int chroma_step,
-                        int fancy_width, int out_w, int out_h, uint8_t *pixels, size_t pitch) {
-    uint8_t *wide = NULL;   /* two upsampled rows, Cb then Cr */
-    if (fancy_width > 0 && components == 3 && format != TESSERA_JPEG_GRAY) {
-        wide = malloc(4 * (size_t)fancy_width);
-        if (!wide) return 0;
-    }
+ * Chroma column x / `chroma_step` serves luma column x (2 for 4:2:2, whose chroma libjpeg repeats across at
+ * this scale; 1 when the chroma planes are as wide as luma's). Colours are libjpeg's ycc_rgb_convert in
+ * 16-bit fixed point. */
+static void write_pixels(int format, int components, uint8_t *const planes[3], const int plane_w[3], int chroma_step,
+                         int out_w, int out_h, uint8_t *pixels, size_t pitch) {
     for (int y = 0; y < out_h; y++) {
         const uint8_t *luma = planes[0] + (size_t)y * (size_t)plane_w[0];
         uint8_t *o = pixels + (size_t)y * pitch;
@@ -445,12 +343,6 @@ static int write_pixels(int format, int components, uint8_t *const planes[3], co
             continue;
         }
         const uint8_t *cb = planes[1] + (size_t)y * (size_t)plane_w[1], *cr = planes[2] + (size_t)y * (size_t)plane_w[2];
-        if (wide) {
-            upsample_h2v1(cb, fancy_width, wide);
-            upsample_h2v1(cr, fancy_width, wide + 2 * (size_t)fancy_width);
-            cb = wide;
-            cr = wide + 2 * (size_t)fancy_width;
-        }
         for (int x = 0; x < out_w; x++) {
             int Y = luma[x], b = cb[x / chroma_step] - 128, r = cr[x / chroma_step] - 128;
             int red = Y + ((91881 * r + 32768) >> 16);
@@ -459,44 +351,21 @@ static int write_pixels(int format, int components, uint8_t *const planes[3], co
             o[4 * x] = clamp255(blue); o[4 * x + 1] = clamp255(green); o[4 * x + 2] = clamp255(red); o[4 * x + 3] = 255;
         }
     }
-    free(wide);
-    return 1;
 }
 
 static int decode_progressive_dc(const uint8_t *data, size_t size, int format, uint8_t *pixels, size_t pitch, int width,
                                  int height);
-static int decode_baseline(const uint8_t *data, size_t size, int denom, int format, uint8_t *pixels, size_t pitch,
-                           int width, int height);
 
 int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t *pixels, size_t pitch, int width,
                            int height) {
     if (size < 4 || data[0] != 0xFF || data[1] != 0xD8 || (format != TESSERA_JPEG_BGRA && format != TESSERA_JPEG_GRAY))
         return TESSERA_JPEG_UNSUPPORTED;
     if (tessera_jpeg_is_progressive(data, size)) return decode_progressive_dc(data, size, format, pixels, pitch, width, height);
-    return decode_baseline(data, size, 8, format, pixels, pitch, width, height);
-}
-
-int tessera_jpeg_decode_quarter(const uint8_t *data, size_t size, int format, uint8_t *pixels, size_t pitch, int width,
-                                int height) {
-    if (size < 4 || data[0] != 0xFF || data[1] != 0xD8 || (format != TESSERA_JPEG_BGRA && format != TESSERA_JPEG_GRAY))
-        return TESSERA_JPEG_UNSUPPORTED;
-    return decode_baseline(data, size, 4, format, pixels, pitch, width, height);
-}
-
-/* How a component's blocks become pixels at the decoder's scale. */
-enum block_kind {
-    BLOCK_DC,    /* one pixel: the DC value alone (AC symbols skipped) */
-    BLOCK_2X2,   /* 2x2 pixels through idct_2x2 */
-    BLOCK_4X4    /* 4x4 pixels through idct_4x4 */
-};
-
-/* A baseline file at 1/`denom` scale (8 or 4): see tessera_jpeg_decode_dc and tessera_jpeg_decode_quarter. */
-static int decode_baseline(const uint8_t *data, size_t size, int denom, int format, uint8_t *pixels, size_t pitch,
-                           int width, int height) {
     int quant[4] = {0, 0, 0, 0}, quant_defined[4] = {0, 0, 0, 0};
     uint16_t quant_tables[4][64];   /* natural order */
-    struct huffman *tables = calloc(8, sizeof(struct huffman));   /* DC 0-3, AC 0-3 */
+    struct huffman *tables = malloc(8 * sizeof(struct huffman));   /* DC 0-3, AC 0-3 */
     if (!tables) return TESSERA_JPEG_UNSUPPORTED;
+    for (int t = 0; t < 8; t++) tables[t].defined = 0;
     int result = TESSERA_JPEG_UNSUPPORTED;
     int image_w = 0, image_h = 0, components = 0, restart_interval = 0, adobe_rgb = 0, adobe_unknown = 0;
     int ids[3] = {0, 0, 0}, hs[3] = {0, 0, 0}, vs[3] = {0, 0, 0}, tq[3] = {0, 0, 0};
@@ -519,7 +388,7 @@ static int decode_baseline(const uint8_t *data, size_t size, int denom, int form
             for (int id = 0; id < 4; id++) if (quant_defined[id]) quant[id] = quant_tables[id][0];
             break;
         case 0xC4:   /* DHT */
-            if (!read_huffman_tables(body, n, tables, 1, denom == 8)) goto done;
+            if (!read_huffman_tables(body, n, tables, 1)) goto done;
             break;
         case 0xC0: case 0xC1: {   /* baseline / extended sequential, Huffman */
             if (components || !read_frame(body, n, &image_w, &image_h, &components, ids, hs, vs, tq)) goto done;
@@ -573,40 +442,41 @@ static int decode_baseline(const uint8_t *data, size_t size, int denom, int form
         hs[0] = vs[0] = 1;   /* a single-component scan is not interleaved: one block per MCU */
     }
     for (int c = 0; c < components; c++) if (!quant_defined[tq[c]]) goto done;
-    int out_w = (image_w + denom - 1) / denom, out_h = (image_h + denom - 1) / denom;
+    int out_w = (image_w + 7) / 8, out_h = (image_h + 7) / 8;
     if (out_w != width || out_h != height) goto done;
 
     int max_h = hs[0], max_v = vs[0];
     int mcus_x = (image_w + 8 * max_h - 1) / (8 * max_h), mcus_y = (image_h + 8 * max_v - 1) / (8 * max_v);
-    /* libjpeg scales each component's inverse DCT so that chroma needs no upsampling where it can: at 1/8,
-     * 4:2:0 chroma gets a 2x2 inverse DCT and 4:2:2 chroma its DC values, repeated across (libjpeg does no
-     * fancy upsampling of a 1x1 DCT); at 1/4, luma, 4:4:4 and 4:2:2 chroma get 2x2 (4:2:2 upsampled across when written), 4:2:0
-     * chroma 4x4. */
-    int subsampled = components == 3 && max_h == 2 && max_v == 2;
-    int kind[3], edge[3];   /* edge: pixels across (and down) per block */
+    /* 4:2:0: libjpeg gives chroma a 2x2 inverse DCT at this scale (no upsampling); 4:2:2: DC values
+     * repeated across (libjpeg does no fancy upsampling when the DCT is scaled to 1x1). */
+    int chroma_2x2 = components == 3 && max_h == 2 && max_v == 2;
+    /* The AC tables whose symbols are skipped get their multi-symbol entries (once each); 4:2:0 chroma's
+     * values are decoded symbol by symbol. */
+    int multi_built[4] = {0, 0, 0, 0};
     for (int c = 0; c < components; c++) {
-        int chroma_doubled = c > 0 && subsampled;
-        kind[c] = denom == 8 ? (chroma_doubled ? BLOCK_2X2 : BLOCK_DC) : (chroma_doubled ? BLOCK_4X4 : BLOCK_2X2);
-        edge[c] = kind[c] == BLOCK_DC ? 1 : kind[c] == BLOCK_2X2 ? 2 : 4;
+        if ((c > 0 && chroma_2x2) || multi_built[ac_sel[c]]) continue;
+        build_multi(&tables[4 + ac_sel[c]]);
+        multi_built[ac_sel[c]] = 1;
     }
     int plane_w[3], plane_h[3];
     for (int c = 0; c < components; c++) {
-        plane_w[c] = mcus_x * hs[c] * edge[c];
-        plane_h[c] = mcus_y * vs[c] * edge[c];
+        plane_w[c] = mcus_x * (chroma_2x2 ? 2 : hs[c]);
+        plane_h[c] = mcus_y * (chroma_2x2 ? 2 : vs[c]);
         planes[c] = malloc((size_t)plane_w[c] * (size_t)plane_h[c]);
         if (!planes[c]) goto done;
     }
 
-    /* The blocks of one MCU in scan order: component, tables, and where the block's pixels start from the
-     * MCU's corner in its plane. */
+    /* The blocks of one MCU in scan order: component, tables, and where the block's pixel lies from the
+     * MCU's corner in its plane (4:2:0 chroma blocks write a 2x2 square there). */
     int block_count = 0, block_c[6];
     size_t block_offset[6];
     const struct huffman *block_dc[6], *block_ac[6];
     for (int c = 0; c < components; c++) {
-        for (int by = 0; by < vs[c]; by++)
-            for (int bx = 0; bx < hs[c]; bx++) {
+        int rows = c > 0 && chroma_2x2 ? 1 : vs[c], columns = c > 0 && chroma_2x2 ? 1 : hs[c];
+        for (int by = 0; by < rows; by++)
+            for (int bx = 0; bx < columns; bx++) {
                 block_c[block_count] = c;
-                block_offset[block_count] = (size_t)(by * edge[c]) * (size_t)plane_w[c] + (size_t)(bx * edge[c]);
+                block_offset[block_count] = (size_t)by * (size_t)plane_w[c] + (size_t)bx;
                 block_dc[block_count] = &tables[dc_sel[c]];
                 block_ac[block_count] = &tables[4 + ac_sel[c]];
                 block_count++;
@@ -615,15 +485,12 @@ static int decode_baseline(const uint8_t *data, size_t size, int denom, int form
     /* Plane pixels per MCU across and per MCU row down. */
     int step_x[3], step_y[3];
     for (int c = 0; c < components; c++) {
-        step_x[c] = hs[c] * edge[c];
-        step_y[c] = vs[c] * edge[c] * plane_w[c];
+        step_x[c] = chroma_2x2 ? 2 : hs[c];
+        step_y[c] = (chroma_2x2 ? 2 : vs[c]) * plane_w[c];
     }
 
     struct bit_reader reader = {data, size, i, 0, 0, 0};
     int predictions[3] = {0, 0, 0};
-    int16_t coef[64];      /* a block's coefficients, zero between blocks */
-    uint8_t written[64];   /* where its AC values went */
-    memset(coef, 0, sizeof coef);
     long restarts_left = restart_interval;
     int next_restart = 0;
     for (int my = 0; my < mcus_y; my++) {
@@ -648,29 +515,16 @@ static int decode_baseline(const uint8_t *data, size_t size, int denom, int form
             for (int b = 0; b < block_count; b++) {
                 int c = block_c[b], diff;
                 uint8_t *o = corner[c] + block_offset[b];
-                if (kind[c] != BLOCK_DC) {
-                    int n = decode_block_sparse(&reader, block_dc[b], block_ac[b], &diff, coef, written);
-                    if (n < 0) goto done;
+                if (c > 0 && chroma_2x2) {
+                    int16_t coef[64];
+                    uint8_t square[4];
+                    memset(coef, 0, sizeof coef);
+                    if (!decode_block_values(&reader, block_dc[b], block_ac[b], &diff, coef)) goto done;
                     predictions[c] += diff;
                     if (predictions[c] > 32767 || predictions[c] < -32767) goto done;   /* not a real DC value */
-                    size_t stride = (size_t)plane_w[c];
-                    int edge_c = edge[c];
-                    if (n == 0) {
-                        /* No AC value: both inverse DCTs give every pixel (DC x Q + 4) >> 3, + 128. */
-                        uint8_t flat = clamp255(((predictions[c] * quant[tq[c]] + 4) >> 3) + 128);
-                        for (int y = 0; y < edge_c; y++) memset(o + (size_t)y * stride, flat, (size_t)edge_c);
-                        continue;
-                    }
                     coef[0] = (int16_t)predictions[c];
-                    if (kind[c] == BLOCK_4X4) {
-                        idct_4x4(coef, quant_tables[tq[c]], o, stride);
-                    } else {
-                        uint8_t square[4];
-                        idct_2x2(coef, quant_tables[tq[c]], square);
-                        o[0] = square[0]; o[1] = square[1]; o[stride] = square[2]; o[stride + 1] = square[3];
-                    }
-                    for (int w = 0; w < n; w++) coef[written[w]] = 0;
-                    coef[0] = 0;
+                    idct_2x2(coef, quant_tables[tq[c]], square);
+                    o[0] = square[0]; o[1] = square[1]; o[plane_w[c]] = square[2]; o[plane_w[c] + 1] = square[3];
                     continue;
                 }
                 if (!decode_block(&reader, block_dc[b], block_ac[b], &diff)) goto done;
@@ -691,12 +545,8 @@ static int decode_baseline(const uint8_t *data, size_t size, int denom, int form
     }
 
     /* 4:2:2: each chroma value covers two luma columns; 4:2:0 chroma planes are as wide as luma's. */
-    {
-        /* 4:2:2: at 1/8 chroma repeated across; at 1/4 upsampled over its downsampled width, ceil(w / 8). */
-        int h2v1 = components == 3 && max_h == 2 && !subsampled;
-        if (!write_pixels(format, components, planes, plane_w, h2v1 && denom == 8 ? 2 : 1,
-                          h2v1 && denom == 4 ? (image_w + 7) / 8 : 0, out_w, out_h, pixels, pitch)) goto done;
-    }
+    write_pixels(format, components, planes, plane_w, components == 3 && max_h == 2 && !chroma_2x2 ? 2 : 1, out_w, out_h,
+                 pixels, pitch);
     result = TESSERA_JPEG_OK;
 
 done:
@@ -748,8 +598,9 @@ static int decode_progressive_dc(const uint8_t *data, size_t size, int format, u
                                  int height) {
     uint16_t quant_tables[4][64];
     int quant_defined[4] = {0, 0, 0, 0};
-    struct huffman *tables = calloc(4, sizeof(struct huffman));   /* DC tables 0-3; AC tables are never needed */
+    struct huffman *tables = malloc(4 * sizeof(struct huffman));   /* DC tables 0-3; AC tables are never needed */
     if (!tables) return TESSERA_JPEG_UNSUPPORTED;
+    for (int t = 0; t < 4; t++) tables[t].defined = 0;
     int result = TESSERA_JPEG_UNSUPPORTED;
     int image_w = 0, image_h = 0, components = 0, restart_interval = 0, scans = 0;
     int ids[3] = {0, 0, 0}, hs[3] = {0, 0, 0}, vs[3] = {0, 0, 0}, tq[3] = {0, 0, 0};
@@ -774,7 +625,7 @@ static int decode_progressive_dc(const uint8_t *data, size_t size, int format, u
             if (!read_quant_tables(body, n, quant_tables, quant_defined)) goto done;
             break;
         case 0xC4:   /* DHT: DC tables are built, AC tables only checked for their shape */
-            if (!read_huffman_tables(body, n, tables, 0, 0)) goto done;
+            if (!read_huffman_tables(body, n, tables, 0)) goto done;
             break;
         case 0xC2: {   /* progressive, Huffman */
             if (components || !read_frame(body, n, &image_w, &image_h, &components, ids, hs, vs, tq)) goto done;
@@ -913,8 +764,7 @@ static int decode_progressive_dc(const uint8_t *data, size_t size, int format, u
         for (size_t k = 0; k < (size_t)plane_w[c] * (size_t)plane_h[c]; k++)
             planes[c][k] = clamp255(((dc[c][k] * quant[c] + 4) >> 3) + 128);
     }
-    if (!write_pixels(format, components, planes, plane_w, components == 3 && hs[0] == 2 ? 2 : 1, 0, width, height, pixels, pitch))
-        goto done;
+    write_pixels(format, components, planes, plane_w, components == 3 && hs[0] == 2 ? 2 : 1, width, height, pixels, pitch);
     result = TESSERA_JPEG_OK;
 
 done:

@@ -8,10 +8,8 @@
  *   /tmp/codec-profile png 100 ../shared/corpus/photos/*.png
  *
  * jpeg: files whose 1/8 scale covers an EDGE x EDGE aspect fill, through the DC-only decoder
- * (tessera_jpeg_decode_dc), and files whose 1/4 scale covers it, through tessera_jpeg_decode_quarter;
- * when they decline, the libjpeg shim at that scale (unneeded scans left out at 1/8), as JPEGDecoder
- * does with its libjpeg paths (it uses TurboJPEG where the shim is not needed: the same pixels);
- * other files are skipped.
+ * (tessera_jpeg_decode_dc) or, when it declines, the libjpeg shim with unneeded scans left out
+ * (tessera_jpeg_decode), as JPEGDecoder does; other files are skipped (TurboJPEG decodes them).
  * png: the fast path (tessera_png_decode_reduced) at the factor PNGDecoder picks (at least twice EDGE).
  * Prints one line per file: path, output size, the path taken and an FNV-1a hash of the pixels. */
 #include <stdint.h>
@@ -86,28 +84,23 @@ int main(int argc, char **argv) {
             free(pixels);
         } else {
             if (!jpeg_size(data, size, &w, &h)) { free(data); continue; }
+            ow = (w + 7) / 8;
+            oh = (h + 7) / 8;
             /* The aspect fill of EDGE x EDGE needs max(EDGE / w, EDGE / h) of the image. */
             double scale = (double)edge / w > (double)edge / h ? (double)edge / w : (double)edge / h;
-            int need_w = (int)(w * scale + 0.999999), need_h = (int)(h * scale + 0.999999), denom = 0;
-            for (int d = 8; d >= 4 && !denom; d /= 2)
-                if ((w + d - 1) / d >= need_w && (h + d - 1) / d >= need_h) denom = d;
-            if (!denom) {
-                printf("%s %dx%d not-1/8-or-1/4\n", argv[a], w, h);
+            if (ow < (int)(w * scale + 0.999999) || oh < (int)(h * scale + 0.999999)) {
+                printf("%s %dx%d not-1/8\n", argv[a], w, h);
                 free(data);
                 continue;
             }
-            ow = (w + denom - 1) / denom;
-            oh = (h + denom - 1) / denom;
             uint8_t *pixels = malloc((size_t)ow * (size_t)oh * 4);
-            status = denom == 8 ? tessera_jpeg_decode_dc(data, size, TESSERA_JPEG_BGRA, pixels, (size_t)ow * 4, ow, oh)
-                                : tessera_jpeg_decode_quarter(data, size, TESSERA_JPEG_BGRA, pixels, (size_t)ow * 4, ow, oh);
-            path = denom == 8 ? "dc" : "quarter";
+            status = tessera_jpeg_decode_dc(data, size, TESSERA_JPEG_BGRA, pixels, (size_t)ow * 4, ow, oh);
+            path = "dc";
             if (status == TESSERA_JPEG_UNSUPPORTED) {
                 tessera_jpeg_report report;
                 char message[TESSERA_JPEG_MESSAGE_LENGTH];
-                status = tessera_jpeg_decode(data, size, 1, denom, TESSERA_JPEG_BGRA, pixels, (size_t)ow * 4, ow, oh, 1, &report,
-                                             message);
-                path = denom == 8 ? "libjpeg-1/8" : "libjpeg-1/4";
+                status = tessera_jpeg_decode(data, size, 1, 8, TESSERA_JPEG_BGRA, pixels, (size_t)ow * 4, ow, oh, 1, &report, message);
+                path = "libjpeg";
             }
             printf("%s %dx%d %s %016llx\n", argv[a], ow, oh, path,
                    status == TESSERA_JPEG_OK ? (unsigned long long)fnv(pixels, (size_t)ow * 4, ow * 4, oh) : 0ULL);

@@ -77,14 +77,6 @@ int tessera_jpeg_decode(const uint8_t *data, size_t size, int scale_num, int sca
 int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t *pixels, size_t pitch, int width,
                            int height);
 
-/* The same file kinds at 1/4 scale, into `width` x `height` (= ceil(w / 4) x ceil(h / 4)) pixels, as
- * libjpeg-turbo computes them there: 2x2 inverse DCT for luma, 4:4:4 and 4:2:2 chroma (4:2:2 then
- * upsampled across by libjpeg's "fancy" filter), 4x4 for 4:2:0 chroma (no upsampling), libjpeg's YCbCr
- * tables. Progressive files return TESSERA_JPEG_UNSUPPORTED, as does everything tessera_jpeg_decode_dc
- * declines. */
-int tessera_jpeg_decode_quarter(const uint8_t *data, size_t size, int format, uint8_t *pixels, size_t pitch, int width,
-                                int height);
-
 /* Whether the first frame header (SOFn marker) of `data` is progressive Huffman (SOF2). */
 int tessera_jpeg_is_progressive(const uint8_t *data, size_t size);
 

@@ -48,13 +48,10 @@ import CTurboJPEG
 ///   which are left out of the input (same pixels, a fraction of the entropy decoding).
 /// - Baseline files (8-bit Huffman, one interleaved scan, gray or YCbCr with 1x1 chroma) at 1/8
 ///   scale go through a DC-only decoder (`tessera_jpeg_dc.c`) that skips the AC symbols without
-///   decoding their values (4:2:0 chroma keeps libjpeg's 2x2 inverse DCT at this scale, so its
-///   values are decoded). At 1/4 scale the same decoder takes baseline gray, 4:4:4, 4:2:2 and 4:2:0
-///   files with libjpeg's 2x2 (luma, 4:4:4 and 4:2:2 chroma, the latter then upsampled across as
-///   libjpeg does) and 4x4 (4:2:0 chroma) inverse DCTs. The pixels are
-///   TurboJPEG's, bit for bit, at both scales. It declines any other file, any file it
-///   finds damaged or truncated, and any whose headers libjpeg would warn about (bytes between
-///   segments, a JFIF version other than 1.x, an unknown Adobe transform); those go to TurboJPEG and,
+///   decoding their values (4:2:0 chroma, for which libjpeg keeps a 2x2 inverse DCT at this scale,
+///   is decoded with its values and reduced the same way): TurboJPEG's pixels, bit for bit. It
+///   declines any other file, any file it finds damaged or truncated, and any whose headers libjpeg
+///   would warn about (bytes between segments, a JFIF version other than 1.x, an unknown Adobe transform); those go to TurboJPEG and,
 ///   as above, the shim, so the result and its integrity are the other paths'.
 /// - Progressive gray, 4:4:4 and 4:2:2 files at 1/8 scale (every component reduced to its DC
 ///   coefficient) go through the same decoder's progressive mode: the AC scans are skipped unread and
@@ -158,10 +155,8 @@ public struct JPEGDecoder: ImageDecoding {
             Self.scaled(header.width, $0) == layout.width && Self.scaled(header.height, $0) == layout.height
         }) { scale = factor }
         let viaLibjpeg = header.needsLibjpeg || (scale.num * 8 == scale.denom && Self.isProgressive(data))
-        // Our own reduced-scale decoders first: DC-only at 1/8 (baseline or progressive), 2x2 and 4x4
-        // inverse DCTs at 1/4 (baseline); they decline what they cannot take.
-        let reduced: ReducedScale? = header.needsLibjpeg ? nil
-            : scale.num * 8 == scale.denom ? .eighth : scale.num * 4 == scale.denom ? .quarter : nil
+        // The DC-only decoder first at 1/8, baseline or progressive; it declines what it cannot take.
+        let viaDC = !header.needsLibjpeg && scale.num * 8 == scale.denom
         let decompress = { (buffer: UnsafeMutableRawPointer, pitch: Int, pixelFormat: TJPF) throws(TesseraError) -> Outcome in
             if viaLibjpeg {
                 return try libjpegDecompress(data, into: buffer, width: layout.width, pitch: pitch, height: layout.height,
@@ -180,13 +175,13 @@ public struct JPEGDecoder: ImageDecoding {
             if let transform, layout.style == .gray8 {
                 var outcome = Outcome(integrity: .intact, decodedRows: layout.height)
                 try Self.withBGRA(size: layout.size) { (bgra) throws(TesseraError) in
-                    outcome = try decodeColour(data, into: bgra, gray: false, reduced: reduced, decompress)
+                    outcome = try decodeColour(data, into: bgra, gray: false, viaDC: viaDC, decompress)
                     transform.apply(to: bgra)
                     try PixelConversion.convert(source: UnsafeRawPointer(bgra.baseAddress), layout: bgra.layout, to: target)
                 }
                 return outcome
             }
-            let outcome = try decodeColour(data, into: target, gray: layout.style == .gray8, reduced: reduced, decompress)
+            let outcome = try decodeColour(data, into: target, gray: layout.style == .gray8, viaDC: viaDC, decompress)
             transform?.apply(to: target)
             return outcome
         }
@@ -212,28 +207,17 @@ public struct JPEGDecoder: ImageDecoding {
         return outcome
     }
 
-    /// The scales our own decoders (tessera_jpeg_dc.c) take: they give libjpeg-turbo's pixels there.
-    enum ReducedScale {
-        /// 1/8: each block's DC value (`tessera_jpeg_decode_dc`).
-        case eighth
-        /// 1/4: 2x2 and 4x4 inverse DCTs of baseline files (`tessera_jpeg_decode_quarter`).
-        case quarter
-    }
-
-    /// Decodes a gray or YCbCr file as gray or BGRA into `target`: at a `reduced` scale through our own
-    /// decoder when it takes the file (it declines anything damaged or truncated, and what it does not
-    /// cover: progressive 4:2:0 at 1/8, progressive files at 1/4), `decompress` otherwise.
-    private func decodeColour(_ data: UnsafeRawBufferPointer, into target: MutableBitmapView, gray: Bool, reduced: ReducedScale?,
+    /// Decodes a gray or YCbCr file as gray or BGRA into `target`: files at 1/8 (`viaDC`) through the
+    /// DC-only decoder (tessera_jpeg_dc.c) when it takes the file (it declines anything damaged or
+    /// truncated, and progressive 4:2:0), `decompress` otherwise.
+    private func decodeColour(_ data: UnsafeRawBufferPointer, into target: MutableBitmapView, gray: Bool, viaDC: Bool,
                               _ decompress: (UnsafeMutableRawPointer, Int, TJPF) throws(TesseraError) -> Outcome) throws(TesseraError) -> Outcome {
         let layout = target.layout
-        if let reduced, let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self) {
-            let format = Int32(gray ? TESSERA_JPEG_GRAY : TESSERA_JPEG_BGRA)
-            let pixels = target.baseAddress.assumingMemoryBound(to: UInt8.self)
-            let status = switch reduced {
-            case .eighth: tessera_jpeg_decode_dc(base, data.count, format, pixels, layout.bytesPerRow, Int32(layout.width), Int32(layout.height))
-            case .quarter: tessera_jpeg_decode_quarter(base, data.count, format, pixels, layout.bytesPerRow, Int32(layout.width), Int32(layout.height))
-            }
-            if Int(status) == TESSERA_JPEG_OK { return Outcome(integrity: .intact, decodedRows: layout.height) }
+        if viaDC, let base = data.baseAddress?.assumingMemoryBound(to: UInt8.self),
+           Int(tessera_jpeg_decode_dc(base, data.count, Int32(gray ? TESSERA_JPEG_GRAY : TESSERA_JPEG_BGRA),
+                                      target.baseAddress.assumingMemoryBound(to: UInt8.self), layout.bytesPerRow,
+                                      Int32(layout.width), Int32(layout.height))) == TESSERA_JPEG_OK {
+            return Outcome(integrity: .intact, decodedRows: layout.height)
         }
         return try decompress(target.baseAddress, layout.bytesPerRow, gray ? TJPF_GRAY : TJPF_BGRA)
     }
