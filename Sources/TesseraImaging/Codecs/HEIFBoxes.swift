@@ -1,6 +1,6 @@
 /// The little of a HEIF file's box structure (ISO/IEC 14496-12) that ``HEIFDecoder`` reads itself,
-/// before libheif parses anything: how many items the `meta` box declares, and whether the
-/// top-level boxes run past the end of the data.
+/// before libheif parses anything: how many items the `meta` box declares, whether their references
+/// form a cycle, and whether the top-level boxes run past the end of the data.
 ///
 /// A box is a 32-bit big-endian size (header included), a four-letter type, and with size 1 a
 /// 64-bit size after the type (a 16-byte header); size 0 means "to the end of the file".
@@ -53,6 +53,70 @@ enum HEIFBoxes {
         if bytes[start] == 0 { return Int(bytes[start + 4]) << 8 | Int(bytes[start + 5]) }
         guard iinf.payload.count >= 8 else { return nil }
         return Int(be32(bytes, start + 4))
+    }
+
+    /// Whether the `meta`/`iref` box's item references (of any type: derived images, thumbnails,
+    /// auxiliary images) form a cycle, an item reaching itself. libheif 1.15 follows derived-image
+    /// references recursively with no guard, so a grid that names itself as one of its tiles recurses
+    /// until the stack overflows (a 731-byte file crashed the process); such a file is refused first.
+    /// References are read as far as their box goes; a file without `iref` has none.
+    static func hasReferenceCycle(in bytes: UnsafeRawBufferPointer) -> Bool {
+        var edges: [UInt32: [UInt32]] = [:]
+        for (from, to) in references(in: bytes) { edges[from, default: []].append(to) }
+        // Depth-first search without recursion: 1 = on the current path, 2 = finished.
+        var state: [UInt32: UInt8] = [:]
+        for start in edges.keys where state[start] == nil {
+            var stack: [(item: UInt32, next: Int)] = [(start, 0)]
+            state[start] = 1
+            while let top = stack.last {
+                let targets = edges[top.item] ?? []
+                guard top.next < targets.count else {
+                    state[top.item] = 2
+                    stack.removeLast()
+                    continue
+                }
+                stack[stack.count - 1].next += 1
+                let target = targets[top.next]
+                switch state[target] {
+                case 1: return true
+                case 2: continue
+                default:
+                    state[target] = 1
+                    stack.append((target, 0))
+                }
+            }
+        }
+        return false
+    }
+
+    /// Every (from, to) item pair of the `meta`/`iref` box: a full box whose children are
+    /// single-type reference boxes, each a from-item ID, a 16-bit count and the to-item IDs (16-bit
+    /// IDs for `iref` version 0, 32-bit otherwise).
+    static func references(in bytes: UnsafeRawBufferPointer) -> [(from: UInt32, to: UInt32)] {
+        guard let meta = boxes(in: bytes, range: 0..<bytes.count).boxes.first(where: { $0.type == "meta" }),
+              meta.payload.count >= 4 else { return [] }
+        let children = boxes(in: bytes, range: meta.payload.lowerBound + 4..<meta.payload.upperBound).boxes
+        guard let iref = children.first(where: { $0.type == "iref" }), iref.payload.count >= 4 else { return [] }
+        let wide = bytes[iref.payload.lowerBound] != 0
+        let idBytes = wide ? 4 : 2
+        func id(_ offset: Int) -> UInt32 {
+            wide ? be32(bytes, offset) : UInt32(bytes[offset]) << 8 | UInt32(bytes[offset + 1])
+        }
+        var pairs: [(from: UInt32, to: UInt32)] = []
+        for reference in boxes(in: bytes, range: iref.payload.lowerBound + 4..<iref.payload.upperBound).boxes {
+            let payload = reference.payload
+            guard payload.count >= idBytes + 2 else { continue }
+            let from = id(payload.lowerBound)
+            let countOffset = payload.lowerBound + idBytes
+            let count = Int(bytes[countOffset]) << 8 | Int(bytes[countOffset + 1])
+            var offset = countOffset + 2
+            for _ in 0..<count {
+                guard offset + idBytes <= payload.upperBound else { break }
+                pairs.append((from, id(offset)))
+                offset += idBytes
+            }
+        }
+        return pairs
     }
 
     /// Whether the data ends inside a top-level box (a download cut short): a box header or a

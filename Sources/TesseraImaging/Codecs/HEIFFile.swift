@@ -20,7 +20,8 @@ final class HEIFFile {
     /// libheif refuses images with a side of this many pixels or more (its own default is 32,768).
     static func sideLimit(_ limits: DecodingLimits) -> Int32 { Int32(min(limits.maximumPixelCount, 32_768)) }
 
-    /// Checks the input and item limits, parses the boxes and checks the primary image's size.
+    /// Checks the input and item limits and that no item derives from itself, parses the boxes and
+    /// checks the primary image's size.
     init(_ data: UnsafeRawBufferPointer, format: ImageFileFormat, limits: DecodingLimits) throws(TesseraError) {
         try limits.checkInput(byteCount: data.count)
         guard let base = data.baseAddress else { throw TesseraError(.decoding(.empty)) }
@@ -30,6 +31,9 @@ final class HEIFFile {
             throw TesseraError(.decoding(.unsupportedFormat(signature: signature)))
         }
         if let items = HEIFBoxes.itemCount(in: data) { try limits.checkItems(count: items) }
+        if HEIFBoxes.hasReferenceCycle(in: data) {
+            throw TesseraError(.decoding(.codec(format, message: "item references form a cycle (an image derived from itself)")))
+        }
         _ = Self.initialized
         guard let context = heif_context_alloc() else {
             throw TesseraError(.decoding(.codec(format, message: "cannot allocate a libheif context")))

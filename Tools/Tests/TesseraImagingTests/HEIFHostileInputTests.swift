@@ -52,6 +52,57 @@ struct HEIFHostileInputTests {
         #expect(message.contains("24950x12337") && message.lowercased().contains("limit"), "\(message)")
     }
 
+    @Test("a grid that names itself as its tile is refused before libheif recurses into it (the process crashed)")
+    func gridDerivedFromItself() throws {
+        var bytes = try S.fixture("grid-canvas-bomb.heic")
+        // Its iref: `dimg` from item 2 (the grid), one reference, to item 1 (the tile). Make it item 2,
+        // and the grid's canvas (in `idat`: version, flags, rows - 1, columns - 1, 16-bit width and
+        // height) 32×32, so that libheif's size limit lets it recurse, as the fuzzer's file did.
+        let iref = try #require(H.boxes("iref", in: bytes).first)
+        let dimg = iref + 12
+        #expect(String(decoding: bytes[dimg + 4..<dimg + 8], as: UTF8.self) == "dimg")
+        #expect(Array(bytes[dimg + 8..<dimg + 14]) == [0, 2, 0, 1, 0, 1])
+        bytes[dimg + 13] = 2
+        let idat = try #require(H.boxes("idat", in: bytes).first)
+        #expect(Array(bytes[idat + 8..<idat + 16]) == [0, 0, 0, 0, 0x61, 0x76, 0x30, 0x31])   // 24950×12337
+        bytes[idat + 12..<idat + 16] = [0, 32, 0, 32]
+        #expect(bytes.withUnsafeBytes { HEIFBoxes.hasReferenceCycle(in: $0) })
+        guard case .decoding(.codec(.heic, let message))? = Self.outcome(bytes) else {
+            Issue.record("\(String(describing: Self.outcome(bytes)))")
+            return
+        }
+        #expect(message.contains("cycle"), "\(message)")
+        let original = try S.fixture("grid-canvas-bomb.heic")
+        #expect(!original.withUnsafeBytes { HEIFBoxes.hasReferenceCycle(in: $0) })
+    }
+
+    /// A `meta` box holding only an `iref` (of `version`) with one reference box per entry of `references`.
+    static func metaWithReferences(version: UInt8, _ references: [(type: String, from: UInt32, to: [UInt32])]) -> [UInt8] {
+        func be(_ value: UInt32, _ bytes: Int) -> [UInt8] { (0..<bytes).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt32($0))) } }
+        let idBytes = version == 0 ? 2 : 4
+        var children: [UInt8] = []
+        for reference in references {
+            let body = be(reference.from, idBytes) + be(UInt32(reference.to.count), 2) + reference.to.flatMap { be($0, idBytes) }
+            children += be(UInt32(8 + body.count), 4) + Array(reference.type.utf8) + body
+        }
+        let iref = be(UInt32(12 + children.count), 4) + Array("iref".utf8) + [version, 0, 0, 0] + children
+        return be(UInt32(12 + iref.count), 4) + Array("meta".utf8) + [0, 0, 0, 0] + iref
+    }
+
+    @Test("reference cycles of any length and type are found; a grid with tiles, a thumbnail and an alpha plane is not one",
+          arguments: [UInt8(0), 1])
+    func referenceCycles(version: UInt8) {
+        func cyclic(_ references: [(type: String, from: UInt32, to: [UInt32])]) -> Bool {
+            Self.metaWithReferences(version: version, references).withUnsafeBytes { HEIFBoxes.hasReferenceCycle(in: $0) }
+        }
+        #expect(cyclic([("dimg", 1, [1])]))
+        #expect(cyclic([("dimg", 1, [2, 3]), ("dimg", 3, [4]), ("auxl", 4, [1])]))
+        #expect(cyclic([("thmb", 5, [1]), ("dimg", 1, [2]), ("dimg", 2, [6]), ("dimg", 6, [2])]))
+        // Grid 1 over tiles 2-5, thumbnail 6 of it, alpha grid 7 over tiles 8-9 and auxiliary to 1.
+        #expect(!cyclic([("dimg", 1, [2, 3, 4, 5]), ("thmb", 6, [1]), ("dimg", 7, [8, 9]), ("auxl", 7, [1]), ("dimg", 10, [2, 2])]))
+        #expect(!cyclic([]))
+    }
+
     @Test("an iinf declaring 5000 items is refused before libheif parses it")
     func itemCountDeclared() throws {
         var bytes = try S.fixture("lossy.heic")
