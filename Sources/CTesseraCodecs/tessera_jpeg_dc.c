@@ -450,14 +450,6 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
     /* 4:2:0: libjpeg gives chroma a 2x2 inverse DCT at this scale (no upsampling); 4:2:2: DC values
      * repeated across (libjpeg does no fancy upsampling when the DCT is scaled to 1x1). */
     int chroma_2x2 = components == 3 && max_h == 2 && max_v == 2;
-    /* The AC tables whose symbols are skipped get their multi-symbol entries (once each); 4:2:0 chroma's
-     * values are decoded symbol by symbol. */
-    int multi_built[4] = {0, 0, 0, 0};
-    for (int c = 0; c < components; c++) {
-        if ((c > 0 && chroma_2x2) || multi_built[ac_sel[c]]) continue;
-        build_multi(&tables[4 + ac_sel[c]]);
-        multi_built[ac_sel[c]] = 1;
-    }
     int plane_w[3], plane_h[3];
     for (int c = 0; c < components; c++) {
         plane_w[c] = mcus_x * (chroma_2x2 ? 2 : hs[c]);
@@ -467,12 +459,19 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
     }
 
     /* The blocks of one MCU in scan order: component, tables, and where the block's pixel lies from the
-     * MCU's corner in its plane (4:2:0 chroma blocks write a 2x2 square there). */
-    int block_count = 0, block_c[6];
+     * MCU's corner in its plane. A 4:2:0 chroma block has its values decoded and writes a 2x2 square
+     * there; the others keep their DC value and skip their AC symbols, so their AC table gets its
+     * multi-symbol entries (once). */
+    int block_count = 0, block_c[6], multi_built[4] = {0, 0, 0, 0};
     size_t block_offset[6];
     const struct huffman *block_dc[6], *block_ac[6];
     for (int c = 0; c < components; c++) {
-        int rows = c > 0 && chroma_2x2 ? 1 : vs[c], columns = c > 0 && chroma_2x2 ? 1 : hs[c];
+        int values = c > 0 && chroma_2x2;
+        if (!values && !multi_built[ac_sel[c]]) {
+            build_multi(&tables[4 + ac_sel[c]]);
+            multi_built[ac_sel[c]] = 1;
+        }
+        int rows = values ? 1 : vs[c], columns = values ? 1 : hs[c];
         for (int by = 0; by < rows; by++)
             for (int bx = 0; bx < columns; bx++) {
                 block_c[block_count] = c;
@@ -515,7 +514,7 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
             for (int b = 0; b < block_count; b++) {
                 int c = block_c[b], diff;
                 uint8_t *o = corner[c] + block_offset[b];
-                if (c > 0 && chroma_2x2) {
+                if (c > 0 && chroma_2x2) {   /* the blocks whose values are decoded, as above */
                     int16_t coef[64];
                     uint8_t square[4];
                     memset(coef, 0, sizeof coef);

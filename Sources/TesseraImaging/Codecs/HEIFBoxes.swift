@@ -44,11 +44,7 @@ enum HEIFBoxes {
     /// The entry count of `meta`/`iinf` (a full box: version, flags, then a 16-bit count for
     /// version 0, 32-bit otherwise); `nil` when the boxes are not there or too short to say.
     static func itemCount(in bytes: UnsafeRawBufferPointer) -> Int? {
-        guard let meta = boxes(in: bytes, range: 0..<bytes.count).boxes.first(where: { $0.type == "meta" }),
-              meta.payload.count >= 4 else { return nil }
-        // `meta` is a full box too: 4 bytes of version and flags before its children.
-        let children = boxes(in: bytes, range: meta.payload.lowerBound + 4..<meta.payload.upperBound).boxes
-        guard let iinf = children.first(where: { $0.type == "iinf" }), iinf.payload.count >= 6 else { return nil }
+        guard let iinf = metaChild("iinf", in: bytes), iinf.payload.count >= 6 else { return nil }
         let start = iinf.payload.lowerBound
         if bytes[start] == 0 { return Int(bytes[start + 4]) << 8 | Int(bytes[start + 5]) }
         guard iinf.payload.count >= 8 else { return nil }
@@ -93,10 +89,7 @@ enum HEIFBoxes {
     /// single-type reference boxes, each a from-item ID, a 16-bit count and the to-item IDs (16-bit
     /// IDs for `iref` version 0, 32-bit otherwise).
     static func references(in bytes: UnsafeRawBufferPointer) -> [(from: UInt32, to: UInt32)] {
-        guard let meta = boxes(in: bytes, range: 0..<bytes.count).boxes.first(where: { $0.type == "meta" }),
-              meta.payload.count >= 4 else { return [] }
-        let children = boxes(in: bytes, range: meta.payload.lowerBound + 4..<meta.payload.upperBound).boxes
-        guard let iref = children.first(where: { $0.type == "iref" }), iref.payload.count >= 4 else { return [] }
+        guard let iref = metaChild("iref", in: bytes), iref.payload.count >= 4 else { return [] }
         let wide = bytes[iref.payload.lowerBound] != 0
         let idBytes = wide ? 4 : 2
         func id(_ offset: Int) -> UInt32 {
@@ -117,6 +110,14 @@ enum HEIFBoxes {
             }
         }
         return pairs
+    }
+
+    /// The first box of `type` inside the top-level `meta` box, `nil` when either is missing. `meta` is
+    /// a full box: 4 bytes of version and flags come before its children.
+    private static func metaChild(_ type: String, in bytes: UnsafeRawBufferPointer) -> Box? {
+        guard let meta = boxes(in: bytes, range: 0..<bytes.count).boxes.first(where: { $0.type == "meta" }),
+              meta.payload.count >= 4 else { return nil }
+        return boxes(in: bytes, range: meta.payload.lowerBound + 4..<meta.payload.upperBound).boxes.first { $0.type == type }
     }
 
     /// Whether the data ends inside a top-level box (a download cut short): a box header or a

@@ -51,8 +51,9 @@ import CTurboJPEG
 ///   decoding their values (4:2:0 chroma, for which libjpeg keeps a 2x2 inverse DCT at this scale,
 ///   is decoded with its values and reduced the same way): TurboJPEG's pixels, bit for bit. It
 ///   declines any other file, any file it finds damaged or truncated, and any whose headers libjpeg
-///   would warn about (bytes between segments, a JFIF version other than 1.x, an unknown Adobe transform); those go to TurboJPEG and,
-///   as above, the shim, so the result and its integrity are the other paths'.
+///   would warn about (bytes between segments, a JFIF version other than 1.x, an unknown Adobe
+///   transform); those go to TurboJPEG and, as above, the shim, so the result and its integrity are
+///   the other paths'.
 /// - Progressive gray, 4:4:4 and 4:2:2 files at 1/8 scale (every component reduced to its DC
 ///   coefficient) go through the same decoder's progressive mode: the AC scans are skipped unread and
 ///   the DC scans (with successive approximation) decoded into one coefficient per block, instead of

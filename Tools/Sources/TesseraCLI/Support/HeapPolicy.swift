@@ -14,7 +14,7 @@ enum HeapPolicy {
     /// every arena keeps its own free space, and under the soak the free space of all of them grew
     /// steadily after the caches were full (4 → 63 MiB in 5 minutes) while the live bytes stayed level.
     /// One arena per core holds that free space in fewer, reused places; glibc's own `MALLOC_ARENA_MAX`,
-    /// when set, is left to decide. Linux/glibc only.
+    /// when set, is left to decide.
     static func configureForServing() {
         _ = tessera_heap_set_mmap_threshold(1 << 20)
         if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil {
@@ -29,7 +29,7 @@ enum HeapPolicy {
     /// goes back to the system; either way the next image faults fresh zeroed pages in again (16 % of
     /// `table ingest`'s time, in the kernel, on 640x480 photos). Blocks up to 32 MB (glibc's own ceiling
     /// for its raised threshold) therefore come from the arenas, and each arena keeps up to 64 MB free at
-    /// its top: about 10 % more images per second on such photos, at the price of that much resident
+    /// its top: about 8 % more images per second on such photos, at the price of that much resident
     /// memory at most per arena. glibc's environment settings, when given, are left to decide.
     static func configureForBatch() {
         let environment = ProcessInfo.processInfo.environment
