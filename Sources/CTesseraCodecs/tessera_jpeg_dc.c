@@ -10,9 +10,10 @@
  * (DC x Q + 4) >> 3, + 128). This decoder walks the Huffman data once, keeping each block's DC and
  * skipping the AC symbols with tables that give, for the next bits, the code lengths plus the sizes
  * of the values that follow for up to three symbols (no value is extracted). For 4:2:0, chroma blocks
- * are decoded with their values and reduced by libjpeg's 2x2 inverse DCT, as libjpeg does at this
- * scale; 4:2:2 chroma is repeated across, as libjpeg does; colours use libjpeg's YCbCr tables. Files it does not take
- * (anything but 8-bit Huffman baseline with one interleaved scan, gray or YCbCr with 1x1 chroma) or
+ * are decoded with their values (a code and its value from one table lookup where they fit) and reduced
+ * by libjpeg's 2x2 inverse DCT, as libjpeg does at this scale (a block without AC values is flat);
+ * 4:2:2 chroma is repeated across, as libjpeg does; colours use libjpeg's YCbCr tables. Files it does
+ * not take (anything but 8-bit Huffman baseline with one interleaved scan, gray or YCbCr with 1x1 chroma) or
  * finds damaged or truncated, and files libjpeg would warn about (bytes between segments, a JFIF
  * version other than 1.x, an unknown Adobe transform), return TESSERA_JPEG_UNSUPPORTED, and the
  * caller decodes with libjpeg, which reports the damage. */
@@ -30,6 +31,9 @@ struct huffman {
     /* AC only, codes whose length plus value size fit SKIP_BITS: advance | (run + 1) << 5 | eob << 11;
      * 0 when the slow path must decode the symbol. */
     uint16_t skip[1 << SKIP_BITS];
+    /* AC only, codes whose length plus value size fit SKIP_BITS, EOB and ZRL included: the value (extended,
+     * 0 for EOB and ZRL) << 16 | coefficients stepped << 8 | eob << 5 | advance; 0 for the slow path. */
+    uint32_t fast[1 << SKIP_BITS];
     int defined;
     /* AC tables of components reduced to their DC value only (build_multi fills it; build_huffman leaves
      * it as it was): up to three whole symbols (code and value) within the next MULTI_BITS bits, none
@@ -69,6 +73,13 @@ static int build_huffman(struct huffman *table, const uint8_t counts[16], const 
                                 int step = eob ? 0 : (size == 0 ? 16 : run + 1);   /* size 0, run 15: ZRL */
                                 if (size == 0 && !eob && run != 15) continue;      /* invalid symbol: slow path */
                                 table->skip[slot] = (uint16_t)(advance | step << 5 | eob << 11);
+                                int value = 0;
+                                if (size) {   /* the value's bits follow the code within the slot */
+                                    value = (slot >> (SKIP_BITS - advance)) & ((1 << size) - 1);
+                                    if (value < (1 << (size - 1))) value += 1 - (1 << size);
+                                }
+                                table->fast[slot] = (uint32_t)(uint16_t)(int16_t)value << 16 | (uint32_t)step << 8 |
+                                                    (uint32_t)eob << 5 | (uint32_t)advance;
                             }
                         }
                     }
@@ -221,29 +232,47 @@ static const uint8_t natural_order[64 + 16] = {
     28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61,
     54, 47, 55, 62, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63, 63};
 
-/* Decodes one block with its AC values into `coef` (natural order, zeroed by the caller). */
-static inline int decode_block_values(struct bit_reader *r, const struct huffman *dc, const struct huffman *ac, int *diff,
-                                      int16_t coef[64]) {
+/* Decodes one block with its AC values into `coef` (natural order; all zero on entry), noting the natural
+ * index of every value written in `written` (at most 63, one per symbol) so that the caller can zero them
+ * again. Returns how many were written, or -1 on a bad code. */
+static inline int decode_block_sparse(struct bit_reader *r, const struct huffman *dc, const struct huffman *ac, int *diff,
+                                      int16_t coef[64], uint8_t written[64]) {
     if (r->count < 32) refill(r);
     int s = decode_symbol(r, dc);
-    if (s < 0 || s > 11) return 0;
+    if (s < 0 || s > 11) return -1;
     *diff = receive_extend(r, s);
-    for (int k = 1; k < 64; k++) {
+    int n = 0;
+    for (int k = 1; k < 64;) {
         if (r->count < 32) refill(r);
+        uint32_t entry = ac->fast[r->bits >> (64 - SKIP_BITS)];
+        if (entry) {
+            consume(r, (int)(entry & 31));
+            if (entry & (1 << 5)) break;
+            int value = (int16_t)(entry >> 16);
+            k += (int)((entry >> 8) & 31);
+            if (value) {   /* a run past the block lands on natural_order's padding (63), as in libjpeg */
+                int at = natural_order[k - 1];
+                coef[at] = (int16_t)value;
+                written[n++] = (uint8_t)at;
+            }
+            continue;
+        }
         int rs = decode_symbol(r, ac);
-        if (rs < 0) return 0;
+        if (rs < 0) return -1;
         int run = rs >> 4, size = rs & 15;
         if (size) {
             k += run;
             int value = receive_extend(r, size);
-            if (k < 64) coef[natural_order[k]] = (int16_t)value;
+            coef[natural_order[k]] = (int16_t)value;
+            written[n++] = natural_order[k];
+            k++;
         } else if (run == 15) {
-            k += 15;
+            k += 16;
         } else {
             break;
         }
     }
-    return 1;
+    return n;
 }
 
 /* libjpeg's jpeg_idct_2x2 (jidctred.c, "islow" constants): a 2x2 output from coefficients in rows and
@@ -490,6 +519,9 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
 
     struct bit_reader reader = {data, size, i, 0, 0, 0};
     int predictions[3] = {0, 0, 0};
+    int16_t coef[64];      /* a 4:2:0 chroma block's coefficients, zero between blocks */
+    uint8_t written[64];   /* where its AC values went */
+    memset(coef, 0, sizeof coef);
     long restarts_left = restart_interval;
     int next_restart = 0;
     for (int my = 0; my < mcus_y; my++) {
@@ -515,15 +547,22 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
                 int c = block_c[b], diff;
                 uint8_t *o = corner[c] + block_offset[b];
                 if (c > 0 && chroma_2x2) {   /* the blocks whose values are decoded, as above */
-                    int16_t coef[64];
-                    uint8_t square[4];
-                    memset(coef, 0, sizeof coef);
-                    if (!decode_block_values(&reader, block_dc[b], block_ac[b], &diff, coef)) goto done;
+                    int n = decode_block_sparse(&reader, block_dc[b], block_ac[b], &diff, coef, written);
+                    if (n < 0) goto done;
                     predictions[c] += diff;
                     if (predictions[c] > 32767 || predictions[c] < -32767) goto done;   /* not a real DC value */
+                    if (n == 0) {
+                        /* No AC value: the 2x2 inverse DCT gives every pixel (DC x Q + 4) >> 3, + 128. */
+                        o[0] = o[1] = o[plane_w[c]] = o[plane_w[c] + 1] =
+                            clamp255(((predictions[c] * quant[tq[c]] + 4) >> 3) + 128);
+                        continue;
+                    }
+                    uint8_t square[4];
                     coef[0] = (int16_t)predictions[c];
                     idct_2x2(coef, quant_tables[tq[c]], square);
                     o[0] = square[0]; o[1] = square[1]; o[plane_w[c]] = square[2]; o[plane_w[c] + 1] = square[3];
+                    for (int w = 0; w < n; w++) coef[written[w]] = 0;
+                    coef[0] = 0;
                     continue;
                 }
                 if (!decode_block(&reader, block_dc[b], block_ac[b], &diff)) goto done;
