@@ -1,11 +1,33 @@
 #include "tessera_png.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <libdeflate.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+/* Asks the kernel for 2 MB pages under the 2 MB-aligned interior of a large block that is about to be
+ * written from end to end (the IDAT chunks joined, the inflated image data: 16 MB for a 2560x1600 RGBA
+ * image). Where the block
+ * is a mapping of its own (glibc's choice for large blocks; `tessera serve` keeps every block over 1 MB
+ * out of its arenas), its pages are then faulted in and zeroed 512 at a time instead of one by one: a
+ * cold request for such a PNG spent 5 % of its time in those faults. Where the block is arena memory
+ * (batch commands reuse large blocks), its pages are already resident and stay as they are. With the
+ * kernel's transparent huge pages off, the advice is ignored. */
+static void prefer_huge_pages(void *block, size_t size) {
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (size < 2 * huge) return;
+    uintptr_t start = ((uintptr_t)block + huge - 1) & ~(huge - 1), end = ((uintptr_t)block + size) & ~(huge - 1);
+    if (end > start) (void)madvise((void *)start, (size_t)(end - start), MADV_HUGEPAGE);
+#else
+    (void)block;
+    (void)size;
+#endif
+}
 
 static uint32_t be32(const uint8_t *p) { return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]; }
 
@@ -390,6 +412,7 @@ int tessera_png_decode_reduced(const uint8_t *data, size_t size, int factor, uin
     if (idat_chunks > 1) {
         joined = malloc(idat_total);
         if (!joined) return TESSERA_PNG_NO_MEMORY;
+        prefer_huge_pages(joined, idat_total);
         size_t o = 0;
         for (size_t j = 8; j + 12 <= size;) {
             uint32_t length = be32(data + j);
@@ -401,6 +424,7 @@ int tessera_png_decode_reduced(const uint8_t *data, size_t size, int factor, uin
     }
 
     uint8_t *raw = malloc(raw_size);
+    if (raw) prefer_huge_pages(raw, raw_size);
     uint8_t *bgra = malloc((size_t)width * 4);
     uint8_t *zeros = calloc(row_bytes, 1);
     uint8_t *narrow = depth == 16 ? malloc((size_t)width * channels) : NULL;   /* 16-bit samples scaled to 8 */
