@@ -28,11 +28,9 @@ struct huffman {
     uint8_t values[256];
     /* Codes of at most SKIP_BITS bits: length << 8 | symbol, 0 when longer. */
     uint16_t lookup[1 << SKIP_BITS];
-    /* AC only, codes whose length plus value size fit SKIP_BITS: advance | (run + 1) << 5 | eob << 11;
-     * 0 when the slow path must decode the symbol. */
-    uint16_t skip[1 << SKIP_BITS];
     /* AC only, codes whose length plus value size fit SKIP_BITS, EOB and ZRL included: the value (extended,
-     * 0 for EOB and ZRL) << 16 | coefficients stepped << 8 | eob << 5 | advance; 0 for the slow path. */
+     * 0 for EOB and ZRL) << 16 | coefficients stepped << 8 | eob << 5 | advance; 0 for the slow path.
+     * Blocks whose values are decoded take all of it, blocks whose symbols are skipped the low 16 bits. */
     uint32_t fast[1 << SKIP_BITS];
     int defined;
     /* AC tables of components reduced to their DC value only (build_multi fills it; build_huffman leaves
@@ -72,7 +70,6 @@ static int build_huffman(struct huffman *table, const uint8_t counts[16], const 
                             if (advance <= SKIP_BITS) {
                                 int step = eob ? 0 : (size == 0 ? 16 : run + 1);   /* size 0, run 15: ZRL */
                                 if (size == 0 && !eob && run != 15) continue;      /* invalid symbol: slow path */
-                                table->skip[slot] = (uint16_t)(advance | step << 5 | eob << 11);
                                 int value = 0;
                                 if (size) {   /* the value's bits follow the code within the slot */
                                     value = (slot >> (SKIP_BITS - advance)) & ((1 << size) - 1);
@@ -204,11 +201,11 @@ static inline int decode_block(struct bit_reader *r, const struct huffman *dc, c
             k += stepped;
             continue;
         }
-        uint16_t entry = ac->skip[r->bits >> (64 - SKIP_BITS)];
+        uint32_t entry = ac->fast[r->bits >> (64 - SKIP_BITS)];
         if (entry) {
-            consume(r, entry & 31);
-            if (entry & (1 << 11)) break;
-            k += (entry >> 5) & 63;
+            consume(r, (int)(entry & 31));
+            if (entry & (1 << 5)) break;
+            k += (int)((entry >> 8) & 31);
             continue;
         }
         int rs = decode_symbol(r, ac);
@@ -299,6 +296,10 @@ static void idct_2x2(const int16_t coef[64], const uint16_t q[64], uint8_t out[4
 }
 
 static inline uint8_t clamp255(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
+
+/* A block's pixel from its DC coefficient alone, as libjpeg's 1x1 inverse DCT gives it (and its 2x2 one, at
+ * every pixel, for a block without AC values). */
+static inline uint8_t dc_pixel(int dc, int quant) { return clamp255(((dc * quant + 4) >> 3) + 128); }
 
 /* Reads the tables of a DQT segment (`n` bytes at `body`) into natural order. Returns 0 when malformed. */
 /* Reads a DHT segment's tables into `tables` (DC 0-3, then AC 0-3 at 4-7). With `with_ac` 0 the AC tables
@@ -554,7 +555,7 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
                     if (n == 0) {
                         /* No AC value: the 2x2 inverse DCT gives every pixel (DC x Q + 4) >> 3, + 128. */
                         o[0] = o[1] = o[plane_w[c]] = o[plane_w[c] + 1] =
-                            clamp255(((predictions[c] * quant[tq[c]] + 4) >> 3) + 128);
+                            dc_pixel(predictions[c], quant[tq[c]]);
                         continue;
                     }
                     uint8_t square[4];
@@ -568,7 +569,7 @@ int tessera_jpeg_decode_dc(const uint8_t *data, size_t size, int format, uint8_t
                 if (!decode_block(&reader, block_dc[b], block_ac[b], &diff)) goto done;
                 predictions[c] += diff;
                 if (predictions[c] > 32767 || predictions[c] < -32767) goto done;   /* not a real DC value */
-                *o = clamp255(((predictions[c] * quant[tq[c]] + 4) >> 3) + 128);
+                *o = dc_pixel(predictions[c], quant[tq[c]]);
             }
             for (int c = 0; c < components; c++) corner[c] += step_x[c];
             if (reader.count < reader.fake) goto done;   /* read past the data: truncated or damaged */
@@ -800,7 +801,7 @@ static int decode_progressive_dc(const uint8_t *data, size_t size, int format, u
         planes[c] = malloc((size_t)plane_w[c] * (size_t)plane_h[c]);
         if (!planes[c]) goto done;
         for (size_t k = 0; k < (size_t)plane_w[c] * (size_t)plane_h[c]; k++)
-            planes[c][k] = clamp255(((dc[c][k] * quant[c] + 4) >> 3) + 128);
+            planes[c][k] = dc_pixel(dc[c][k], quant[c]);
     }
     write_pixels(format, components, planes, plane_w, components == 3 && hs[0] == 2 ? 2 : 1, width, height, pixels, pitch);
     result = TESSERA_JPEG_OK;
