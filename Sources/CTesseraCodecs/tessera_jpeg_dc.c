@@ -20,6 +20,8 @@
 
 #define SKIP_BITS 10
 #define MULTI_BITS 12
+#define MULTI_EOB 64                 /* at most 3 x 16 coefficients stepped before it */
+#define MULTI_NONE (127 << 4)
 
 struct huffman {
     /* Canonical decoding per code length (JPEG Annex F / libjpeg's jdhuff.c). */
@@ -28,14 +30,17 @@ struct huffman {
     uint8_t values[256];
     /* Codes of at most SKIP_BITS bits: length << 8 | symbol, 0 when longer. */
     uint16_t lookup[1 << SKIP_BITS];
-    /* AC only, codes whose length plus value size fit SKIP_BITS, EOB and ZRL included: the value (extended,
-     * 0 for EOB and ZRL) << 16 | coefficients stepped << 8 | eob << 5 | advance; 0 for the slow path.
-     * Blocks whose values are decoded take all of it, blocks whose symbols are skipped the low 16 bits. */
+    /* Codes whose length plus value size fit SKIP_BITS: the value (extended) << 16 | advance, and for AC
+     * tables (EOB and ZRL included, with value 0) also coefficients stepped << 8 | eob << 5; 0 for the
+     * slow path. Blocks whose values are decoded take all of it, blocks whose symbols are skipped the low
+     * 16 bits. */
     uint32_t fast[1 << SKIP_BITS];
     int defined;
     /* AC tables of components reduced to their DC value only (build_multi fills it; build_huffman leaves
      * it as it was): up to three whole symbols (code and value) within the next MULTI_BITS bits, none
-     * after an EOB: advance | coefficients stepped << 4 | eob << 10; 0 when not even one fits. */
+     * after an EOB: advance | coefficients stepped << 4, with MULTI_EOB added to the steps of a group
+     * that ends in an EOB; MULTI_NONE when not even one symbol fits. A group that neither ends the block
+     * nor runs past coefficient 63 is then the one test k + (entry >> 4) <= 63. */
     uint16_t multi[1 << MULTI_BITS];
 };
 
@@ -63,7 +68,17 @@ static int build_huffman(struct huffman *table, const uint8_t counts[16], const 
                     for (int fill = 0; fill < (1 << shift); fill++) {
                         int slot = (code << shift) | fill;
                         table->lookup[slot] = (uint16_t)(length << 8 | symbol);
-                        if (ac) {
+                        if (!ac) {
+                            /* A DC difference: `symbol` is the size of the value that follows the code. */
+                            int advance = length + symbol;
+                            if (symbol > 11 || advance > SKIP_BITS) continue;
+                            int value = 0;
+                            if (symbol) {
+                                value = (slot >> (SKIP_BITS - advance)) & ((1 << symbol) - 1);
+                                if (value < (1 << (symbol - 1))) value += 1 - (1 << symbol);
+                            }
+                            table->fast[slot] = (uint32_t)(uint16_t)(int16_t)value << 16 | (uint32_t)advance;
+                        } else {
                             int run = symbol >> 4, size = symbol & 15;
                             int eob = symbol == 0;
                             int advance = length + size;
@@ -114,7 +129,7 @@ static void build_multi(struct huffman *table) {
             steps += size == 0 ? 16 : run + 1;
             count++;
         }
-        table->multi[prefix] = count ? (uint16_t)(used | steps << 4 | eob << 10) : 0;
+        table->multi[prefix] = !count ? MULTI_NONE : (uint16_t)(used | (eob ? MULTI_EOB + steps : steps) << 4);
     }
 }
 
@@ -185,22 +200,38 @@ static inline int receive_extend(struct bit_reader *r, int size) {
     return value < (1 << (size - 1)) ? value - (1 << size) + 1 : value;
 }
 
-/* Decodes one block: returns the DC difference through `diff`; 0 on a bad code. */
-static inline int decode_block(struct bit_reader *r, const struct huffman *dc, const struct huffman *ac, int *diff) {
-    if (r->count < 32) refill(r);
+/* A block's DC difference (the buffer holds at least 32 bits): 0 on a bad code. */
+static inline int decode_dc(struct bit_reader *r, const struct huffman *dc, int *diff) {
+    uint32_t entry = dc->fast[r->bits >> (64 - SKIP_BITS)];
+    if (entry) {
+        consume(r, (int)(entry & 31));
+        *diff = (int16_t)(entry >> 16);
+        return 1;
+    }
     int s = decode_symbol(r, dc);
     if (s < 0 || s > 11) return 0;
     *diff = receive_extend(r, s);
+    return 1;
+}
+
+/* Decodes one block: returns the DC difference through `diff`; 0 on a bad code. */
+static inline int decode_block(struct bit_reader *r, const struct huffman *dc, const struct huffman *ac, int *diff) {
+    if (r->count < 32) refill(r);
+    if (!decode_dc(r, dc, diff)) return 0;
     for (int k = 1; k < 64;) {
-        if (r->count < 32) refill(r);
+        if (r->count < MULTI_BITS) refill(r);   /* a group takes at most MULTI_BITS */
         uint16_t several = ac->multi[r->bits >> (64 - MULTI_BITS)];
-        int stepped = (several >> 4) & 63;
-        if (several && k + stepped <= 63) {
+        int stepped = several >> 4;
+        if (k + stepped <= 63) {   /* false for MULTI_NONE and for a group that ends the block */
             consume(r, several & 15);
-            if (several & (1 << 10)) break;
             k += stepped;
             continue;
         }
+        if (stepped >= MULTI_EOB && stepped < MULTI_NONE >> 4 && k + stepped - MULTI_EOB <= 63) {
+            consume(r, several & 15);
+            break;
+        }
+        if (r->count < 32) refill(r);   /* a code and its value take at most 32 */
         uint32_t entry = ac->fast[r->bits >> (64 - SKIP_BITS)];
         if (entry) {
             consume(r, (int)(entry & 31));
@@ -235,12 +266,10 @@ static const uint8_t natural_order[64 + 16] = {
 static inline int decode_block_sparse(struct bit_reader *r, const struct huffman *dc, const struct huffman *ac, int *diff,
                                       int16_t coef[64], uint8_t written[64]) {
     if (r->count < 32) refill(r);
-    int s = decode_symbol(r, dc);
-    if (s < 0 || s > 11) return -1;
-    *diff = receive_extend(r, s);
+    if (!decode_dc(r, dc, diff)) return -1;
     int n = 0;
     for (int k = 1; k < 64;) {
-        if (r->count < 32) refill(r);
+        if (r->count < SKIP_BITS) refill(r);   /* a table entry takes at most SKIP_BITS */
         uint32_t entry = ac->fast[r->bits >> (64 - SKIP_BITS)];
         if (entry) {
             consume(r, (int)(entry & 31));
@@ -254,6 +283,7 @@ static inline int decode_block_sparse(struct bit_reader *r, const struct huffman
             }
             continue;
         }
+        if (r->count < 32) refill(r);   /* a code and its value take at most 32 */
         int rs = decode_symbol(r, ac);
         if (rs < 0) return -1;
         int run = rs >> 4, size = rs & 15;
@@ -358,10 +388,18 @@ static int read_quant_tables(const uint8_t *body, size_t n, uint16_t tables[4][6
     return 1;
 }
 
+/* One BGRA pixel from Y, Cb and Cr: libjpeg's ycc_rgb_convert in 16-bit fixed point. */
+static inline void ycc_pixel(int Y, int cb, int cr, uint8_t *o) {
+    int b = cb - 128, r = cr - 128;
+    int red = Y + ((91881 * r + 32768) >> 16);
+    int green = Y + ((-22554 * b + 32768 - 46802 * r) >> 16);
+    int blue = Y + ((116130 * b + 32768) >> 16);
+    o[0] = clamp255(blue); o[1] = clamp255(green); o[2] = clamp255(red); o[3] = 255;
+}
+
 /* Writes `out_w` x `out_h` gray or BGRA pixels from the component planes (bytes, rows `plane_w[c]` apart).
  * Chroma column x / `chroma_step` serves luma column x (2 for 4:2:2, whose chroma libjpeg repeats across at
- * this scale; 1 when the chroma planes are as wide as luma's). Colours are libjpeg's ycc_rgb_convert in
- * 16-bit fixed point. */
+ * this scale; 1 when the chroma planes are as wide as luma's); colours by ycc_pixel. */
 static void write_pixels(int format, int components, uint8_t *const planes[3], const int plane_w[3], int chroma_step,
                          int out_w, int out_h, uint8_t *pixels, size_t pitch) {
     for (int y = 0; y < out_h; y++) {
@@ -373,12 +411,10 @@ static void write_pixels(int format, int components, uint8_t *const planes[3], c
             continue;
         }
         const uint8_t *cb = planes[1] + (size_t)y * (size_t)plane_w[1], *cr = planes[2] + (size_t)y * (size_t)plane_w[2];
-        for (int x = 0; x < out_w; x++) {
-            int Y = luma[x], b = cb[x / chroma_step] - 128, r = cr[x / chroma_step] - 128;
-            int red = Y + ((91881 * r + 32768) >> 16);
-            int green = Y + ((-22554 * b + 32768 - 46802 * r) >> 16);
-            int blue = Y + ((116130 * b + 32768) >> 16);
-            o[4 * x] = clamp255(blue); o[4 * x + 1] = clamp255(green); o[4 * x + 2] = clamp255(red); o[4 * x + 3] = 255;
+        if (chroma_step == 1) {
+            for (int x = 0; x < out_w; x++) ycc_pixel(luma[x], cb[x], cr[x], o + 4 * x);
+        } else {
+            for (int x = 0; x < out_w; x++) ycc_pixel(luma[x], cb[x >> 1], cr[x >> 1], o + 4 * x);
         }
     }
 }
