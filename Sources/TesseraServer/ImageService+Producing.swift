@@ -31,7 +31,7 @@ enum SourceBytes: Sendable {
     func contents(fetched: Data?) throws -> Data {
         if let fetched { return fetched }
         guard case .file(let path) = self else { return Data() }
-        return try Data(contentsOf: URL(fileURLWithPath: path))
+        return try ImageFile.contents(of: path)
     }
 }
 

@@ -106,25 +106,7 @@ enum DiskCacheFile {
     /// `limit`, or not a regular file. A symbolic link planted in its place is not followed and a FIFO
     /// does not block (`O_NOFOLLOW | O_NONBLOCK`, then `fstat` of what was opened).
     static func read(path: String, limit: Int) -> Data? {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size >= 0, Int(info.st_size) <= limit else { return nil }
-        var data = Data(count: Int(info.st_size))
-        var done = 0
-        let complete = data.withUnsafeMutableBytes { bytes -> Bool in
-            while done < bytes.count {
-                let n = systemRead(fd, bytes.baseAddress! + done, bytes.count - done)
-                if n < 0 && errno == EINTR { continue }
-                guard n >= 0 else { return false }
-                if n == 0 { break }   // shrank since fstat: not a file the cache wrote whole; decoding decides
-                done += n
-            }
-            return true
-        }
-        guard complete else { return nil }
-        return done == data.count ? data : data.prefix(done)
+        try? ImageFile(path: path, followingLinks: false).contents(limit: limit)
     }
 
     /// Sets the access time and, when given, the modification time.
@@ -159,9 +141,4 @@ enum DiskCacheFile {
     private static func date(_ time: timespec) -> Date {
         Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
     }
-}
-
-/// `read(2)`, under a name that ``DiskCacheFile/read(path:limit:)`` does not shadow.
-private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
-    read(fd, buffer, count)
 }

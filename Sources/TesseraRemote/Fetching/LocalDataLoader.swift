@@ -25,17 +25,11 @@ struct LocalDataLoader: Sendable {
     }
 
     private func read(_ url: URL, limit: Int) throws -> Data {
-        let path = url.path
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw TesseraError(.io(operation: "open", path: path, errno: FileManager.default.fileExists(atPath: path) ? EACCES : ENOENT))
+        let file = try ImageFile(path: url.path)
+        guard file.size <= limit else {
+            throw TesseraError(.fetching(.tooLarge(bytes: file.size, limit: limit, url: url.absoluteString)))
         }
-        defer { try? handle.close() }
-        do {
-            // One byte over the limit is enough to know the file is too large.
-            return try handle.read(upToCount: limit + 1) ?? Data()
-        } catch {
-            throw TesseraError(.io(operation: "read", path: path, errno: EIO), underlying: error)
-        }
+        return try file.contents()
     }
 
     /// The payload of a `data:` URL: `data:[<media type>][;base64],<data>`.

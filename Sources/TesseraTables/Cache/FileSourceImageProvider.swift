@@ -15,11 +15,9 @@ public struct FileSourceImageProvider: SourceImageProviding {
     /// Reads the file at `url`.
     public func sourceImage(at url: URL, for entity: any ImageEntity, format: ImageFormat) async throws -> SourceImage {
         guard url.isFileURL else { throw TesseraError(.cache(.sourceUnavailable(url: url.absoluteString, message: "not a file URL"))) }
-        let path = url.path
-        let attributes = try FileManager.default.attributesOfItem(atPath: path)
-        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
-        if size > maximumBytes { throw TesseraError(.decoding(.inputTooLarge(bytes: size, limit: maximumBytes))) }
+        let file = try ImageFile(path: url.path)
+        if file.size > maximumBytes { throw TesseraError(.decoding(.inputTooLarge(bytes: file.size, limit: maximumBytes))) }
         try Task.checkCancellation()
-        return .encoded(try Data(contentsOf: url))
+        return .encoded(try file.contents())
     }
 }

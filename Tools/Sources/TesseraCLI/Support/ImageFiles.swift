@@ -13,10 +13,7 @@ enum ImageFiles {
 
     /// Reads a file, refusing files larger than `limit` bytes before reading them.
     static func read(_ path: String, limit: Int = DecodingLimits.default.maximumInputBytes) throws -> Data {
-        let attributes = try FileManager.default.attributesOfItem(atPath: path)
-        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
-        if size > limit { throw TesseraError(.decoding(.inputTooLarge(bytes: size, limit: limit))) }
-        return try Data(contentsOf: URL(fileURLWithPath: path))
+        try ImageFile.contents(of: path, limit: limit)
     }
 
     /// The file name without directory and extension.

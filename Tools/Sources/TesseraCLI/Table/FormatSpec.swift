@@ -27,10 +27,13 @@ enum FileIdentity {
     /// The source-image id: a hash of the file's size and modification time (so a changed file
     /// becomes a miss without reading it).
     static func sourceID(of path: String) throws -> UUID {
-        let attributes = try FileManager.default.attributesOfItem(atPath: path)
-        let size = (attributes[.size] as? NSNumber)?.intValue ?? -1
-        let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-        return UUID(hashing: "source:\(size):\(modified)")
+        sourceID(of: try ImageFile(path: path))
+    }
+
+    /// ``sourceID(of:)-(String)`` of a file already open (the same value: `ImageFile.modificationDate`
+    /// is `FileManager`'s modification date to the bit).
+    static func sourceID(of file: borrowing ImageFile) -> UUID {
+        UUID(hashing: "source:\(file.size):\(file.modificationDate.timeIntervalSince1970)")
     }
 }
 

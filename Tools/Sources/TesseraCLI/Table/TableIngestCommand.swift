@@ -104,10 +104,11 @@ struct TableIngester: Sendable {
     /// Returns `false` when every table already holds the file's current source.
     func ingest(file: String) throws -> Bool {
         let entity = FileIdentity.entityID(of: file)
-        let source = try FileIdentity.sourceID(of: file)
+        let opened = try ImageFile(path: file)
+        let source = FileIdentity.sourceID(of: opened)
         let missing = tables.filter { !$0.contains(entityID: entity, sourceID: source) }
         if missing.isEmpty { return false }
-        let data = try ImageFiles.read(file, limit: decoder.limits.maximumInputBytes)
+        let data = try opened.contents(limit: decoder.limits.maximumInputBytes)
         try ingest(data: data, entityID: entity, sourceID: source, into: missing)
         return true
     }
