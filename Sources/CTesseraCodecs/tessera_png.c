@@ -262,6 +262,23 @@ static void unfilter_average_sse2(uint8_t *row, const uint8_t *prior, size_t len
 }
 #endif
 
+/* Paeth for 1-byte pixels (gray), the byte to the left carried in a register rather than read back from
+ * the row just written, and the choice made without branches (a photo's choices do not follow a pattern
+ * a branch predictor can learn). Ties go to a, then b, as the specification orders them. */
+static void unfilter_paeth_gray(uint8_t *row, const uint8_t *prior, size_t length) {
+    int a = 0, c = 0;
+    for (size_t i = 0; i < length; i++) {
+        int b = prior[i];
+        int p = b - c, q = a - c;
+        int pa = p < 0 ? -p : p, pb = q < 0 ? -q : q, pc = p + q < 0 ? -(p + q) : p + q;
+        int b_or_c = pb <= pc ? b : c;
+        int predictor = (pa <= pb) & (pa <= pc) ? a : b_or_c;
+        a = (uint8_t)(row[i] + predictor);
+        row[i] = (uint8_t)a;
+        c = b;
+    }
+}
+
 /* Undoes the PNG filter of one row in place (`prior` is the previous unfiltered row, or zeros). */
 static int unfilter(uint8_t type, uint8_t *row, const uint8_t *prior, size_t length, size_t bpp) {
     size_t i;
@@ -274,6 +291,11 @@ static int unfilter(uint8_t type, uint8_t *row, const uint8_t *prior, size_t len
             return 1;
         }
 #endif
+        if (bpp == 1) {
+            uint8_t a = row[0];
+            for (i = 1; i < length; i++) row[i] = a = (uint8_t)(row[i] + a);
+            return 1;
+        }
         for (i = bpp; i < length; i++) row[i] = (uint8_t)(row[i] + row[i - bpp]);
         return 1;
     case 2:
@@ -295,6 +317,11 @@ static int unfilter(uint8_t type, uint8_t *row, const uint8_t *prior, size_t len
             return 1;
         }
 #endif
+        if (bpp == 1) {
+            uint8_t a = 0;
+            for (i = 0; i < length; i++) row[i] = a = (uint8_t)(row[i] + ((a + prior[i]) >> 1));
+            return 1;
+        }
         for (i = 0; i < bpp; i++) row[i] = (uint8_t)(row[i] + (prior[i] >> 1));
         for (; i < length; i++) row[i] = (uint8_t)(row[i] + ((row[i - bpp] + prior[i]) >> 1));
         return 1;
@@ -305,6 +332,10 @@ static int unfilter(uint8_t type, uint8_t *row, const uint8_t *prior, size_t len
             return 1;
         }
 #endif
+        if (bpp == 1) {
+            unfilter_paeth_gray(row, prior, length);
+            return 1;
+        }
         for (i = 0; i < bpp; i++) row[i] = (uint8_t)(row[i] + prior[i]);
         for (; i < length; i++) {
             int a = row[i - bpp], b = prior[i], c = prior[i - bpp];

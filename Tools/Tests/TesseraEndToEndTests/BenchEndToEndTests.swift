@@ -74,7 +74,7 @@ struct BenchEndToEndTests {
 
     struct IngestReport: Decodable {
         struct Method: Decodable { var method: String; var workers: Int; var imagesPerSecond: Double; var roundRates: [Double] }
-        struct Group: Decodable { var format: String; var files: Int; var methods: [Method]; var ratios: [String: Double] }
+        struct Group: Decodable { var format: String; var files: Int; var passes: Int; var methods: [Method]; var ratios: [String: Double] }
         var directory: String; var thumbnail: Int; var rounds: Int; var workers: Int; var cores: Int
         var pillowVersion: String?; var skipped: [String]; var groups: [Group]
     }
@@ -84,7 +84,9 @@ struct BenchEndToEndTests {
     /// tessera-1 and tessera-N (N = 2 workers); each method has one rate per round, its rate is their
     /// median, and every ratio is the quotient of the two named rates. A Pillow virtualenv that cannot
     /// be created (missing interpreter) leaves Pillow out, listed in `skipped`, instead of failing the
-    /// run; vipsthumbnail appears exactly when it is installed.
+    /// run; vipsthumbnail appears exactly when it is installed. With `--passes 3` every round goes through
+    /// each group's files three times (JPEG: 6 images a round), each pass a new table entry, and without it a
+    /// group of few files takes enough passes for 64 images (PNG: 1 file, 64 passes).
     @Test("bench ingest --json: JPEG and PNG groups, 1 and N workers, also when Pillow is missing")
     func ingest() async throws {
         let (scratch, jpegs, _) = try Self.tinyDirectory("bench-ingest")
@@ -92,8 +94,9 @@ struct BenchEndToEndTests {
         try FileManager.default.createDirectory(at: nested, withIntermediateDirectories: true)
         try FileManager.default.moveItem(at: jpegs[1], to: nested.appendingPathComponent(jpegs[1].lastPathComponent))
         let run = try await Self.bench(["ingest", scratch.url.path, "--rounds", "2", "--size", "48", "--jobs", "2",
-                                  "--venv", scratch.path("no-venv"), "--json"])
+                                  "--passes", "3", "--venv", scratch.path("no-venv"), "--json"])
         let report = try run.json(IngestReport.self)
+        #expect(report.groups.map(\.passes) == [3, 3])
         #expect(report.thumbnail == 48 && report.rounds == 2 && report.workers == 2 && report.cores >= 1)
         #expect(report.groups.map(\.format) == ["jpeg", "png"])
         #expect(report.groups.map(\.files) == [2, 1])
@@ -120,6 +123,10 @@ struct BenchEndToEndTests {
                 #expect(Self.close(ratio, a / b), "\(name)")
             }
         }
+        let automatic = try await Self.bench(["ingest", scratch.url.path, "--rounds", "1", "--size", "48", "--jobs", "2",
+                                        "--venv", scratch.path("no-venv"), "--json"]).json(IngestReport.self)
+        #expect(automatic.groups.map(\.files) == [2, 1])
+        #expect(automatic.groups.map(\.passes) == [32, 64])
     }
 
     // MARK: serve

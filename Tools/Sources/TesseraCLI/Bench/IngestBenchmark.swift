@@ -15,7 +15,11 @@ struct IngestBenchmark: AsyncParsableCommand {
         abstract: "Thumbnail ingest rate (images/s) for JPEG and PNG: Tessera on 1 and N cores against libjpeg-turbo's 1/8 decode and entropy decoding, Pillow, pyvips and vipsthumbnail.",
         discussion: """
         DIR is searched recursively for .jpg/.jpeg and .png files; JPEGs and PNGs are measured as two groups. \
-        Every method runs once per round over all files of a group (read from the page cache); rounds are \
+        Every method runs once per round over all files of a group (read from the page cache), taken --passes \
+        times: a group of few files is measured over at least 64 images a round by default (12 files: 6 passes), \
+        each pass through symbolic links of its own so that every image is a new table entry for tessera and a \
+        new file for every method, and one round lasts long enough that a scheduling hiccup or an idle core at \
+        its end does not decide it. Rounds are \
         interleaved (each round runs every method, in a rotated order) after one warm-up round, and each \
         rate is the median of its rounds. N = --jobs (default: the number of cores).
           turbojpeg-1/8     (JPEG only) tjDecompress2 at the smallest DCT scale covering the thumbnail, 1 thread
@@ -39,7 +43,7 @@ struct IngestBenchmark: AsyncParsableCommand {
 
         JSON (--json): directory, thumbnail (edge in px), rounds, workers (N), cores, pillowVersion and \
         pyvipsVersion (null without them), skipped (why methods are missing), and groups: one per format with \
-        files, methods (method, workers, imagesPerSecond = median of roundRates, roundRates in images/s, note) \
+        files (distinct), passes, methods (method, workers, imagesPerSecond = median of roundRates, roundRates in images/s, note) \
         and ratios: "A/B" = imagesPerSecond of A ÷ that of B, for tessera-1/pillow-1, tessera-N/pillow-N, \
         tessera-1/pyvips-1, tessera-N/pyvips-N, tessera-1/vipsthumbnail-1, tessera-N/vipsthumbnail-N, \
         tessera-N/tessera-1 and (JPEG) tessera-1/turbojpeg-1/8 and tessera-1/entropy-floor, when both methods ran.
@@ -48,7 +52,8 @@ struct IngestBenchmark: AsyncParsableCommand {
 
     @Argument(help: "Directory of photographs (searched recursively).") var directory: String
     @Option(help: "Thumbnail edge in pixels.") var size = 100
-    @Option(help: "Measured rounds (after one warm-up round).") var rounds = 5
+    @Option(help: "Measured rounds (after one warm-up round).") var rounds = 9
+    @Option(help: "Times each round goes through a group's files (default: enough for 64 images).") var passes: Int?
     @Option(help: "N: threads for tessera-N, processes for pillow-N and vipsthumbnail-N (default: the number of cores).")
     var jobs = ParallelismLimit.coreCount
     @Option(help: "The Pillow virtualenv (`tessera bench peers` makes it; default: .build/pillow-venv next to this binary).")
@@ -68,6 +73,7 @@ struct IngestBenchmark: AsyncParsableCommand {
     struct Group: Codable {
         var format: String
         var files: Int
+        var passes: Int
         var methods: [MethodResult]
         var ratios: [String: Double]
     }
@@ -96,6 +102,7 @@ struct IngestBenchmark: AsyncParsableCommand {
         if rounds < 1 { throw ValidationError("--rounds must be at least 1") }
         if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if size < 1 { throw ValidationError("--size must be at least 1") }
+        if let passes, passes < 1 { throw ValidationError("--passes must be at least 1") }
     }
 
     func run() async throws {
@@ -127,7 +134,9 @@ struct IngestBenchmark: AsyncParsableCommand {
         let n = jobs, edge = size
 
         var results: [Group] = []
-        for (format, files) in groups {
+        for (format, distinct) in groups {
+            let passCount = passes ?? max(1, (64 + distinct.count - 1) / distinct.count)
+            let files = try Self.passes(of: distinct, count: passCount, in: scratch.appendingPathComponent("passes-\(format)"))
             var methods: [Method] = []
             if format == "jpeg" {
                 methods.append(Method(name: "turbojpeg-1/8", workers: 1,
@@ -191,7 +200,7 @@ struct IngestBenchmark: AsyncParsableCommand {
                            ("tessera-1", "turbojpeg-1/8"), ("tessera-1", "entropy-floor")] {
                 if let x = rate[a], let y = rate[b], y > 0 { ratios["\(a)/\(b)"] = x / y }
             }
-            results.append(Group(format: format, files: files.count, methods: measured, ratios: ratios))
+            results.append(Group(format: format, files: distinct.count, passes: passCount, methods: measured, ratios: ratios))
         }
         Terminal.progress(nil)
 
@@ -200,7 +209,8 @@ struct IngestBenchmark: AsyncParsableCommand {
         if json { try Terminal.json(report); return }
         print("Ingest benchmark: \(directory) -> \(size)px thumbnails; N = \(n) (\(report.cores) cores); median of \(rounds) interleaved rounds")
         let names = results.flatMap { $0.methods.map(\.method) }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-        Terminal.table(["method"] + results.map { "\($0.format) (\($0.files) files) img/s" } + ["what"], names.map { name in
+        Terminal.table(["method"] + results.map { "\($0.format) (\($0.files) files\($0.passes > 1 ? " x \($0.passes)" : "")) img/s" } + ["what"],
+                       names.map { name in
             [name] + results.map { group in
                 group.methods.first { $0.method == name }.map { String(format: "%.1f", $0.imagesPerSecond) } ?? "-"
             } + [results.flatMap(\.methods).first { $0.method == name }?.note ?? ""]
@@ -224,6 +234,23 @@ struct IngestBenchmark: AsyncParsableCommand {
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue { files.append(path) }
         }
         return files.sorted()
+    }
+
+    /// `files` taken `count` times: the files themselves once, then through symbolic links in `directory/K/`
+    /// (distinct paths, so distinct table entries), in the same order each pass.
+    static func passes(of files: [String], count: Int, in directory: URL) throws -> [String] {
+        var all = files
+        for pass in 1..<max(1, count) {
+            let folder = directory.appendingPathComponent("\(pass)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for (index, file) in files.enumerated() {
+                let link = folder.appendingPathComponent("\(index)-\((file as NSString).lastPathComponent)").path
+                let target = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
+                try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+                all.append(link)
+            }
+        }
+        return all
     }
 
     /// `table ingest --jobs` into a fresh table: the rate counts from the first read to the last store.
