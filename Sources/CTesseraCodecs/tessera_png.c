@@ -181,15 +181,20 @@ static inline __attribute__((always_inline)) void unfilter_paeth_sse2_bpp(uint8_
         }
         __m128i b = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)above), zero);
         __m128i x = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)here), zero);
-        __m128i bc = _mm_sub_epi16(b, c), ac = _mm_sub_epi16(a, c), abc = _mm_add_epi16(bc, ac);
+        /* Everything but a is known before the pixel to the left is: the distance pa and the two
+         * outputs x + b and x + c are worked out beside the chain, which is then a - c, the distances
+         * pb and pc, two comparisons and two selections. */
+        __m128i bc = _mm_sub_epi16(b, c);
         __m128i pa = _mm_max_epi16(bc, _mm_sub_epi16(zero, bc));     /* |p - a| = |b - c| */
+        __m128i xb = _mm_add_epi16(x, b), xc = _mm_add_epi16(x, c);
+        __m128i ac = _mm_sub_epi16(a, c), abc = _mm_add_epi16(bc, ac);
         __m128i pb = _mm_max_epi16(ac, _mm_sub_epi16(zero, ac));     /* |p - b| = |a - c| */
         __m128i pc = _mm_max_epi16(abc, _mm_sub_epi16(zero, abc));   /* |p - c| = |a + b - 2c| */
-        __m128i smallest = _mm_min_epi16(_mm_min_epi16(pa, pb), pc);
-        __m128i take_b = _mm_cmpeq_epi16(pb, smallest), take_a = _mm_cmpeq_epi16(pa, smallest);
-        __m128i predictor = _mm_or_si128(_mm_and_si128(take_b, b), _mm_andnot_si128(take_b, c));
-        predictor = _mm_or_si128(_mm_and_si128(take_a, a), _mm_andnot_si128(take_a, predictor));
-        a = _mm_and_si128(_mm_add_epi16(x, predictor), low_bytes);
+        __m128i not_a = _mm_or_si128(_mm_cmpgt_epi16(pa, pb), _mm_cmpgt_epi16(pa, pc));   /* a unless pa > pb or pa > pc */
+        __m128i take_c = _mm_cmpgt_epi16(pb, pc);                                         /* then b unless pb > pc */
+        __m128i other = _mm_or_si128(_mm_and_si128(take_c, xc), _mm_andnot_si128(take_c, xb));
+        __m128i xa = _mm_add_epi16(x, a);
+        a = _mm_and_si128(_mm_or_si128(_mm_and_si128(not_a, other), _mm_andnot_si128(not_a, xa)), low_bytes);
         uint32_t out = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(a, zero));
         if (bpp == 4) {
             memcpy(row + i, &out, 4);
