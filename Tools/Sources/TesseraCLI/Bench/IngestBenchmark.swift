@@ -16,7 +16,7 @@ struct IngestBenchmark: AsyncParsableCommand {
         discussion: """
         DIR is searched recursively for .jpg/.jpeg and .png files; JPEGs and PNGs are measured as two groups. \
         Every method runs once per round over all files of a group (read from the page cache), taken --passes \
-        times: a group of few files is measured over at least 64 images a round by default (12 files: 6 passes), \
+        times: by default enough passes for 192 images a round, or for 64 MB of files if that takes fewer, \
         each pass through symbolic links of its own so that every image is a new table entry for tessera and a \
         new file for every method, and one round lasts long enough that a scheduling hiccup or an idle core at \
         its end does not decide it. Rounds are \
@@ -53,7 +53,8 @@ struct IngestBenchmark: AsyncParsableCommand {
     @Argument(help: "Directory of photographs (searched recursively).") var directory: String
     @Option(help: "Thumbnail edge in pixels.") var size = 100
     @Option(help: "Measured rounds (after one warm-up round).") var rounds = 9
-    @Option(help: "Times each round goes through a group's files (default: enough for 64 images).") var passes: Int?
+    @Option(help: "Times each round goes through a group's files (default: enough for 192 images or 64 MB, whichever is fewer).")
+    var passes: Int?
     @Option(help: "N: threads for tessera-N, processes for pillow-N and vipsthumbnail-N (default: the number of cores).")
     var jobs = ParallelismLimit.coreCount
     @Option(help: "The Pillow virtualenv (`tessera bench peers` makes it; default: .build/pillow-venv next to this binary).")
@@ -135,7 +136,7 @@ struct IngestBenchmark: AsyncParsableCommand {
 
         var results: [Group] = []
         for (format, distinct) in groups {
-            let passCount = passes ?? max(1, (64 + distinct.count - 1) / distinct.count)
+            let passCount = passes ?? Self.defaultPasses(files: distinct)
             let files = try Self.passes(of: distinct, count: passCount, in: scratch.appendingPathComponent("passes-\(format)"))
             var methods: [Method] = []
             if format == "jpeg" {
@@ -234,6 +235,15 @@ struct IngestBenchmark: AsyncParsableCommand {
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue { files.append(path) }
         }
         return files.sorted()
+    }
+
+    /// Enough passes for 192 images a round, or for 64 MB of files if that takes fewer (a round of a few
+    /// large photos stays short for the slowest methods), at least one.
+    static func defaultPasses(files: [String]) -> Int {
+        let bytes = files.reduce(0) { total, file in total + ((try? ImageFile(path: file).size) ?? 0) }
+        let forImages = (192 + files.count - 1) / files.count
+        let forBytes = bytes > 0 ? (64 << 20) / bytes + 1 : forImages
+        return max(1, min(forImages, forBytes))
     }
 
     /// `files` taken `count` times: the files themselves once, then through symbolic links in `directory/K/`
