@@ -319,11 +319,8 @@ __attribute__((target("ssse3"))) static uint32_t gray_to_bgra_ssse3(const uint8_
     return x;
 }
 
-static int has_ssse3(void) {
-    static int known = -1;   /* a benign race: every thread computes the same value */
-    if (known < 0) known = __builtin_cpu_supports("ssse3") ? 1 : 0;
-    return known;
-}
+/* The compiler's run-time check: a load of what its start-up code found in CPUID. */
+static int has_ssse3(void) { return __builtin_cpu_supports("ssse3") ? 1 : 0; }
 #endif
 
 /* Undoes the PNG filter of one row in place (`prior` is the previous unfiltered row, or zeros). */
