@@ -16,9 +16,9 @@
  * written from end to end (the IDAT chunks joined, the inflated image data: 16 MB for a 2560x1600 RGBA
  * image). Where the block is a mapping of its own (glibc's choice for large blocks; `tessera serve`
  * keeps every block over 1 MB out of its arenas), its pages are then faulted in and zeroed 512 at a time
- * instead of one by one: a cold request for such a PNG spent 5 % of its time in those faults. Where the block is arena memory
- * (batch commands reuse large blocks), its pages are already resident and stay as they are. With the
- * kernel's transparent huge pages off, the advice is ignored. */
+ * instead of one by one: a cold request for such a PNG spent 5 % of its time in those faults. Where the
+ * block is arena memory (batch commands reuse large blocks), its pages are already resident and stay as
+ * they are. With the kernel's transparent huge pages off, the advice is ignored. */
 static void prefer_huge_pages(void *block, size_t size) {
 #ifdef MADV_HUGEPAGE
     const uintptr_t huge = (uintptr_t)2 << 20;

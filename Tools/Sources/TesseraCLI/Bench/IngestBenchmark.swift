@@ -255,8 +255,7 @@ struct IngestBenchmark: AsyncParsableCommand {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             for (index, file) in files.enumerated() {
                 let link = folder.appendingPathComponent("\(index)-\((file as NSString).lastPathComponent)").path
-                let target = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
-                try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+                try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: URL(fileURLWithPath: file).standardizedFileURL.path)
                 all.append(link)
             }
         }
