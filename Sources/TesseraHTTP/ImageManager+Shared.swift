@@ -1,7 +1,7 @@
 #if HTTPLoader
 import Foundation
-import Synchronization
 import Tessera
+@_spi(Internal) import TesseraImaging
 
 extension ImageManager {
     /// The shared default manager: the default `ImageManager.Configuration` (memory cache, disk cache in
@@ -37,6 +37,6 @@ extension ImageManager {
     }
 
     /// Keeps the shared manager's watcher alive (a watcher stops polling when it is dropped).
-    private static let sharedWatcher = Mutex<MemoryPressureWatcher?>(nil)
+    private static let sharedWatcher = LockedValue<MemoryPressureWatcher?>(nil)
 }
 #endif

@@ -3,6 +3,7 @@ import Foundation
 import Metrics
 @_spi(Internal) import TesseraImaging
 import Tessera
+import TesseraHTTP
 
 /// A configured source at run time (``ServerConfiguration/Source``).
 enum NamedSource: Sendable {
@@ -32,35 +33,78 @@ extension ImageService {
             case .directory(let path):
                 made[name] = .directory(try RootDirectory(path, recheckSeconds: configuration.sourceCheckIntervalSeconds))
             case .bucket(let bucket, let prefix):
-                made[name] = .objects(BucketStore(name: name, client: try s3Client(for: source, name: name, context), bucket: bucket,
-                                                  prefix: prefix, maximumBytes: configuration.limits.maximumSourceBytes,
-                                                  metrics: context.metrics))
+                made[name] = .objects(try bucketStore(name: name, bucket: bucket, prefix: prefix,
+                                                      endpoint: try s3Endpoint(for: source, name: name, context), context))
             case .origin(let base):
-                let cache = context.tables.appendingPathComponent("sources").appendingPathComponent(name)
-                made[name] = .objects(try OriginStore(name: name, base: base, headers: source.headers, cacheDirectory: cache,
-                                                      timeoutSeconds: configuration.limits.downloadTimeoutSeconds,
-                                                      maximumBytes: configuration.limits.maximumSourceBytes, decoder: context.decoder,
-                                                      observability: context.observability, metrics: context.metrics))
+                made[name] = .objects(try originStore(name: name, base: base, headers: source.headers, context))
             }
         }
         return made
     }
 
     /// A store for each bucket clients may name in `src=s3://BUCKET/KEY` (``ServerConfiguration/S3/allowedBuckets``).
-    static func makeBuckets(_ context: StoreContext) throws -> [String: BucketStore] {
-        var made: [String: BucketStore] = [:]
+    static func makeBuckets(_ context: StoreContext) throws -> [String: any ObjectStore] {
+        var made: [String: any ObjectStore] = [:]
         for bucket in context.configuration.s3.allowedBuckets {
-            let client = try s3Client(for: ServerConfiguration.Source(url: "s3://" + bucket), name: "s3:" + bucket, context)
-            made[bucket] = BucketStore(name: "s3:" + bucket, client: client, bucket: bucket, prefix: "",
-                                       maximumBytes: context.configuration.limits.maximumSourceBytes, metrics: context.metrics)
+            let endpoint = try s3Endpoint(for: ServerConfiguration.Source(url: "s3://" + bucket), name: "s3:" + bucket, context)
+            made[bucket] = try bucketStore(name: "s3:" + bucket, bucket: bucket, prefix: "", endpoint: endpoint, context)
         }
         return made
     }
 
-    /// The client of an S3 source: its own endpoint, region, addressing and credentials where it has
+    /// A bucket's retries: a `5xx` or a broken connection is sent again twice, after 0.1 s and 0.2 s (AWS's
+    /// own clients retry too); a timeout is not, the download timeout already bounds the wait.
+    static let bucketRetry = RetryPolicy(maximumRetries: 2, initialDelay: .milliseconds(100), maximumDelay: .seconds(2))
+
+    /// The objects of `bucket` under `prefix`, versioned by their ETags, signed for `endpoint`. A copy on
+    /// disk is used without asking the store for the source check interval, whatever the object's own
+    /// `Cache-Control`; then it is revalidated. A `403`, or a `400` (a refused session token, a wrong region in
+    /// the signature), is the operator's credentials (`502 source_denied`).
+    static func bucketStore(name: String, bucket: String, prefix: String, endpoint: S3Endpoint, retry: RetryPolicy = bucketRetry,
+                            _ context: StoreContext) throws -> FetchedStore {
+        let limits = context.configuration.limits
+        let loader = HTTPDataLoader(configuration: HTTPDataLoader.Configuration(
+            maximumRedirects: 0, connectTimeout: .seconds(min(limits.downloadTimeoutSeconds, 5)), maximumConnectionsPerHost: 16))
+        let settings = storeSettings(name: name, defaultMaxAge: .seconds(context.configuration.sourceCheckIntervalSeconds),
+                                     retry: retry, context)
+        return try FetchedStore(name: name, loader: loader, authorizer: S3RequestSigner(credentials: endpoint.credentials, region: endpoint.region),
+                                configuration: settings, freshness: .service, versioning: .entityTag,
+                                statuses: [400: .sourceDenied, 403: .sourceDenied, 404: .notFound], decoder: context.decoder, metrics: context.metrics) { key throws(ServiceError) in
+            do throws(S3Error) { return try endpoint.url(bucket: bucket, key: prefix + key) } catch { throw ServiceError(error) }
+        }
+    }
+
+    /// The objects under `base`, versioned by a digest of their bytes, each request with `headers`; the
+    /// origin's own freshness rules decide how long a disk copy is used.
+    static func originStore(name: String, base: URL, headers: [String: String], _ context: StoreContext) throws -> FetchedStore {
+        var settings = storeSettings(name: name, defaultMaxAge: ImageManager.Configuration().defaultMaxAge, retry: .none, context)
+        settings.headers = headers
+        return try FetchedStore(name: name, loader: HTTPDataLoader(configuration: HTTPDataLoader.Configuration(maximumConnectionsPerHost: 16)),
+                                authorizer: nil, configuration: settings, freshness: .store, versioning: .digest,
+                                statuses: [404: .notFound, 410: .notFound], decoder: context.decoder, metrics: context.metrics) { key throws(ServiceError) in
+            guard let encoded = key.percentEncodedPath, let url = URL(string: encoded, relativeTo: base)?.absoluteURL else {
+                throw ServiceError(.badPath, "the key cannot be made into a URL under the origin")
+            }
+            return url
+        }
+    }
+
+    /// A store's manager: its disk cache in `TABLES/sources/NAME`, the service's download timeout and
+    /// size limit, no memory cache (the store's callers keep what they make from the bytes).
+    private static func storeSettings(name: String, defaultMaxAge: Duration, retry: RetryPolicy,
+                                      _ context: StoreContext) -> ImageManager.Configuration {
+        let limits = context.configuration.limits
+        let directory = context.tables.appendingPathComponent("sources").appendingPathComponent(name)
+        return ImageManager.Configuration(memory: MemoryCache.Configuration(costLimit: 0), disk: DiskCache.Configuration(directory: directory),
+                                          maximumConcurrentDownloads: 16, requestTimeout: .seconds(limits.downloadTimeoutSeconds),
+                                          maximumResponseBytes: limits.maximumSourceBytes, retry: retry, defaultMaxAge: defaultMaxAge,
+                                          observability: context.observability)
+    }
+
+    /// The endpoint of an S3 source: its own endpoint, region, addressing and credentials where it has
     /// them, else the shared ``ServerConfiguration/s3`` settings, and for credentials last the `AWS_…`
     /// environment variables.
-    static func s3Client(for source: ServerConfiguration.Source, name: String, _ context: StoreContext) throws -> S3Client {
+    static func s3Endpoint(for source: ServerConfiguration.Source, name: String, _ context: StoreContext) throws -> S3Endpoint {
         let shared = context.configuration.s3
         let credentials: S3Credentials
         if let key = source.accessKeyID, let secret = source.secretAccessKey {
@@ -79,23 +123,8 @@ extension ImageService {
             }
             endpoint = url
         }
-        let settings = S3Client.Configuration(credentials: credentials, region: source.region ?? shared.region, endpoint: endpoint,
-                                              addressing: addressing(source.pathStyle ?? shared.pathStyle), timeouts: context)
-        return S3Client(configuration: settings)
-    }
-
-    private static func addressing(_ pathStyle: Bool?) -> S3Client.Configuration.Addressing? {
-        pathStyle.map { $0 ? .path : .virtualHost }
-    }
-}
-
-extension S3Client.Configuration {
-    /// A configuration whose request timeout is the service's download timeout.
-    init(credentials: S3Credentials, region: String, endpoint: URL?, addressing: Addressing?, timeouts context: ImageService.StoreContext) {
-        let seconds = context.configuration.limits.downloadTimeoutSeconds
-        self.init(credentials: credentials, region: region, endpoint: endpoint, addressing: addressing,
-                  connectTimeout: .nanoseconds(Int64(min(seconds, 5) * 1e9)), readTimeout: .nanoseconds(Int64(seconds * 1e9)),
-                  requestTimeout: .nanoseconds(Int64(seconds * 1e9)))
+        let addressing = (source.pathStyle ?? shared.pathStyle).map { $0 ? S3Endpoint.Addressing.path : .virtualHost }
+        return S3Endpoint(credentials: credentials, region: source.region ?? shared.region, endpoint: endpoint, addressing: addressing)
     }
 }
 #endif

@@ -27,7 +27,7 @@ public final class ImageService: Sendable {
     /// The named sources (`@NAME/…`).
     let sources: [String: NamedSource]
     /// The buckets clients may name in `src=s3://BUCKET/KEY`.
-    let buckets: [String: BucketStore]
+    let buckets: [String: any ObjectStore]
     let presets: [String: PresetTable]
     let responses: ResponseCache
     /// The one bound on CPU work (decodes and encodes), with its queue bound (`503 too_many_decodes`).
@@ -37,6 +37,8 @@ public final class ImageService: Sendable {
     let jobs = WorkPool<(ResponseCache.Entry, CacheOutcome)>()
     /// Table fills by preset and source version: one decode per slot, whatever the output format.
     let fills = WorkPool<PresetTable.Filled>()
+    /// Version checks of named sources' objects, one per object at a time, each caller until its own deadline.
+    let versionChecks = WorkPool<ObjectVersion>()
     let remoteGuard: RemoteSourceGuard
     let remote: (manager: ImageManager, loader: HTTPDataLoader)?
     let signer: URLSigner?
@@ -168,7 +170,7 @@ public final class ImageService: Sendable {
         let deadline = NIODeadline.now() + .nanoseconds(Int64(configuration.limits.requestTimeoutSeconds * 1e9))
         var request = try resolve(info, trustingRecentCheck: true)
         if case .object(let store, let key, nil) = request.source {   // its version first: a check, or a download
-            request = request.versioned(try await store.current(key, recheckSeconds: configuration.sourceCheckIntervalSeconds))
+            request = request.versioned(try await version(of: key, in: store, deadline: deadline))
         }
         if let answer = fromMemory(request) { return answer }
         if let file = request.file, !file.verified {   // the source will be read: its file checked now
@@ -185,6 +187,21 @@ public final class ImageService: Sendable {
             let (entry, outcome) = done.value
             if Self.matches(request.ifNoneMatch, entry.etag) { return notModified(entry) }
             return ok(entry, outcome: done.joined ? .coalesced : outcome)
+        } catch {
+            throw ServiceError.from(error)
+        }
+    }
+
+    /// The version of `key` in `store` now (``ObjectStore/current(_:recheckSeconds:)``): one check per
+    /// object at a time, shared by the requests that arrive meanwhile, each waiting until its own `deadline`
+    /// (`504 timeout`; the check goes on for the others and its result is kept).
+    private func version(of key: String, in store: any ObjectStore, deadline: NIODeadline) async throws(ServiceError) -> ObjectVersion {
+        let recheck = configuration.sourceCheckIntervalSeconds
+        if let known = store.recentVersion(of: key, within: recheck) { return known }
+        do {
+            return try await versionChecks.value(for: store.name + "\u{0}" + key, deadline: deadline) {
+                try await store.current(key, recheckSeconds: recheck)
+            }.value
         } catch {
             throw ServiceError.from(error)
         }

@@ -39,26 +39,25 @@ protocol ObjectStore: Sendable {
 }
 
 /// The versions an ``ObjectStore`` has seen, with when each was last confirmed: at most `capacity`
-/// objects (all are forgotten at once beyond it, and the next request for each reads it again).
+/// objects, the least recently confirmed forgotten first (the next request for one reads it again).
 struct VersionTable: Sendable {
     struct Seen: Sendable {
-        /// The store's own validator (an S3 ETag), sent back in `If-None-Match`.
-        var validator: String
         var tag: String
         var checkedAt: ContinuousClock.Instant
     }
 
     private let capacity: Int
-    private let seen = LockedValue([String: Seen]())
+    private let seen = LockedValue(LRUMap<String, Seen>())
 
     init(capacity: Int = 100_000) { self.capacity = capacity }
 
-    func get(_ key: String) -> Seen? { seen.withLock { $0[key] } }
+    func get(_ key: String) -> Seen? { seen.withLock { $0.peek(key)?.value } }
 
-    func record(_ key: String, _ entry: Seen) {
+    /// Records that `key` is at version `tag` now.
+    func record(_ key: String, tag: String) {
         seen.withLock { table in
-            if table.count >= capacity, table[key] == nil { table.removeAll(keepingCapacity: true) }
-            table[key] = entry
+            table.insert(key, value: Seen(tag: tag, checkedAt: .now), cost: 1)
+            while table.count > capacity, table.removeOldest() != nil {}
         }
     }
 

@@ -1,4 +1,4 @@
-import Synchronization
+@_spi(Internal) import TesseraImaging
 
 /// A gate a scripted load waits behind until the test opens it: the way to hold a download "in flight"
 /// without sleeping. A waiter whose task is cancelled stops waiting at once with `CancellationError`.
@@ -17,7 +17,7 @@ public final class LoadGate: Sendable {
         var nextID = 0
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// A closed gate.
     public init() {}

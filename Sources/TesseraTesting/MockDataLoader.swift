@@ -1,6 +1,5 @@
 import Foundation
-import Synchronization
-import TesseraImaging
+@_spi(Internal) import TesseraImaging
 import TesseraRemote
 
 /// A ``/TesseraRemote/DataLoading`` that answers from scripted responses, with no socket: the way to test
@@ -60,7 +59,7 @@ public final class MockDataLoader: DataLoading {
         var arrivals: [(url: URL, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// A loader with nothing scripted.
     public init() {}

@@ -79,7 +79,7 @@ final class FetchJobs: Sendable {
     /// The encoded bytes of `key` for a caller (their header checked): joins its data job or starts one,
     /// which loads `source`.
     func data(for key: DataKey, source: URL, caller: CallerPriority,
-              progress handler: (@Sendable (LoadProgress) -> Void)?) async throws -> Data {
+              progress handler: (@Sendable (LoadProgress) -> Void)?) async throws -> FetchedData {
         let order = scheduler.nextOrder()
         let relayed = progress.add(handler, for: key)
         defer { progress.remove(relayed, for: key) }
@@ -87,7 +87,7 @@ final class FetchJobs: Sendable {
             try await bytes(of: key, source: source, for: .bytes(caller), headers: [:], order: order, counted: !again)
         }) { [decoder = pipeline.decoder] fetched in
             _ = try decoder.probe(fetched.data)
-            return fetched.data
+            return fetched
         }
     }
 

@@ -10,6 +10,9 @@ struct FetchedData: Sendable {
     var cacheType: ImageResponse.CacheType
     /// The HTTP response (its body left out) when the network was asked: a download, or a `304`.
     var response: LoadResponse?
+    /// The bytes' entity tag, as the server sent it: from the download, the `304`, or the disk copy's
+    /// validators; `nil` for a local URL or a server that sends none.
+    var etag: String? = nil
 
     var fromDisk: Bool { cacheType == .disk }
 }

@@ -192,9 +192,20 @@ public final class ImageManager: Sendable {
     @concurrent
     public func data(for url: URL, priority: FetchPriority = .urgent,
                      progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(TesseraError) -> Data {
+        try await dataResponse(for: url, priority: priority, progress: progress).data
+    }
+
+    /// ``data(for:priority:progress:)`` with the bytes' entity tag and the layer that answered: what a
+    /// caller that versions what it makes from the bytes needs (the tag names the bytes without hashing
+    /// them). Concurrent calls for one URL share one job, as every request of the manager does.
+    /// - Throws: as ``image(for:progress:)``.
+    @concurrent
+    public func dataResponse(for url: URL, priority: FetchPriority = .urgent,
+                             progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(TesseraError) -> DataResponse {
         do {
             try Task.checkCancellation()
-            return try await jobs.data(for: DataKey(url: url), source: url, caller: CallerPriority(priority), progress: progress)
+            let fetched = try await jobs.data(for: DataKey(url: url), source: url, caller: CallerPriority(priority), progress: progress)
+            return DataResponse(data: fetched.data, etag: fetched.etag, cacheType: fetched.cacheType)
         } catch {
             throw Self.typed(error, url: url)
         }

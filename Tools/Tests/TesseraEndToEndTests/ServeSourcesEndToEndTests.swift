@@ -126,4 +126,38 @@ struct ServeSourcesEndToEndTests {
                 "a table hit after a restart downloads nothing")
         #expect(await restarted.terminate().status == 0)
     }
+
+    @Test("20 concurrent cold requests for 20 sizes of one object download it once; after a restart a new size of the unchanged object downloads nothing")
+    func concurrentSizesShareOneDownload() async throws {
+        let scratch = try ScratchDirectory("serve-s3-coalesce")
+        let moto = try await Moto.start(bucket: "bucket")
+        defer { moto.stop() }
+        let photo = try RealPhotos.smallest(1, ext: "jpg")[0]
+        _ = try await moto.upload(bucket: "bucket", files: [("one.jpg", photo)], contentType: "image/jpeg")
+        let root = scratch.path("root")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let arguments = ["--root", root, "--tables", scratch.path("tables"), "--source", "photos=s3://bucket", "--s3-endpoint", moto.endpoint]
+        let server = try await Server(arguments, scratch: scratch, environment: Moto.credentials(moto))
+        let sizes = (0..<20).map { 40 + 4 * $0 }
+        let answers = try await withThrowingTaskGroup(of: (Int, RawHTTP.Response).self) { group in
+            for size in sizes {
+                group.addTask { (size, try await server.get("/v1/resize?src=@photos/one.jpg&w=\(size)&h=\(size)&mode=fit&fmt=png")) }
+            }
+            return try await group.reduce(into: [(Int, RawHTTP.Response)]()) { $0.append($1) }
+        }
+        for (size, answer) in answers {
+            #expect(answer.status == 200, "\(size): \(answer.text.prefix(300))")
+            guard answer.status == 200 else { continue }
+            let image = try ImageDecoder().decode(Data(answer.body))
+            #expect(max(image.width, image.height) == size, "\(size): \(image.width)x\(image.height)")
+        }
+        #expect(try await Self.downloads(server) == 1, "one object download for 20 concurrent sizes")
+        #expect(await server.terminate().status == 0)
+
+        let restarted = try await Server(arguments, scratch: scratch, environment: Moto.credentials(moto))
+        let fresh = try await restarted.get("/v1/resize?src=@photos/one.jpg&w=150&h=150&mode=fit&fmt=png")
+        #expect(fresh.status == 200, "\(fresh.text.prefix(300))")
+        #expect(try await Self.downloads(restarted) == 0, "the disk copy was revalidated (304 at most), not downloaded")
+        #expect(await restarted.terminate().status == 0)
+    }
 }

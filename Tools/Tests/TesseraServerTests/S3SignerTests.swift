@@ -147,25 +147,25 @@ struct S3ClientConfigurationTests {
 
     @Test("virtual-hosted URLs on AWS's endpoint by default; path-style under a custom endpoint, its path kept")
     func urls() throws {
-        let aws = S3Client.Configuration(credentials: Self.credentials, region: "eu-central-1")
+        let aws = S3Endpoint(credentials: Self.credentials, region: "eu-central-1")
         #expect(aws.addressing == .virtualHost)
         #expect(try aws.url(bucket: "images", key: "photos/2024/a b+c.jpg").absoluteString
             == "https://images.s3.eu-central-1.amazonaws.com/photos/2024/a%20b%2Bc.jpg")
-        let local = S3Client.Configuration(credentials: Self.credentials, endpoint: URL(string: "http://127.0.0.1:9000/storage/"))
+        let local = S3Endpoint(credentials: Self.credentials, endpoint: URL(string: "http://127.0.0.1:9000/storage/"))
         #expect(local.addressing == .path)
         #expect(local.region == "us-east-1")
         #expect(try local.url(bucket: "images", key: "photos/é.jpg").absoluteString == "http://127.0.0.1:9000/storage/images/photos/%C3%A9.jpg")
-        let named = S3Client.Configuration(credentials: Self.credentials, endpoint: URL(string: "http://minio.internal:9000"),
+        let named = S3Endpoint(credentials: Self.credentials, endpoint: URL(string: "http://minio.internal:9000"),
                                            addressing: .virtualHost)
         #expect(try named.url(bucket: "my.images", key: "k").absoluteString == "http://my.images.minio.internal:9000/k")
     }
 
     @Test("requests that cannot be addressed are refused before any connection")
     func refusedAddresses() {
-        let onAddress = S3Client.Configuration(credentials: Self.credentials, endpoint: URL(string: "http://127.0.0.1:9000"),
+        let onAddress = S3Endpoint(credentials: Self.credentials, endpoint: URL(string: "http://127.0.0.1:9000"),
                                                addressing: .virtualHost)
         #expect(throws: S3Error.self) { try onAddress.url(bucket: "images", key: "k") }
-        let aws = S3Client.Configuration(credentials: Self.credentials)
+        let aws = S3Endpoint(credentials: Self.credentials)
         for bucket in ["Images", "a_b", "ab", "-ab", "a..b", ""] {
             #expect(throws: S3Error.self, "\(bucket)") { try aws.url(bucket: bucket, key: "k") }
         }

@@ -37,9 +37,9 @@ struct ServeSourcesTests {
     }
 
     @Test("an S3 object in a preset: ETag, memory, 304, a replaced object's new pixels and ETag, the table after a restart",
-          .enabled(if: S3ClientEndToEndTests.virtualenv != nil, S3ClientEndToEndTests.motoMissing))
+          .enabled(if: BucketStoreTests.virtualenv != nil, BucketStoreTests.motoMissing))
     func presetsOverABucket() async throws {
-        try await S3ClientEndToEndTests.withMoto { moto in
+        try await BucketStoreTests.withMoto { moto in
             _ = try await moto.putObject(bucket: "images", key: "cat.jpg", data: Array(try ServeFixture.jpeg(width: 300, height: 200)),
                                          contentType: "image/jpeg")
             let fixture = try ServeFixture()
@@ -74,15 +74,15 @@ struct ServeSourcesTests {
                 #expect(response.headers["x-tessera-cache"] == "table", "the table is the cache of every source")
                 #expect(response.headers["etag"] == etag)
                 #expect(server.service.statistics.decodes == 0)
-                #expect(try await Self.downloads(port: port, source: "s3") == 0, "a HEAD learns the version; the table has the pixels")
+                #expect(try await Self.downloads(port: port, source: "s3") == 0, "a 304 confirms the version; the table has the pixels")
             }
         }
     }
 
     @Test("missing keys and buckets are 404, wrong credentials 502 source_denied, awkward keys and prefixes work, s3:// only for allowed buckets",
-          .enabled(if: S3ClientEndToEndTests.virtualenv != nil, S3ClientEndToEndTests.motoMissing))
+          .enabled(if: BucketStoreTests.virtualenv != nil, BucketStoreTests.motoMissing))
     func bucketErrorsAndKeys() async throws {
-        try await S3ClientEndToEndTests.withMoto { moto in
+        try await BucketStoreTests.withMoto { moto in
             let jpeg = Array(try ServeFixture.jpeg(width: 120, height: 80))
             _ = try await moto.putObject(bucket: "images", key: "photos/a b+c ü.jpg", data: jpeg, contentType: "image/jpeg")
             let fixture = try ServeFixture()
