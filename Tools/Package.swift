@@ -33,21 +33,35 @@ let package = Package(
             name: "TesseraMeasurement",
             dependencies: [.product(name: "Tessera", package: "Tessera")]
         ),
-        // Test support (as swift-nio's NIOTestUtils): the one HTTP origin (Hummingbird on 127.0.0.1) of the
-        // tests, the demo, `tessera bench fetch` and `TesseraStress --fetch-load`, child processes, the
-        // stress table's pixel pattern shared by `TesseraStress` and the tests, and the helpers that more
-        // than one test target uses (an image service in process, test images, formats and fixtures).
+        // What the benchmarks and the tests both start: the one HTTP origin (Hummingbird on 127.0.0.1) of the
+        // tests, the demo, `tessera bench fetch` and `TesseraStress --fetch-load`, moto, nginx's configuration,
+        // child processes and program runs, raw HTTP requests, ICC profiles. The `tessera` command links this,
+        // never TesseraTestSupport.
+        .target(
+            name: "TesseraBenchSupport",
+            dependencies: [
+                .product(name: "Tessera", package: "Tessera"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                // lcms2, for the ICC profiles of the colour tests and `tessera bench colour` (ICCProfiles).
+                "ToolsLCMS2",
+            ]
+        ),
+        // Test support (as swift-nio's NIOTestUtils), linked only into tests and the stress tool: the stress
+        // table's pixel pattern shared by `TesseraStress` and the tests, and the helpers that more than one
+        // test target uses (an image service in process, test images, formats and fixtures); it re-exports
+        // TesseraBenchSupport.
         .target(
             name: "TesseraTestSupport",
             dependencies: [
+                "TesseraBenchSupport",
                 .product(name: "Tessera", package: "Tessera"),
                 .product(name: "TesseraHTTP", package: "Tessera"),
                 .product(name: "TesseraServer", package: "Tessera"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                // lcms2, for the ICC profiles of the colour tests and `tessera bench colour` (ICCProfiles).
-                "ToolsLCMS2",
             ]
         ),
         // The C libraries the tools use themselves (plots with cairo, the libjpeg-turbo ceiling of `bench ingest`
@@ -67,7 +81,7 @@ let package = Package(
                 .product(name: "TesseraHTTP", package: "Tessera"),
                 .product(name: "TesseraServer", package: "Tessera"),
                 "ToolsCairo", "ToolsTurboJPEG",
-                "TesseraMeasurement", "TesseraTestSupport", "CHeapControl", "CJPEGFloor",
+                "TesseraMeasurement", "TesseraBenchSupport", "CHeapControl", "CJPEGFloor",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -184,32 +184,9 @@ struct S3ClientConfigurationTests {
         #expect(S3Credentials(environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "s"]) == nil)
     }
 
-    @Test("S3 error bodies and statuses become typed errors with their suggested statuses")
+    @Test("a key that cannot be addressed is 400 bad_path")
     func errors() {
-        let body = Array("<?xml version=\"1.0\"?><Error><Code>NoSuchBucket</Code><Message>gone</Message></Error>".utf8)
-        #expect(S3Error.errorCode(inBody: body) == "NoSuchBucket")
-        #expect(S3Error.errorCode(inBody: Array("<Code><script></Code>".utf8)) == nil)
-        #expect(S3Error.errorCode(inBody: Array("not xml".utf8)) == nil)
-        let cases: [(Int, String?, S3Error, Int)] = [
-            (404, "NoSuchKey", .noSuchKey(bucket: "b", key: "k"), 404),
-            (404, "NoSuchBucket", .noSuchBucket(bucket: "b"), 404),
-            (404, nil, .noSuchKey(bucket: "b", key: "k"), 404),
-            (403, "SignatureDoesNotMatch", .signatureDoesNotMatch, 502),
-            (403, "InvalidAccessKeyId", .invalidAccessKeyID, 502),
-            (403, "ExpiredToken", .invalidToken(code: "ExpiredToken"), 502),
-            (403, "AccessDenied", .accessDenied(bucket: "b", key: "k"), 502),
-            (500, "InternalError", .storeFailed(status: 500, code: "InternalError"), 502),
-            (503, "SlowDown", .storeFailed(status: 503, code: "SlowDown"), 502),
-            (301, "PermanentRedirect", .unexpectedResponse(status: 301, code: "PermanentRedirect"), 502),
-        ]
-        for (status, code, error, suggested) in cases {
-            let mapped = S3Error.from(status: status, code: code, bucket: "b", key: "k")
-            #expect(mapped == error)
-            #expect(Int(ServiceError(mapped).status.code) == suggested, "\(mapped)")
-        }
-        #expect(S3Error.signatureDoesNotMatch.isCredentialsError && ServiceError(S3Error.signatureDoesNotMatch).code == .sourceDenied)
-        #expect(!S3Error.noSuchBucket(bucket: "b").isCredentialsError)
-        #expect(ServiceError(S3Error.timeout).status.code == 504 && ServiceError(S3Error.timeout).code == .upstreamTimeout)
-        #expect(ServiceError(S3Error.tooLarge(bytes: 2, limit: 1)).status.code == 413)
+        #expect(ServiceError(S3Error.keyTooLong(bytes: 1025, limit: 1024)).status.code == 400)
+        #expect(ServiceError(S3Error.invalidRequest("bucket name \"\" is empty")).code == .badPath)
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Tessera
-import TesseraTestSupport
+import TesseraBenchSupport
 
 /// `tessera bench colour DIR [--json]`: what an embedded ICC profile costs a decode.
 struct ColourBenchmark: ParsableCommand {

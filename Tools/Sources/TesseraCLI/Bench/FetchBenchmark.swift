@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Tessera
 import TesseraHTTP
-import TesseraTestSupport
+import TesseraBenchSupport
 @_spi(Internal) import TesseraRemote
 
 /// `tessera bench fetch [--json]`: urgent requests behind a prefetch backlog, prioritized lanes against

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import TesseraTestSupport
+import TesseraBenchSupport
 
 /// A virtualenv under `.build` holding the PyPI packages of a benchmark's peer (Pillow and pyvips for
 /// `bench ingest`, thumbor for `bench serve`) or a test's (moto's S3 server for the S3 client tests), never

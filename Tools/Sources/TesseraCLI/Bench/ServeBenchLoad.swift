@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Tessera
 @_spi(Internal) import TesseraImaging
-import TesseraTestSupport
+import TesseraBenchSupport
 
 /// The two loads of `bench serve`: wrk cycling through a list of paths (hot), and one request per source
 /// from a fixed number of client threads (cold). Every request carries the same `Accept` header (or none).

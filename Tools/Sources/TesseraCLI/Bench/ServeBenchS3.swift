@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import TesseraTestSupport
+import TesseraBenchSupport
 
 /// Where `bench serve` keeps the sources tessera serves: the scratch root (`files`), or that root and, for the
 /// extra `tessera-s3` server, a bucket of a local moto_server (`s3`).

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import TesseraTestSupport
+import TesseraBenchSupport
 
 /// One server of `bench serve`, a child process leading its own process group on 127.0.0.1:`port`:
 /// `tessera serve` (this very binary), thumbor (several processes) or nginx (master and workers).
@@ -10,10 +10,10 @@ final class BenchServer {
     let port: Int
     /// The request path of the thumbnail of a source at `relative` (a path under the root, percent-encoded).
     let target: (String) -> String
-    private let launch: () throws -> TesseraTestSupport.ChildProcess
-    private var child: TesseraTestSupport.ChildProcess?
+    private let launch: () throws -> TesseraBenchSupport.ChildProcess
+    private var child: TesseraBenchSupport.ChildProcess?
 
-    init(name: String, port: Int, target: @escaping (String) -> String, launch: @escaping () throws -> TesseraTestSupport.ChildProcess) {
+    init(name: String, port: Int, target: @escaping (String) -> String, launch: @escaping () throws -> TesseraBenchSupport.ChildProcess) {
         self.name = name
         self.port = port
         self.target = target
@@ -75,12 +75,12 @@ final class BenchServer {
 
     /// Spawns `path` in a process group of its own, standard output and error into `log`, with this process's
     /// environment plus `environment`.
-    static func spawn(_ path: String, _ arguments: [String], log: URL, environment: [String: String] = [:]) throws -> TesseraTestSupport.ChildProcess {
+    static func spawn(_ path: String, _ arguments: [String], log: URL, environment: [String: String] = [:]) throws -> TesseraBenchSupport.ChildProcess {
         guard FileManager.default.isExecutableFile(atPath: path) else { throw ValidationError("\(path) is not installed") }
         let fd = open(log.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw ValidationError("cannot write \(log.path)") }
         defer { close(fd) }
-        return try TesseraTestSupport.ChildProcess.spawn(path, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+        return try TesseraBenchSupport.ChildProcess.spawn(path, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
                                       standardOutput: fd, standardError: fd, newProcessGroup: true)
     }
 

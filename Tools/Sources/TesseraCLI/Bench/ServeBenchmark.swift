@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Tessera
 @_spi(Internal) import TesseraImaging
-import TesseraTestSupport
+import TesseraBenchSupport
 
 /// `tessera bench serve [DIR] [--source files|s3] [--json]`: `tessera serve` against thumbor and nginx on this
 /// machine, the same images and thumbnail size, with wrk for the hot load and a fixed number of client threads

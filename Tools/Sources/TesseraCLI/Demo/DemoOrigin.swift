@@ -1,6 +1,6 @@
 import Foundation
 import TesseraHTTP
-import TesseraTestSupport
+import TesseraBenchSupport
 
 /// The loopback origin of the demo's `tables-http` child and the HTTP loader that fetches from it.
 ///
