@@ -37,7 +37,7 @@ public struct ImageEncoder: ImageEncoding {
 
     /// Encodes `image` (any ``PixelStyle``) in ``format``.
     public func encode(_ image: some BitmapImage) throws(TesseraError) -> [UInt8] {
-        try encode(image, transparent: format.hasTransparency || background == nil ? false : image.hasTransparentPixels)
+        try encode(image, transparent: format.supportsTransparency || background == nil ? false : image.hasTransparentPixels)
     }
 
     /// ``encode(_:)`` for a caller that already knows whether `image` has transparent pixels

@@ -73,7 +73,7 @@ public enum ImageFileFormat: String, Sendable, Hashable, Codable, CaseIterable, 
     public static var encodable: [ImageFileFormat] { allCases.filter(\.isEncodable) }
 
     /// Whether the format can store transparent pixels (every format but JPEG).
-    public var hasTransparency: Bool { self != .jpeg }
+    public var supportsTransparency: Bool { self != .jpeg }
 
     /// The media type (`image/jpeg`, `image/png`, …): a response's `Content-Type`.
     public var mediaType: String { "image/\(rawValue)" }

@@ -11,6 +11,7 @@ struct ImageEncoderTests {
     func encodableFormats() {
         #expect(ImageFileFormat.encodable == [.jpeg, .png, .webp, .avif])
         #expect(ImageFileFormat.allCases.filter { !$0.isEncodable } == [.gif, .heic])
+        #expect(ImageFileFormat.allCases.filter { !$0.supportsTransparency } == [.jpeg])
         #expect(ImageFileFormat.allCases.map(\.mediaType)
                 == ["image/jpeg", "image/png", "image/webp", "image/gif", "image/heic", "image/avif"])
     }
