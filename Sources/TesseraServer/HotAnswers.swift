@@ -28,7 +28,7 @@ final class HotAnswers {
     /// What selects an answer: the request target as sent (path and query) and the format `Accept` chose.
     struct Key: Hashable {
         let target: String
-        let accepted: OutputChoice.Format?
+        let accepted: ImageFileFormat?
     }
 
     /// A memory hit, ready to write again.
@@ -54,7 +54,7 @@ final class HotAnswers {
 
     private let responses: ResponseCache
     private var answers: [Key: Answer] = [:]
-    private var choices: [String: OutputChoice.Format?] = [:]
+    private var choices: [String: ImageFileFormat?] = [:]
     /// ``ResponseCache/departureCount`` when ``answers`` was last found valid.
     private var departures: Int
     private var date = (second: 0, text: "")
@@ -65,7 +65,7 @@ final class HotAnswers {
     }
 
     /// The format `accept` chooses (AVIF, WebP, or `nil` for JPEG or PNG), worked out once per text.
-    func accepted(_ accept: String?) -> OutputChoice.Format? {
+    func accepted(_ accept: String?) -> ImageFileFormat? {
         guard let accept else { return nil }
         if let known = choices[accept] { return known }
         if choices.count >= Self.acceptCapacity { choices.removeAll(keepingCapacity: true) }

@@ -117,7 +117,8 @@ extension ImageService {
                          background: request.processing.background, key: key)
     }
 
-    /// Encodes in the negotiated format (PNG instead of JPEG for an image with transparent pixels) under
+    /// Encodes in the negotiated format (PNG instead of JPEG for an image with transparent pixels), with the
+    /// imaging layer's ``ImageEncoder``, under
     /// the work limit (encodes, AVIF's above all, are CPU work like decodes), and keeps the response in
     /// the memory cache before any waiter resumes, so that a later request hits it. `integrity` is the
     /// source decode's, kept with the response (its headers, and the ETag of a truncated source).
@@ -127,42 +128,19 @@ extension ImageService {
                 background: ImageProcessing.Background = .white, key: String) async throws -> ResponseCache.Entry {
         let etag = Self.etag(key, integrity: integrity)
         let entry = try await work.run { [self] in
-            let hasAlpha = Self.hasTransparency(image)
+            let hasAlpha = image.hasTransparentPixels
             let format = output.format(hasAlpha: hasAlpha)
-            let quality = quality ?? configuration.quality.value(for: format)
+            let encoder = ImageEncoder(format: format, quality: quality ?? configuration.quality.value(for: format),
+                                       speed: configuration.avifSpeed, background: background)
             let start = ContinuousClock.now
             defer { metrics.encodeTime.recordSince(start) }
             counters.withLock { $0.encodes += 1 }
-            let bytes: [UInt8]
-            switch format {
-            case .jpeg where hasAlpha:   // `fmt=jpeg` of a transparent image: flattened onto the background
-                bytes = try JPEGEncoder(quality: quality).encode(Bitmap(flattening: image, onto: background))
-            case .jpeg: bytes = try JPEGEncoder(quality: quality).encode(image)
-            case .png: bytes = try PNGEncoder().encode(image)
-            case .webp: bytes = try WebPEncoder(quality: quality).encode(image)
-            case .avif: bytes = try AVIFEncoder(quality: quality, speed: configuration.avifSpeed).encode(image)
-            }
-            return ResponseCache.Entry(body: ByteBuffer(bytes: bytes), contentType: format.contentType, etag: etag, integrity: integrity)
+            let bytes = try encoder.encode(image, transparent: hasAlpha)
+            return ResponseCache.Entry(body: ByteBuffer(bytes: bytes), contentType: format.mediaType, etag: etag, integrity: integrity)
         }
         responses.set(key, entry)
         metrics.responseCacheBytes.set(responses.byteCount)
         return entry
-    }
-
-    /// Whether any pixel is not fully opaque (only `bgra32` can say so).
-    static func hasTransparency(_ image: some BitmapImage) -> Bool {
-        guard image.style == .bgra32 else { return false }
-        return image.withUnsafeBytes { bytes in
-            for y in 0..<image.height {
-                let row = y * image.bytesPerRow
-                var x = 3
-                while x < image.width * 4 {
-                    if bytes[row + x] != 255 { return true }
-                    x += 4
-                }
-            }
-            return false
-        }
     }
 }
 #endif

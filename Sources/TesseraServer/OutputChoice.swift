@@ -3,29 +3,18 @@ import Foundation
 @_spi(Internal) import TesseraImaging
 import Tessera
 
-/// The output format: explicit (`fmt=`) or chosen from `Accept`.
+/// The output format (one that ``ImageFileFormat/isEncodable``): explicit (`fmt=`) or chosen from `Accept`.
 struct OutputChoice: Sendable {
-    enum Format: String, Sendable {
-        case jpeg, png, webp, avif
-        var contentType: String { "image/\(rawValue)" }
-    }
-
-    private let explicit: Format?
+    private let explicit: ImageFileFormat?
     /// The best format `Accept` names: AVIF, else WebP, else `nil` (JPEG or PNG).
-    private let accepted: Format?
+    private let accepted: ImageFileFormat?
 
     /// The part of the cache key and ETag that decides the format.
     var key: String { explicit.map { "f:\($0.rawValue)" } ?? accepted.map { "a:\($0.rawValue)" } ?? "a:legacy" }
 
     init(fmt: String?, accept: String?) throws(ServiceError) {
         if let fmt {
-            switch fmt.lowercased() {
-            case "jpeg", "jpg": explicit = .jpeg
-            case "png": explicit = .png
-            case "webp": explicit = .webp
-            case "avif": explicit = .avif
-            default: throw ServiceError(.badFormat, "fmt is jpeg, png, webp or avif")
-            }
+            explicit = try Self.format(named: fmt)
             accepted = nil
         } else {
             explicit = nil
@@ -33,21 +22,30 @@ struct OutputChoice: Sendable {
         }
     }
 
+    /// The format `fmt` names (any case; `jpg` is JPEG), when Tessera writes it: the query's one parser of formats.
+    static func format(named fmt: String) throws(ServiceError) -> ImageFileFormat {
+        let name = fmt.lowercased()
+        guard let format = name == "jpg" ? .jpeg : ImageFileFormat(rawValue: name), format.isEncodable else {
+            throw ServiceError(.format, "fmt is " + ImageService.names(ImageFileFormat.encodable.map(\.rawValue)))
+        }
+        return format
+    }
+
     /// The format for an image with or without transparent pixels.
-    func format(hasAlpha: Bool) -> Format {
+    func format(hasAlpha: Bool) -> ImageFileFormat {
         if let explicit { return explicit }
         return accepted ?? (hasAlpha ? .png : .jpeg)
     }
 
     /// Whether `Accept` lists `type` (`image/avif` or `image/webp`) explicitly with a non-zero quality.
-    static func accepts(_ type: Format, in accept: String?) -> Bool {
+    static func accepts(_ type: ImageFileFormat, in accept: String?) -> Bool {
         guard let accept else { return false }
         let verdicts = verdicts(of: accept)
         return (type == .avif ? verdicts.avif : type == .webp ? verdicts.webp : nil) == true
     }
 
     /// AVIF when `Accept` lists `image/avif` with q > 0, else WebP when it lists `image/webp` with q > 0.
-    static func bestAccepted(_ accept: String) -> Format? {
+    static func bestAccepted(_ accept: String) -> ImageFileFormat? {
         let verdicts = verdicts(of: accept)
         return verdicts.avif == true ? .avif : verdicts.webp == true ? .webp : nil
     }
@@ -75,11 +73,11 @@ struct OutputChoice: Sendable {
     }
 
     /// The format a media range (`image/webp;q=0.8`) names, if AVIF or WebP, with whether its q is above 0.
-    private static func mediaRange(_ range: UnsafeBufferPointer<UInt8>) -> (Format, Bool)? {
+    private static func mediaRange(_ range: UnsafeBufferPointer<UInt8>) -> (ImageFileFormat, Bool)? {
         var end = 0
         while end < range.count, range[end] != UInt8(ascii: ";") { end += 1 }
         let type = trimmed(range[0..<end])
-        let format: Format
+        let format: ImageFileFormat
         if equalsIgnoringCase(type, "image/avif") { format = .avif } else if equalsIgnoringCase(type, "image/webp") { format = .webp } else { return nil }
         var start = end + 1
         while start < range.count {   // the parameters, `;`-separated: the first `q=` decides

@@ -1,5 +1,6 @@
 #if Serving
 import Foundation
+import Tessera
 
 extension ServerConfiguration {
     /// The quality each lossy format is encoded at when a request has no `q` (`q` overrides all of them).
@@ -26,13 +27,13 @@ extension ServerConfiguration {
             avif = try c.decodeIfPresent(Int.self, forKey: .avif) ?? d.avif
         }
 
-        /// The quality of `format` (PNG is lossless: its value is unused).
-        func value(for format: OutputChoice.Format) -> Int {
+        /// The quality of `format` (PNG is lossless, and GIF and HEIC are not written: their value is unused).
+        func value(for format: ImageFileFormat) -> Int {
             switch format {
             case .jpeg: jpeg
             case .webp: webp
             case .avif: avif
-            case .png: 100
+            case .png, .gif, .heic: 100
             }
         }
     }

@@ -276,10 +276,13 @@ extension ImageService {
         return (String(parts[0]), String(parts[1]))
     }
 
-    /// `w` or `h`: 1…8192, one of the allowed sizes when there are any.
-    static func dimension(_ text: String?, name: String, allowed: [Int]) throws(ServiceError) -> Int {
-        guard let text, let value = Int(text), value > 0, value <= 8192 else {
-            throw ServiceError(.badSize, "\(name) must be a whole number from 1 to 8192")
+    /// `w` or `h` (`parameter`): in ``ImageProcessing/Limits/dimensionRange`` (1…8192), one of the allowed
+    /// sizes when there are any.
+    static func dimension(_ text: String?, name: String, parameter: ImageProcessing.Parameter,
+                          allowed: [Int]) throws(ServiceError) -> Int {
+        let range = ImageProcessing.Limits().dimensionRange
+        guard let text, let value = Int(text), range.contains(value) else {
+            throw ServiceError(parameter, "\(name) must be a whole number from \(range)")
         }
         guard allowed.isEmpty || allowed.contains(value) else {
             throw ServiceError(.sizeNotAllowed, "\(name)=\(value) is not one of the allowed sizes")
@@ -287,10 +290,13 @@ extension ImageService {
         return value
     }
 
-    /// `q`, 1…100; `nil` when absent.
+    /// `q`, in ``ImageProcessing/Limits/qualityRange`` (1…100); `nil` when absent.
     static func quality(_ text: String?) throws(ServiceError) -> Int? {
         guard let text else { return nil }
-        guard let q = Int(text), (1...100).contains(q) else { throw ServiceError(.badQuality, "q must be 1…100") }
+        let range = ImageProcessing.Limits().qualityRange
+        guard let q = Int(text), range.contains(q) else {
+            throw ServiceError(.quality, "q must be \(range.lower)…\(range.upper)")
+        }
         return q
     }
 }

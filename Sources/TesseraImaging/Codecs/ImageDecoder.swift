@@ -68,7 +68,7 @@ public struct ImageDecoder: Sendable {
             }
             let raw = try decodeStored(bytes, decoder: decoder, info: info, size: stored)
             let shown = info.orientation.displaySize(of: stored)
-            var bitmap = try Self.render(raw, orientation: info.orientation, size: shown, style: style, mode: .fill)
+            var bitmap = try Self.render(raw, orientation: info.orientation, size: shown, style: style, mode: .stretch)
             bitmap.integrity = raw.integrity
             return bitmap
         }

@@ -94,7 +94,7 @@ public final class DrawingContext {
     /// Downscaling uses cairo's `CAIRO_FILTER_GOOD`, which is a box filter over every covered source
     /// pixel (high quality at any ratio), with `CAIRO_EXTEND_PAD` so that edges do not fade into
     /// transparency. Parts of `image` falling outside `rect` (``ContentMode/aspectFill``) are cropped.
-    public func draw(_ image: some BitmapImage, in rect: Rect, mode: ContentMode = .fill,
+    public func draw(_ image: some BitmapImage, in rect: Rect, mode: ContentMode = .stretch,
                      orientation: ImageOrientation = .up, alpha: Double = 1) throws(TesseraError) {
         let stored = image.layout.size
         let shown = orientation.displaySize(of: stored)

@@ -28,15 +28,16 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     public var dpr: Double
     /// A Gaussian blur's standard deviation in output pixels, 0…``Limits/maximumBlur``; `nil` for none.
     public var blur: Double?
-    /// The encoded format; `nil` leaves it to negotiation (the request's `Accept`, the source's transparency).
-    public var format: OutputFormat?
+    /// The encoded format, one that Tessera writes (``ImageFileFormat/isEncodable``; ``validate(_:)`` refuses
+    /// the others); `nil` leaves it to negotiation (the request's `Accept`, the source's transparency).
+    public var format: ImageFileFormat?
     /// The encoder's quality, 1…100; `nil` takes the format's default.
     public var quality: Int?
 
     /// Creates a description; every parameter has the default of "the source as it is".
     public init(width: Int? = nil, height: Int? = nil, mode: Mode = .fit, gravity: Gravity = .center,
                 enlarge: Bool = false, background: Background = .white, dpr: Double = 1, blur: Double? = nil,
-                format: OutputFormat? = nil, quality: Int? = nil) {
+                format: ImageFileFormat? = nil, quality: Int? = nil) {
         self.width = width
         self.height = height
         self.mode = mode
@@ -67,17 +68,9 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
         case pad
     }
 
-    /// An encoded output format.
-    public enum OutputFormat: String, Sendable, Hashable, Codable, CaseIterable {
-        /// JPEG (no transparency: transparent sources are flattened onto the background).
-        case jpeg
-        /// PNG.
-        case png
-        /// WebP.
-        case webp
-        /// AVIF.
-        case avif
-    }
+    /// The output formats, now the library's one format type.
+    @available(*, deprecated, renamed: "ImageFileFormat", message: "ImageFileFormat is the one format type; isEncodable says which it writes")
+    public typealias OutputFormat = ImageFileFormat
 
     /// The canonical text of every field that shapes the output, in a fixed order, the same in every
     /// process and on every run (unlike `hashValue`, which Swift seeds per process): the part of every
@@ -103,7 +96,8 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
         case width, height, mode, gravity, enlarge, background, dpr, blur, format, quality
     }
 
-    /// Decodes a recipe; absent fields take their defaults (a size-only recipe is `{"width": 300}`).
+    /// Decodes a recipe; absent fields take their defaults (a size-only recipe is `{"width": 300}`). A
+    /// `format` that Tessera reads but does not write (`gif`, `heic`) is refused here, as any unknown one is.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(width: try c.decodeIfPresent(Int.self, forKey: .width),
@@ -114,7 +108,16 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
                   background: try c.decodeIfPresent(Background.self, forKey: .background) ?? .white,
                   dpr: try c.decodeIfPresent(Double.self, forKey: .dpr) ?? 1,
                   blur: try c.decodeIfPresent(Double.self, forKey: .blur),
-                  format: try c.decodeIfPresent(OutputFormat.self, forKey: .format),
+                  format: try Self.decodeFormat(c),
                   quality: try c.decodeIfPresent(Int.self, forKey: .quality))
+    }
+
+    /// The `format` field: absent, or a format Tessera writes.
+    private static func decodeFormat(_ c: KeyedDecodingContainer<CodingKeys>) throws -> ImageFileFormat? {
+        guard let format = try c.decodeIfPresent(ImageFileFormat.self, forKey: .format) else { return nil }
+        guard format.isEncodable else {
+            throw DecodingError.dataCorruptedError(forKey: .format, in: c, debugDescription: "\(format) is read but not written")
+        }
+        return format
     }
 }

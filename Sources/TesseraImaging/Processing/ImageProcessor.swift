@@ -138,7 +138,7 @@ extension ImageProcessor {
             if let source {
                 try context.draw(image, from: source, in: full)
             } else {
-                try context.draw(image, in: full, mode: .fill)
+                try context.draw(image, in: full, mode: .stretch)
             }
         }
     }

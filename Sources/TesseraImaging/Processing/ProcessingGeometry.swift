@@ -63,12 +63,12 @@ extension ImageProcessing {
     /// ``Limits/maximumOutputPixels`` (`output`).
     public func geometry(for source: PixelSize, limits: Limits = Limits()) throws(Invalid) -> ProcessingGeometry {
         try validate(limits)
-        guard (1...1 << 20).contains(source.width), (1...1 << 20).contains(source.height) else {
-            throw Invalid(parameter: "source", message: "\(source) is not 1 to 1048576 pixels on each side")
+        guard limits.sourceSideRange.contains(source.width), limits.sourceSideRange.contains(source.height) else {
+            throw Invalid(parameter: .source, message: "\(source) is not \(limits.sourceSideRange) pixels on each side")
         }
         let geometry = resolved(source)
         guard geometry.canvas.pixelCount <= limits.maximumOutputPixels else {
-            throw Invalid(parameter: "output", message: "\(geometry.canvas) is more than \(limits.maximumOutputPixels) output pixels")
+            throw Invalid(parameter: .output, message: "\(geometry.canvas) is more than \(limits.maximumOutputPixels) output pixels")
         }
         return geometry
     }

@@ -32,7 +32,7 @@ public enum SmartCrop {
                               height: max(1, Int((Double(shown.height) * k).rounded())))
         let bitmap = try Bitmap(width: small.width, height: small.height, style: .bgra32) { (view) throws(TesseraError) in
             let context = try DrawingContext(target: view)
-            try context.draw(image, in: context.bounds, mode: .fill, orientation: orientation)
+            try context.draw(image, in: context.bounds, mode: .stretch, orientation: orientation)
             context.flush()
         }
         let table = summedEnergy(bitmap)

@@ -222,8 +222,8 @@ final class FetchPipeline: Sendable {
             let placed = ContentMode.aspectFit.placement(of: shown, in: Rect(size: size))
             let fitted = PixelSize(width: max(1, Int(placed.width.rounded())), height: max(1, Int(placed.height.rounded())))
             if fitted.width >= shown.width || fitted.height >= shown.height { return try decoder.decode(data) }
-            return try decoder.thumbnail(data, size: fitted, mode: .fill)
-        case .aspectFill, .fill:
+            return try decoder.thumbnail(data, size: fitted, mode: .stretch)
+        case .aspectFill, .stretch:
             return try decoder.thumbnail(data, size: size, mode: key.mode)
         }
     }

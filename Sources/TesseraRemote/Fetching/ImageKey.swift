@@ -17,7 +17,7 @@ public struct ImageKey: Sendable, Hashable, CustomStringConvertible {
     /// - ``/TesseraImaging/ContentMode/aspectFit``: the largest size inside `size` with the image's aspect ratio, never
     ///   larger than the image itself;
     /// - ``/TesseraImaging/ContentMode/aspectFill``: exactly `size`, centred and cropped;
-    /// - ``/TesseraImaging/ContentMode/fill``: exactly `size`, stretched.
+    /// - ``/TesseraImaging/ContentMode/stretch``: exactly `size`, stretched.
     public var mode: ContentMode
     /// The processing the image is drawn with (``/TesseraImaging/ImageDecoder/render(_:processing:limits:)``),
     /// which replaces ``size`` and ``mode`` when set. Keys that differ in any of its fields (gravity, say)

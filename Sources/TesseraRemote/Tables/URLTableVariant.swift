@@ -6,7 +6,7 @@ import Foundation
 /// size and the text that names its style (``URLTables``).
 ///
 /// A variant qualifies when every answer to it has the same size, because a table slot has one:
-/// - ``ImageKey/size`` with ``/TesseraImaging/ContentMode/aspectFill`` or ``/TesseraImaging/ContentMode/fill``
+/// - ``ImageKey/size`` with ``/TesseraImaging/ContentMode/aspectFill`` or ``/TesseraImaging/ContentMode/stretch``
 ///   (``/TesseraImaging/ContentMode/aspectFit`` follows the source's aspect ratio);
 /// - ``ImageKey/processing`` with both a width and a height and a mode that gives that box:
 ///   ``/TesseraImaging/ImageProcessing/Mode/fill``, ``/TesseraImaging/ImageProcessing/Mode/fillDown``,

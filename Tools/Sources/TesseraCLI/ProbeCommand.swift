@@ -87,7 +87,7 @@ struct ProbeCommand: ParsableCommand {
     /// hashed as it is. The same pixels with or without `--decode`, which decodes at full size for the
     /// integrity only.
     static func thumbHash(of data: Data, info: ImageInfo, decoder: ImageDecoder) throws(TesseraError) -> ThumbHash {
-        let small = try decoder.thumbnail(data, size: ThumbHash.encodedSize(for: info.displaySize), mode: .fill)
+        let small = try decoder.thumbnail(data, size: ThumbHash.encodedSize(for: info.displaySize), mode: .stretch)
         return try ThumbHash(image: small)
     }
 }

@@ -18,9 +18,10 @@ struct ThumbnailCommand: ParsableCommand {
         """
     )
 
-    /// The output formats on the command line.
+    /// The output formats on the command line (the formats Tessera writes).
     enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
         case png, jpeg, webp, avif
+        var format: ImageFileFormat { ImageFileFormat(rawValue: rawValue) ?? .png }
     }
 
     /// The placement modes on the command line.
@@ -30,7 +31,7 @@ struct ThumbnailCommand: ParsableCommand {
             switch self {
             case .fill: .aspectFill
             case .fit: .aspectFit
-            case .stretch: .fill
+            case .stretch: .stretch
             }
         }
     }
@@ -52,15 +53,8 @@ struct ThumbnailCommand: ParsableCommand {
         if lossless, format != .webp { throw ValidationError("--lossless applies to --format webp only") }
     }
 
-    /// The encoder for `--format` and `--quality`.
-    var encoder: any ImageEncoding {
-        switch format {
-        case .png: PNGEncoder()
-        case .jpeg: JPEGEncoder(quality: quality ?? 85)
-        case .webp: WebPEncoder(quality: quality ?? 80, lossless: lossless)
-        case .avif: AVIFEncoder(quality: quality ?? 60)
-        }
-    }
+    /// The encoder for `--format`, `--quality` and `--lossless` (each codec's default quality without `--quality`).
+    var encoder: ImageEncoder { ImageEncoder(format: format.format, quality: quality, lossless: lossless) }
 
     func run() throws {
         HeapPolicy.configureForBatch()

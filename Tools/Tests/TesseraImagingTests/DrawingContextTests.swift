@@ -88,7 +88,7 @@ struct DrawingContextTests {
     func stretch() throws {
         let source = try twoColourBitmap(width: 200, height: 100)
         let image = try Bitmap.drawing(size: PixelSize(width: 40, height: 80)) { context in
-            try context.draw(source, in: context.bounds, mode: .fill)
+            try context.draw(source, in: context.bounds, mode: .stretch)
         }
         #expect(image.pixel(x: 2, y: 2) == red)
         #expect(image.pixel(x: 2, y: 77) == red)

@@ -62,6 +62,6 @@ enum HEIFTestSupport {
         let data = try #require(FileManager.default.contents(atPath: path), "\(path) (scripts/setup installs mate-backgrounds)")
         let info = try ImageDecoder().probe(data)
         let size = PixelSize(width: width, height: width * info.displaySize.height / info.displaySize.width)
-        return try ImageDecoder().thumbnail(data, size: size, mode: .fill, style: .bgr32)   // opaque: a PNG without alpha
+        return try ImageDecoder().thumbnail(data, size: size, mode: .stretch, style: .bgr32)   // opaque: a PNG without alpha
     }
 }

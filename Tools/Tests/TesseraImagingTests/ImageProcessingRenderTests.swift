@@ -315,7 +315,7 @@ struct ImageProcessingRenderTests {
     @Test("errors: a refused processing is .invalid naming the parameter, bad data is the decoder's error")
     func errors() throws {
         let data = try png(try quadrants(width: 20, height: 10))
-        #expect(throws: ImageDecoder.RenderError.invalid(ImageProcessing.Invalid(parameter: "width", message: "0 is not a whole number from 1 to 8192"))) {
+        #expect(throws: ImageDecoder.RenderError.invalid(ImageProcessing.Invalid(parameter: .width, message: "0 is not a whole number from 1 to 8192"))) {
             try ImageDecoder().render(data, processing: ImageProcessing(width: 0))
         }
         do {
@@ -327,7 +327,7 @@ struct ImageProcessingRenderTests {
                 Issue.record("unexpected \(error)")
                 return
             }
-            #expect(invalid.parameter == "output")
+            #expect(invalid.parameter == .output)
         }
         do {
             _ = try ImageDecoder().render(Data("not an image".utf8), processing: ImageProcessing(width: 10))

@@ -30,7 +30,7 @@ private func refusal(_ processing: ImageProcessing) -> String? {
         try processing.validate()
         return nil
     } catch {
-        return error.parameter
+        return error.parameter.rawValue
     }
 }
 
@@ -204,7 +204,7 @@ struct ImageProcessingTests {
         do throws(ImageProcessing.Invalid) {
             _ = try doubled.geometry(for: big)
         } catch {
-            #expect(error.parameter == "output")
+            #expect(error.parameter == .output)
         }
         #expect(try doubled.geometry(for: big, limits: .init(maximumOutputPixels: 16_000_000)).canvas
             == PixelSize(width: 4000, height: 4000))
@@ -246,7 +246,7 @@ struct ImageProcessingTests {
         vary { $0.dpr = 1.5 }
         vary { $0.blur = 0 }
         vary { $0.blur = 2.5 }
-        for format in ImageProcessing.OutputFormat.allCases { vary { $0.format = format } }
+        for format in ImageFileFormat.encodable { vary { $0.format = format } }
         vary { $0.quality = 80 }
         vary { $0.quality = 81 }
 
@@ -276,14 +276,14 @@ struct ImageProcessingTests {
         #expect(refusal(ImageProcessing(blur: 101)) == "blur")
         #expect(refusal(ImageProcessing(blur: 100)) == nil)
 
-        #expect(throws: ImageProcessing.Invalid(parameter: "width", message: "0 is not a whole number from 1 to 8192")) {
+        #expect(throws: ImageProcessing.Invalid(parameter: .width, message: "0 is not a whole number from 1 to 8192")) {
             try ImageProcessing(width: 0).geometry(for: photo)
         }
         do throws(ImageProcessing.Invalid) {
             _ = try ImageProcessing(width: 10).geometry(for: PixelSize(width: 0, height: 10))
             Issue.record("a zero-width source was accepted")
         } catch {
-            #expect(error.parameter == "source")
+            #expect(error.parameter == .source)
         }
     }
 

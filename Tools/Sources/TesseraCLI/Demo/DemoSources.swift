@@ -61,7 +61,7 @@ enum DemoSources {
         let width = fill.width * zoom, height = fill.height * zoom
         let rect = Rect(x: (Double(size.width) - width) * ax, y: (Double(size.height) - height) * ay, width: width, height: height)
         return try Bitmap.drawing(size: size, style: .bgr32) { context in
-            try context.draw(photo, in: rect, mode: .fill)
+            try context.draw(photo, in: rect, mode: .stretch)
         }
     }
 }

@@ -1,0 +1,63 @@
+/// The encoder of any format Tessera writes, chosen by value: ``ImageDecoder``'s counterpart. A caller
+/// names a format and a quality and never switches over codecs; the codec encoders (``JPEGEncoder``,
+/// ``PNGEncoder``, ``WebPEncoder``, ``AVIFEncoder``) stay available for their own options.
+///
+/// ```swift
+/// let encoder = ImageEncoder(format: .webp, quality: 75)
+/// let bytes = try encoder.encode(bitmap)
+/// ```
+///
+/// A transparent image encoded as JPEG (which has no alpha) is flattened onto ``background`` when one is
+/// given; without one the JPEG encoder composites the premultiplied pixels over black, as ``JPEGEncoder``
+/// does. Formats Tessera only reads (``ImageFileFormat/isEncodable`` false: GIF, HEIC) throw
+/// `.encoding(format:message:)` from ``encode(_:)``.
+public struct ImageEncoder: ImageEncoding {
+    /// The format written.
+    public var format: ImageFileFormat
+    /// The quality, 1…100 (each codec clamps it to its own scale); `nil` takes the codec's default (JPEG 85,
+    /// WebP 80, AVIF 60). PNG, and lossless WebP, ignore it.
+    public var quality: Int?
+    /// Lossless WebP (VP8L) instead of lossy; other formats ignore it.
+    public var lossless: Bool
+    /// libaom's speed for AVIF, 0…9 (``AVIFEncoder/speed``); other formats ignore it.
+    public var speed: Int
+    /// The colour transparent pixels are flattened onto for a format without transparency (JPEG); `nil`
+    /// leaves them to the codec (JPEG: premultiplied colour, which is the image over black).
+    public var background: ImageProcessing.Background?
+
+    /// Creates an encoder of `format`; the other parameters are the documented properties' defaults.
+    public init(format: ImageFileFormat, quality: Int? = nil, lossless: Bool = false, speed: Int = 8,
+                background: ImageProcessing.Background? = nil) {
+        self.format = format
+        self.quality = quality
+        self.lossless = lossless
+        self.speed = speed
+        self.background = background
+    }
+
+    /// Encodes `image` (any ``PixelStyle``) in ``format``.
+    public func encode(_ image: some BitmapImage) throws(TesseraError) -> [UInt8] {
+        try encode(image, transparent: format.supportsTransparency || background == nil ? false : image.hasTransparentPixels)
+    }
+
+    /// ``encode(_:)`` for a caller that already knows whether `image` has transparent pixels
+    /// (``BitmapImage/hasTransparentPixels``), which spares the encoder that scan.
+    public func encode(_ image: some BitmapImage, transparent: Bool) throws(TesseraError) -> [UInt8] {
+        switch format {
+        case .jpeg:
+            let encoder = quality.map { JPEGEncoder(quality: $0) } ?? JPEGEncoder()
+            if let background, transparent, image.style == .bgra32 {
+                return try encoder.encode(Bitmap(flattening: image, onto: background))
+            }
+            return try encoder.encode(image)
+        case .png:
+            return try PNGEncoder().encode(image)
+        case .webp:
+            return try (quality.map { WebPEncoder(quality: $0, lossless: lossless) } ?? WebPEncoder(lossless: lossless)).encode(image)
+        case .avif:
+            return try (quality.map { AVIFEncoder(quality: $0, speed: speed) } ?? AVIFEncoder(speed: speed)).encode(image)
+        case .gif, .heic:
+            throw TesseraError(.encoding(format: format, message: "Tessera reads \(format) but does not write it"))
+        }
+    }
+}

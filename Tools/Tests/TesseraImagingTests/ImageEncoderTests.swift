@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@_spi(Internal) import TesseraImaging
+import Tessera
+
+@Suite("ImageEncoder: one entry point for every format Tessera writes")
+struct ImageEncoderTests {
+    typealias S = CodecTestSupport
+
+    @Test("the formats written are JPEG, PNG, WebP and AVIF; GIF and HEIC are read only")
+    func encodableFormats() {
+        #expect(ImageFileFormat.encodable == [.jpeg, .png, .webp, .avif])
+        #expect(ImageFileFormat.allCases.filter { !$0.isEncodable } == [.gif, .heic])
+        #expect(ImageFileFormat.allCases.filter { !$0.supportsTransparency } == [.jpeg])
+        #expect(ImageFileFormat.allCases.map(\.mediaType)
+                == ["image/jpeg", "image/png", "image/webp", "image/gif", "image/heic", "image/avif"])
+    }
+
+    @Test("each encodable format round-trips through ImageDecoder at its size, close to the original",
+          arguments: ImageFileFormat.encodable)
+    func roundTrip(format: ImageFileFormat) throws {
+        let original = try S.bitmap(width: 48, height: 32, style: .bgra32, color: S.gradient)
+        let encoder = ImageEncoder(format: format, quality: 95)
+        #expect(encoder.format == format)
+        let bytes = try encoder.encode(original)
+        #expect(bytes.withUnsafeBytes { ImageFileFormat(sniffing: $0) } == format)
+        let decoder = ImageDecoder()
+        #expect(try decoder.probe(Data(bytes)).format == format)
+        let decoded = try decoder.decode(Data(bytes))
+        #expect(decoded.width == 48 && decoded.height == 32)
+        if format == .png {
+            #expect(decoded.hasSamePixels(as: original))
+        } else {
+            #expect(S.close(decoded, original, maxDelta: 64, meanDelta: 6), "\(format)")
+        }
+    }
+
+    @Test("the quality reaches the codec: JPEG at 10 is smaller than at 95")
+    func qualityReachesTheCodec() throws {
+        let image = try S.bitmap(width: 64, height: 64, style: .bgra32, color: S.gradient)
+        let low = try ImageEncoder(format: .jpeg, quality: 10).encode(image)
+        let high = try ImageEncoder(format: .jpeg, quality: 95).encode(image)
+        #expect(low.count < high.count)
+        #expect(try ImageEncoder(format: .jpeg).encode(image) == JPEGEncoder().encode(image), "no quality: the codec's default")
+    }
+
+    @Test("a transparent image as JPEG is flattened onto the background when one is given, else over black")
+    func jpegBackground() throws {
+        let clear = try S.bitmap(width: 16, height: 16, style: .bgra32) { _, _ in [0, 0, 0, 0] }
+        let onWhite = try ImageDecoder().decode(Data(ImageEncoder(format: .jpeg, background: .white).encode(clear)))
+        let overBlack = try ImageDecoder().decode(Data(ImageEncoder(format: .jpeg).encode(clear)))
+        #expect(S.matches(onWhite.pixel(x: 8, y: 8), [255, 255, 255, 255], tolerance: 2), "\(onWhite.pixel(x: 8, y: 8))")
+        #expect(S.matches(overBlack.pixel(x: 8, y: 8), [0, 0, 0, 255], tolerance: 2), "\(overBlack.pixel(x: 8, y: 8))")
+        let told = try ImageEncoder(format: .jpeg, background: .white).encode(clear, transparent: true)
+        #expect(told == (try ImageEncoder(format: .jpeg, background: .white).encode(clear)), "a caller's answer spares only the scan")
+        #expect(clear.hasTransparentPixels)
+        #expect(try !S.bitmap(width: 4, height: 4, style: .bgra32, color: S.gradient).hasTransparentPixels)
+    }
+
+    @Test("a format that is only read is refused with an encoding error naming it", arguments: [ImageFileFormat.gif, .heic])
+    func readOnlyFormats(format: ImageFileFormat) throws {
+        let image = try S.bitmap(width: 4, height: 4, style: .bgra32, color: S.gradient)
+        let reason = S.failure { _ = try ImageEncoder(format: format).encode(image) }
+        guard case .encoding(let named, _)? = reason else {
+            Issue.record("expected an encoding error, got \(String(describing: reason))")
+            return
+        }
+        #expect(named == format)
+    }
+}

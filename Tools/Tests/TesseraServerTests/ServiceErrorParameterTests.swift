@@ -1,0 +1,75 @@
+import Testing
+@_spi(Internal) import TesseraImaging
+@testable import TesseraServer
+import TesseraTestSupport
+
+/// The one table from the imaging layer's parameters to the service's error codes, and the parsers that
+/// use it: each parameter's failure keeps the code and status it had before the table.
+@Suite("ServiceError: parameter → error code")
+struct ServiceErrorParameterTests {
+    /// The code each parameter answers with (docs/SERVING.md's table).
+    static let expected: [ImageProcessing.Parameter: String] = [
+        .width: "bad_size", .height: "bad_size", .mode: "bad_mode", .gravity: "bad_gravity", .focalPoint: "bad_fp",
+        .enlarge: "bad_enlarge", .background: "bad_bg", .dpr: "bad_dpr", .blur: "bad_blur", .format: "bad_format",
+        .quality: "bad_quality", .source: "bad_size", .output: "output_too_large",
+    ]
+
+    @Test("every parameter has its code, each a 400", arguments: ImageProcessing.Parameter.allCases)
+    func table(parameter: ImageProcessing.Parameter) {
+        let error = ServiceError(parameter, "message")
+        #expect(error.code.rawValue == Self.expected[parameter], "\(parameter)")
+        #expect(error.status.code == 400)
+        #expect(ServiceError(ImageProcessing.Invalid(parameter: parameter, message: "m")).code == error.code)
+    }
+
+    /// The code `/v1/resize`'s parser answers `query` with, or `nil` when it accepts it.
+    static func refusal(_ query: [String: String]) -> String? {
+        do throws(ServiceError) {
+            _ = try ImageService.processing(from: query, limits: ServerConfiguration.Limits())
+            return nil
+        } catch {
+            return error.code.rawValue
+        }
+    }
+
+    @Test("the resize parser refuses each bad value with the parameter's code")
+    func resizeParser() {
+        let cases: [([String: String], String?)] = [
+            (["w": "0"], "bad_size"), (["w": "8193"], "bad_size"), (["h": "x"], "bad_size"), ([:], "bad_size"),
+            (["w": "8192"], nil), (["w": "10", "mode": "stretch"], "bad_mode"), (["w": "10", "mode": "fill-down"], nil),
+            (["w": "10", "gravity": "up"], "bad_gravity"), (["w": "10", "gravity": "fp"], "bad_gravity"),
+            (["w": "10", "fp": "1.5,0"], "bad_fp"), (["w": "10", "fp": "0.5,0.5", "gravity": "north"], "bad_gravity"),
+            (["w": "10", "enlarge": "yes"], "bad_enlarge"), (["w": "10", "bg": "xyz"], "bad_bg"),
+            (["w": "10", "dpr": "4.5"], "bad_dpr"), (["w": "10", "dpr": "4"], nil), (["w": "10", "dpr": "nan"], "bad_dpr"),
+            (["w": "10", "blur": "100.5"], "bad_blur"), (["w": "10", "blur": "100"], nil),
+            (["w": "2000", "h": "2000", "dpr": "2"], "output_too_large"),
+        ]
+        for (query, code) in cases {
+            #expect(Self.refusal(query) == code, "\(query)")
+        }
+    }
+
+    @Test("q and fmt are refused with bad_quality and bad_format; read-only formats are not output formats")
+    func qualityAndFormat() throws {
+        for text in ["0", "101", "x"] {
+            do throws(ServiceError) {
+                _ = try ImageService.quality(text)
+                Issue.record("q=\(text) was accepted")
+            } catch {
+                #expect(error.code == .badQuality)
+            }
+        }
+        #expect(try ImageService.quality("100") == 100)
+        for fmt in ["gif", "heic", "bmp"] {
+            do throws(ServiceError) {
+                _ = try OutputChoice(fmt: fmt, accept: nil)
+                Issue.record("fmt=\(fmt) was accepted")
+            } catch {
+                #expect(error.code == .badFormat)
+                #expect(error.message == "fmt is jpeg, png, webp or avif")
+            }
+        }
+        #expect(try OutputChoice(fmt: "JPG", accept: nil).key == "f:jpeg")
+        #expect(try OutputChoice(fmt: "avif", accept: nil).format(hasAlpha: true) == .avif)
+    }
+}
