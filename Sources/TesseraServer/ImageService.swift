@@ -230,9 +230,7 @@ public final class ImageService: Sendable {
             guard let version = store.recentVersion(of: key, within: configuration.sourceCheckIntervalSeconds) else { return nil }
             request = request.versioned(version)
             if let confirmed = version.confirmedAt, info.ifNoneMatch == nil {
-                let left = Duration.nanoseconds(Int64(configuration.sourceCheckIntervalSeconds * 1e9)) - (ContinuousClock.now - confirmed)
-                let (seconds, attoseconds) = left.components
-                reusableUntil = RootDirectory.monotonicNanoseconds() &+ UInt64(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+                reusableUntil = confirmed &+ SourceChecks<ObjectVersion>.nanoseconds(configuration.sourceCheckIntervalSeconds)
             }
         default:
             break

@@ -11,8 +11,9 @@ struct ObjectVersion: Sendable {
     let tag: String
     /// The bytes, when they came with the version (a first GET, a `200` to a conditional one).
     let data: Data?
-    /// When the store last confirmed the version, when it answers from that check (``ObjectStore/recentVersion(of:within:)``).
-    var confirmedAt: ContinuousClock.Instant? = nil
+    /// When the store last confirmed the version (``SourceChecks/now()``), when it answers from that check
+    /// (``ObjectStore/recentVersion(of:within:)``).
+    var confirmedAt: UInt64? = nil
 }
 
 /// Originals that are fetched rather than `stat`ed: an S3 bucket or a private HTTP origin.
@@ -38,28 +39,23 @@ protocol ObjectStore: Sendable {
     func shutdown() async
 }
 
-/// The versions an ``ObjectStore`` has seen, with when each was last confirmed: at most `capacity`
-/// objects, the least recently confirmed forgotten first (the next request for one reads it again).
+/// The versions an ``ObjectStore`` has seen, with when each was last confirmed (``SourceChecks``: at
+/// most `capacity` objects, the least recently confirmed forgotten first; the next request for one asks
+/// its store again).
 struct VersionTable: Sendable {
     struct Seen: Sendable {
         var tag: String
-        var checkedAt: ContinuousClock.Instant
+        var checkedAt: UInt64
     }
 
-    private let capacity: Int
-    private let seen = LockedValue(LRUMap<String, Seen>())
+    private let seen: SourceChecks<Seen>
 
-    init(capacity: Int = 100_000) { self.capacity = capacity }
+    init(capacity: Int = 100_000) { seen = SourceChecks(capacity: capacity) }
 
-    func get(_ key: String) -> Seen? { seen.withLock { $0.peek(key)?.value } }
+    func get(_ key: String) -> Seen? { seen.get(key) }
 
     /// Records that `key` is at version `tag` now.
-    func record(_ key: String, tag: String) {
-        seen.withLock { table in
-            table.insert(key, value: Seen(tag: tag, checkedAt: .now), cost: 1)
-            while table.count > capacity, table.removeOldest() != nil {}
-        }
-    }
+    func record(_ key: String, tag: String) { seen.record(key, Seen(tag: tag, checkedAt: SourceChecks<Seen>.now())) }
 
     /// The version of `key` when it was confirmed less than `seconds` ago.
     func recent(_ key: String, within seconds: Double) -> ObjectVersion? {
@@ -69,7 +65,8 @@ struct VersionTable: Sendable {
 
     /// Whether `entry` was confirmed less than `seconds` ago.
     static func isRecent(_ entry: Seen, within seconds: Double) -> Bool {
-        seconds > 0 && ContinuousClock.now - entry.checkedAt < .nanoseconds(Int64(seconds * 1e9))
+        let interval = SourceChecks<Seen>.nanoseconds(seconds)
+        return interval > 0 && SourceChecks<Seen>.now() &- entry.checkedAt < interval
     }
 }
 

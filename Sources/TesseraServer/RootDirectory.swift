@@ -115,17 +115,8 @@ struct RootDirectory: Sendable {
         return File(relative, entry, verified: true)
     }
 
-    /// `CLOCK_MONOTONIC_COARSE` on Linux (a vDSO read, a few milliseconds of resolution: plenty for
-    /// intervals in seconds), `CLOCK_MONOTONIC` elsewhere.
-    static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        #if os(Linux)
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
-        #else
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        #endif
-        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
-    }
+    /// The check clock now (``SourceChecks/now()``), in nanoseconds.
+    static func monotonicNanoseconds() -> UInt64 { SourceChecks<CheckedPaths.Entry>.now() }
 
     /// The real path of `relative` (already percent-decoded once) after the checks of the type: every
     /// route that names something under the root (`/v1/…`, the gallery's `dir`) goes through here.
@@ -233,16 +224,12 @@ final class CheckedPaths: Sendable {
         }
     }
 
+    /// Paths kept at most.
     static let capacity = 65_536
-    private let entries = LockedValue([String: Entry]())
+    private let entries = SourceChecks<Entry>(capacity: capacity)
 
-    func get(_ relative: String) -> Entry? { entries.withLock { $0[relative] } }
+    func get(_ relative: String) -> Entry? { entries.get(relative) }
 
-    func set(_ relative: String, _ entry: Entry) {
-        entries.withLock { entries in
-            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-            entries[relative] = entry
-        }
-    }
+    func set(_ relative: String, _ entry: Entry) { entries.record(relative, entry) }
 }
 #endif

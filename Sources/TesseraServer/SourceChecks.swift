@@ -1,0 +1,45 @@
+#if Serving
+import Foundation
+@_spi(Internal) import TesseraImaging
+
+/// What the service last learnt about its sources, by key, with when: a file's `stat` under the root or a
+/// directory source (``CheckedPaths``), an object's version in a bucket or an origin (``VersionTable``).
+/// At most ``capacity`` keys, the least recently checked forgotten first (the library's `LRUMap`), so a
+/// crawl over many sources costs the next request for a forgotten one a check, never unbounded memory.
+///
+/// Times are ``now()``: the one clock of source checks and of how long a memory answer may be given
+/// again (``HotAnswers``): monotonic nanoseconds, `CLOCK_MONOTONIC_COARSE` on Linux (a vDSO read with a
+/// few milliseconds of resolution, plenty for intervals in seconds), `CLOCK_MONOTONIC` elsewhere.
+struct SourceChecks<Entry: Sendable>: Sendable {
+    /// Keys kept at most.
+    let capacity: Int
+    private let entries = LockedValue(LRUMap<String, Entry>())
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// What was learnt about `key`, if it is still kept (reading does not make it recent: checking does).
+    func get(_ key: String) -> Entry? { entries.withLock { $0.peek(key)?.value } }
+
+    /// Records what a check of `key` learnt; the least recently checked key goes when the map is full.
+    func record(_ key: String, _ entry: Entry) {
+        entries.withLock { map in
+            map.insert(key, value: entry, cost: 1)
+            while map.count > capacity, map.removeOldest() != nil {}
+        }
+    }
+
+    /// The check clock now, in nanoseconds.
+    static func now() -> UInt64 {
+        var now = timespec()
+        #if os(Linux)
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+        #else
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        #endif
+        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+    }
+
+    /// `seconds` in nanoseconds of the check clock (0 for 0 or less).
+    static func nanoseconds(_ seconds: Double) -> UInt64 { seconds > 0 ? UInt64(seconds * 1e9) : 0 }
+}
+#endif
