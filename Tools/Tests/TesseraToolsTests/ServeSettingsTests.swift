@@ -186,6 +186,19 @@ struct ServeSettingsTests {
         }
     }
 
+    @Test("a configuration encoded as JSON decodes, through the declaration, to the same configuration")
+    func encodedRoundTrip() throws {
+        var configuration = try Self.settings(["--listen", "0.0.0.0:9000", "--preset", "card:320x200:fill", "--signing-key", "k1:s1",
+                                               "--allow-range", "10.0.0.0/8", "--allowed-widths", "160,320", "--fallback-image", "/f.png",
+                                               "--fallback-status", "410", "--source", "photos=s3://images/p", "--s3-path-style",
+                                               "--request-timeout", "1500ms", "--decoding", "strict", "--no-gallery"]).server
+        configuration.quality.avif = 55
+        configuration.connections.maximumConnections = 100
+        let decoded = try JSONDecoder().decode(ServerConfiguration.self, from: JSONEncoder().encode(configuration))
+        #expect(decoded == configuration)
+        #expect(decoded != ServerConfiguration(root: "/srv/images"), "the values above are not the defaults")
+    }
+
     @Test("every setting is declared once: no flag, variable or file key twice")
     func declaredOnce() {
         let declarations = ServeSettings.declarations
