@@ -7,6 +7,15 @@ import Foundation
 /// value given is parsed, the overridden ones too, and the first malformed one stops the reading with a
 /// ``ServeSettingError`` that names the setting and the value. Unknown flags and unknown config file
 /// keys are errors as well.
+///
+/// Not apple/swift-configuration, although Hummingbird already brings it in: its JSON provider refuses
+/// arrays of objects, so the config file's `presets` and `signingKeys` would not load; its values are
+/// strings, numbers, booleans and arrays of them, so presets, sources and signing keys would travel as
+/// re-encoded strings; its getters with a default return the default for a malformed value (the very bug
+/// this reader removes), and its conversion errors name neither the value nor the source it came from;
+/// its environment names derive from the keys (`LIMITS_MAXIMUMSOURCEBYTES`), so every documented name
+/// would need a mapping anyway, and it has no `…_FILE` secrets. What would remain of it is "the first
+/// provider that has the key wins": ``precedence(flag:environment:file:merge:)``.
 public struct ServeSettingsReader: Sendable {
     /// The settings read, in the order they are applied.
     public var declarations: [ServeSetting]
