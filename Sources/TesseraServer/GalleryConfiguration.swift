@@ -24,15 +24,9 @@ extension ServerConfiguration {
         /// The defaults: on, at most 20,000 images per listing.
         public init() {}
 
-        private enum CodingKeys: String, CodingKey { case enabled, maximumImages, thumbHashSeconds }
-
-        /// Decodes the `gallery` object of a config file; absent fields keep their defaults, unknown ones are ignored.
+        /// Decodes the `gallery` object of a config file through the settings' declaration; absent fields keep their defaults.
         public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            let d = Gallery()
-            enabled = try c.decodeIfPresent(Bool.self, forKey: .enabled) ?? d.enabled
-            maximumImages = try c.decodeIfPresent(Int.self, forKey: .maximumImages) ?? d.maximumImages
-            thumbHashSeconds = try c.decodeIfPresent(Double.self, forKey: .thumbHashSeconds) ?? d.thumbHashSeconds
+            self = try ServeSettingsReader.section("gallery", of: decoder, \.gallery)
         }
     }
 }

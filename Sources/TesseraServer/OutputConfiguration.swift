@@ -18,13 +18,9 @@ extension ServerConfiguration {
         /// The defaults.
         public init() {}
 
-        /// Decodes `{"jpeg":…, "webp":…, "avif":…}`; absent fields keep their defaults.
+        /// Decodes `{"jpeg":…, "webp":…, "avif":…}` through the settings' declaration; absent fields keep their defaults.
         public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            let d = Quality()
-            jpeg = try c.decodeIfPresent(Int.self, forKey: .jpeg) ?? d.jpeg
-            webp = try c.decodeIfPresent(Int.self, forKey: .webp) ?? d.webp
-            avif = try c.decodeIfPresent(Int.self, forKey: .avif) ?? d.avif
+            self = try ServeSettingsReader.section("quality", of: decoder, \.quality)
         }
 
         /// The quality of `format` (PNG is lossless, and GIF and HEIC are not written: their value is unused).
@@ -53,12 +49,12 @@ extension ServerConfiguration {
         /// A fallback of `image` with the default status and `max-age`.
         public init(image: String) { self.image = image }
 
-        /// Decodes `{"image":…, "status":…, "maxAgeSeconds":…}`; `image` is required.
+        /// Decodes `{"image":…, "status":…, "maxAgeSeconds":…}` through the settings' declaration; `image` is required.
         public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            image = try c.decode(String.self, forKey: .image)
-            status = try c.decodeIfPresent(Int.self, forKey: .status) ?? 404
-            maxAgeSeconds = try c.decodeIfPresent(Int.self, forKey: .maxAgeSeconds) ?? 60
+            guard let fallback = try ServeSettingsReader.section("fallback", of: decoder, \.fallback) else {
+                throw ServeSettingError(setting: "fallback", value: "", reason: "needs an image")
+            }
+            self = fallback
         }
     }
 

@@ -129,20 +129,9 @@ extension ServerConfiguration {
         /// The defaults above.
         public init() {}
 
-        private enum CodingKeys: String, CodingKey {
-            case endpoint, region, pathStyle, allowedBuckets, accessKeyID, secretAccessKey, sessionToken
-        }
-
-        /// Decodes the `s3` object of a config file; absent fields keep their defaults.
+        /// Decodes the `s3` object of a config file through the settings' declaration; absent fields keep their defaults.
         public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            endpoint = try c.decodeIfPresent(String.self, forKey: .endpoint)
-            region = try c.decodeIfPresent(String.self, forKey: .region) ?? "us-east-1"
-            pathStyle = try c.decodeIfPresent(Bool.self, forKey: .pathStyle)
-            allowedBuckets = try c.decodeIfPresent([String].self, forKey: .allowedBuckets) ?? []
-            accessKeyID = try c.decodeIfPresent(String.self, forKey: .accessKeyID)
-            secretAccessKey = try c.decodeIfPresent(String.self, forKey: .secretAccessKey)
-            sessionToken = try c.decodeIfPresent(String.self, forKey: .sessionToken)
+            self = try ServeSettingsReader.section("s3", of: decoder, \.s3)
         }
     }
 

@@ -3,7 +3,8 @@ import Foundation
 import Tessera
 
 /// Everything `tessera serve` (and a mounted ``ImageService``) is configured with. Decodable from the
-/// JSON config file; flags and `TESSERA_…` variables override its fields (docs/SERVING.md).
+/// JSON config file; flags and `TESSERA_…` variables override its fields (docs/SERVING.md). Each field
+/// is declared once, with its flag, variable and key, in ``ServeSettings/declarations``.
 public struct ServerConfiguration: Sendable, Codable, Hashable {
     /// A named recipe backed by one image table: a size and every option of `ImageProcessing` (mode,
     /// gravity, enlarge, background, DPR, blur, output format and quality).
@@ -101,25 +102,9 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         /// per download, 4 decodes at once with 64 waiting, any width and height.
         public init() {}
 
-        private enum CodingKeys: String, CodingKey {
-            case maximumSourceBytes, maximumSourcePixels, maximumOutputPixels, requestTimeoutSeconds, downloadTimeoutSeconds,
-                 maximumConcurrentDecodes,
-                 maximumQueuedDecodes, allowedWidths, allowedHeights
-        }
-
-        /// Decodes the `limits` object of a config file; absent fields keep their defaults.
+        /// Decodes the `limits` object of a config file through the settings' declaration; absent fields keep their defaults.
         public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            let d = Limits()
-            maximumSourceBytes = try c.decodeIfPresent(Int.self, forKey: .maximumSourceBytes) ?? d.maximumSourceBytes
-            maximumSourcePixels = try c.decodeIfPresent(Int.self, forKey: .maximumSourcePixels) ?? d.maximumSourcePixels
-            maximumOutputPixels = try c.decodeIfPresent(Int.self, forKey: .maximumOutputPixels) ?? d.maximumOutputPixels
-            requestTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds) ?? d.requestTimeoutSeconds
-            downloadTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .downloadTimeoutSeconds) ?? d.downloadTimeoutSeconds
-            maximumConcurrentDecodes = try c.decodeIfPresent(Int.self, forKey: .maximumConcurrentDecodes) ?? d.maximumConcurrentDecodes
-            maximumQueuedDecodes = try c.decodeIfPresent(Int.self, forKey: .maximumQueuedDecodes) ?? d.maximumQueuedDecodes
-            allowedWidths = try c.decodeIfPresent([Int].self, forKey: .allowedWidths) ?? []
-            allowedHeights = try c.decodeIfPresent([Int].self, forKey: .allowedHeights) ?? []
+            self = try ServeSettingsReader.section("limits", of: decoder, \.limits)
         }
     }
 
@@ -138,15 +123,9 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         /// 60 s idle, 10 s for headers, no connection limit.
         public init() {}
 
-        private enum CodingKeys: String, CodingKey { case idleTimeoutSeconds, headerTimeoutSeconds, maximumConnections }
-
-        /// Decodes the `connections` object of a config file; absent fields keep their defaults.
+        /// Decodes the `connections` object of a config file through the settings' declaration; absent fields keep their defaults.
         public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            let d = Connections()
-            idleTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds) ?? d.idleTimeoutSeconds
-            headerTimeoutSeconds = try c.decodeIfPresent(Double.self, forKey: .headerTimeoutSeconds) ?? d.headerTimeoutSeconds
-            maximumConnections = try c.decodeIfPresent(Int.self, forKey: .maximumConnections)
+            self = try ServeSettingsReader.section("connections", of: decoder, \.connections)
         }
     }
 
@@ -164,14 +143,9 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         /// Remote sources off: no allowed host, no allowed range, the disk cache in `<tables>/remote`.
         public init() {}
 
-        private enum CodingKeys: String, CodingKey { case allowedHosts, allowedAddressRanges, diskCacheDirectory }
-
-        /// Decodes the `remote` object of a config file; absent fields keep their defaults.
+        /// Decodes the `remote` object of a config file through the settings' declaration; absent fields keep their defaults.
         public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            allowedHosts = try c.decodeIfPresent([String].self, forKey: .allowedHosts) ?? []
-            allowedAddressRanges = try c.decodeIfPresent([String].self, forKey: .allowedAddressRanges) ?? []
-            diskCacheDirectory = try c.decodeIfPresent(String.self, forKey: .diskCacheDirectory)
+            self = try ServeSettingsReader.section("remote", of: decoder, \.remote)
         }
     }
 
@@ -239,48 +213,10 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         self.root = root
     }
 
-    private enum CodingKeys: String, CodingKey {
-        case root, listen, metricsListen, presets, tablesDirectory, tableCapacity, responseCacheBytes, quality, avifSpeed, onlyPresets, fallback,
-             maxAgeSeconds, decoding, partialMaxAgeSeconds, sourceCheckIntervalSeconds, signingKeys, limits, remote, sources, s3, connections, gallery
-    }
-
-    private enum OlderKeys: String, CodingKey {
-        case defaultQuality
-    }
-
-    /// Decodes a config file; absent fields keep their defaults.
+    /// Decodes a config file through the settings' declaration (``ServeSettings/declarations``): absent
+    /// fields keep their defaults; a malformed value or an unknown key throws a ``ServeSettingError``.
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        root = try c.decodeIfPresent(String.self, forKey: .root) ?? ""
-        let defaults = ServerConfiguration(root: root)
-        listen = try c.decodeIfPresent(String.self, forKey: .listen) ?? defaults.listen
-        metricsListen = try c.decodeIfPresent(String.self, forKey: .metricsListen)
-        presets = try c.decodeIfPresent([Preset].self, forKey: .presets) ?? defaults.presets
-        tablesDirectory = try c.decodeIfPresent(String.self, forKey: .tablesDirectory)
-        tableCapacity = try c.decodeIfPresent(Int.self, forKey: .tableCapacity) ?? defaults.tableCapacity
-        responseCacheBytes = try c.decodeIfPresent(Int.self, forKey: .responseCacheBytes) ?? defaults.responseCacheBytes
-        quality = try c.decodeIfPresent(Quality.self, forKey: .quality) ?? defaults.quality
-        // The older single quality of JPEG and WebP, when `quality` is not given.
-        let older = try decoder.container(keyedBy: OlderKeys.self)
-        if !c.contains(.quality), let value = try older.decodeIfPresent(Int.self, forKey: .defaultQuality) {
-            quality.jpeg = value
-            quality.webp = value
-        }
-        avifSpeed = try c.decodeIfPresent(Int.self, forKey: .avifSpeed) ?? defaults.avifSpeed
-        onlyPresets = try c.decodeIfPresent(Bool.self, forKey: .onlyPresets) ?? defaults.onlyPresets
-        fallback = try c.decodeIfPresent(Fallback.self, forKey: .fallback)
-        maxAgeSeconds = try c.decodeIfPresent(Int.self, forKey: .maxAgeSeconds) ?? defaults.maxAgeSeconds
-        decoding = try c.decodeIfPresent(DecodingPolicy.self, forKey: .decoding) ?? defaults.decoding
-        partialMaxAgeSeconds = try c.decodeIfPresent(Int.self, forKey: .partialMaxAgeSeconds) ?? defaults.partialMaxAgeSeconds
-        sourceCheckIntervalSeconds = try c.decodeIfPresent(Double.self, forKey: .sourceCheckIntervalSeconds)
-            ?? defaults.sourceCheckIntervalSeconds
-        signingKeys = try c.decodeIfPresent([SigningKey].self, forKey: .signingKeys) ?? []
-        limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits()
-        remote = try c.decodeIfPresent(Remote.self, forKey: .remote) ?? Remote()
-        sources = try c.decodeIfPresent([String: Source].self, forKey: .sources) ?? [:]
-        s3 = try c.decodeIfPresent(S3.self, forKey: .s3) ?? S3()
-        connections = try c.decodeIfPresent(Connections.self, forKey: .connections) ?? Connections()
-        gallery = try c.decodeIfPresent(Gallery.self, forKey: .gallery) ?? Gallery()
+        self = try ServeSettingsReader().read(file: JSONValue(from: decoder), named: "the configuration").server
     }
 
     /// Checks the values that would make the service misbehave.

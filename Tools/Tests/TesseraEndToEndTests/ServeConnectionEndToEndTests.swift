@@ -241,6 +241,6 @@ struct ServeConnectionEndToEndTests {
 
         let bad = try await ReleaseCLI.run(["serve", "--root", root, "--log-format", "xml"])
         #expect(bad.status != 0)
-        #expect(bad.errors.contains("log format 'xml' is not one of text, json"), "\(bad)")
+        #expect(bad.errors.contains("--log-format 'xml' is not one of text, json"), "the message names the flag and the value: \(bad)")
     }
 }

@@ -74,8 +74,10 @@ struct ServeSourceOptionsTests {
         #expect(configuration.s3.endpoint == "http://127.0.0.1:9000" && configuration.s3.region == "eu-west-3")
         #expect(configuration.s3.pathStyle == true)
         #expect(configuration.s3.allowedBuckets == ["images", "thumbs"])
-        // Only "1" turns path style on.
-        #expect(try Self.configuration([], environment: ["TESSERA_S3_PATH_STYLE": "yes"]).s3.pathStyle == nil)
+        // Any boolean spelling: "0" asks for virtual-hosted addressing; anything else stops the start (it was ignored).
+        #expect(try Self.configuration([], environment: ["TESSERA_S3_PATH_STYLE": "yes"]).s3.pathStyle == true)
+        #expect(try Self.configuration([], environment: ["TESSERA_S3_PATH_STYLE": "0"]).s3.pathStyle == false)
+        #expect(Self.refusal([], environment: ["TESSERA_S3_PATH_STYLE": "sometimes"])?.contains("TESSERA_S3_PATH_STYLE 'sometimes'") == true)
         // A --source flag replaces the variable's whole list.
         let flagged = try Self.configuration(["--source", "only=s3://only"], environment: ["TESSERA_SOURCES": "photos=s3://images"])
         #expect(flagged.sources.keys.sorted() == ["only"])
