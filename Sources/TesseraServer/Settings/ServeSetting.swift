@@ -39,7 +39,7 @@ public struct ServeSetting: Sendable {
     /// One line on what the setting does.
     public let summary: String
     /// Parses every source's input (so that a malformed value anywhere throws), picks the winner by
-    /// ``ServeSettingsReader/precedence(flag:environment:file:merge:)`` and applies it.
+    /// `ServeSettingsReader.precedence(flag:environment:file:merge:)` and applies it.
     let resolve: @Sendable (SettingInputs, inout ServeSettings) throws(ServeSettingError) -> Void
 
     /// The variable that names a file holding a secret's value: ``environment`` + `_FILE`.

@@ -3,7 +3,7 @@ import Foundation
 
 /// Reads `tessera serve`'s settings from its flags, the environment and a JSON config file, every one
 /// through its declaration (``ServeSetting``), with one rule of precedence for all: flags over
-/// environment variables over the config file (``precedence(flag:environment:file:merge:)``). Every
+/// environment variables over the config file (`precedence(flag:environment:file:merge:)`). Every
 /// value given is parsed, the overridden ones too, and the first malformed one stops the reading with a
 /// ``ServeSettingError`` that names the setting and the value. Unknown flags and unknown config file
 /// keys are errors as well.
@@ -15,7 +15,7 @@ import Foundation
 /// this reader removes), and its conversion errors name neither the value nor the source it came from;
 /// its environment names derive from the keys (`LIMITS_MAXIMUMSOURCEBYTES`), so every documented name
 /// would need a mapping anyway, and it has no `…_FILE` secrets. What would remain of it is "the first
-/// provider that has the key wins": ``precedence(flag:environment:file:merge:)``.
+/// provider that has the key wins": `precedence(flag:environment:file:merge:)`.
 public struct ServeSettingsReader: Sendable {
     /// The settings read, in the order they are applied.
     public var declarations: [ServeSetting]
