@@ -48,9 +48,6 @@ final class FetchedStore: ObjectStore {
                                    authorizer: authorizer, decoder: decoder)
     }
 
-    /// The URL of `key`.
-    func url(of key: String) throws(ServiceError) -> URL { try location(key) }
-
     func current(_ key: String, recheckSeconds: Double) async throws(ServiceError) -> ObjectVersion {
         if let known = versions.recent(key, within: recheckSeconds) { return known }
         return try await fetch(key)

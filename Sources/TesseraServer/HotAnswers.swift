@@ -40,7 +40,7 @@ final class HotAnswers {
         /// The response cache's entry: its body is written as it is, and ``ImageService/ok(_:outcome:)``
         /// counts each hit from it.
         let entry: ResponseCache.Entry
-        /// Until when (``RootDirectory/monotonicNanoseconds()``) the source's check is trusted.
+        /// Until when (``CheckClock``) the source's check is trusted.
         let reusableUntil: UInt64
         /// The request's path and route, for its log line and metrics.
         let path: String
@@ -83,7 +83,7 @@ final class HotAnswers {
             return nil
         }
         guard let answer = answers[key] else { return nil }
-        guard RootDirectory.monotonicNanoseconds() < answer.reusableUntil else {
+        guard CheckClock.now() < answer.reusableUntil else {
             answers[key] = nil
             return nil
         }

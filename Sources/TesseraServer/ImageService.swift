@@ -216,7 +216,7 @@ public final class ImageService: Sendable {
         memoryAnswer(to: info)?.image
     }
 
-    /// ``cachedResponse(to:)``, with until when (``RootDirectory/monotonicNanoseconds()``) the same request
+    /// ``cachedResponse(to:)``, with until when (``CheckClock``) the same request
     /// may be given the same answer without being resolved again: the end of the trusted check of its
     /// source (a file's `stat`, an object's version). `nil` for a `304`, and for every answer when sources
     /// are checked on every request.
@@ -230,7 +230,7 @@ public final class ImageService: Sendable {
             guard let version = store.recentVersion(of: key, within: configuration.sourceCheckIntervalSeconds) else { return nil }
             request = request.versioned(version)
             if let confirmed = version.confirmedAt, info.ifNoneMatch == nil {
-                reusableUntil = confirmed &+ SourceChecks<ObjectVersion>.nanoseconds(configuration.sourceCheckIntervalSeconds)
+                reusableUntil = confirmed &+ CheckClock.nanoseconds(configuration.sourceCheckIntervalSeconds)
             }
         default:
             break

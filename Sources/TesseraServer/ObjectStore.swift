@@ -11,7 +11,7 @@ struct ObjectVersion: Sendable {
     let tag: String
     /// The bytes, when they came with the version (a first GET, a `200` to a conditional one).
     let data: Data?
-    /// When the store last confirmed the version (``SourceChecks/now()``), when it answers from that check
+    /// When the store last confirmed the version (``CheckClock/now()``), when it answers from that check
     /// (``ObjectStore/recentVersion(of:within:)``).
     var confirmedAt: UInt64? = nil
 }
@@ -55,7 +55,7 @@ struct VersionTable: Sendable {
     func get(_ key: String) -> Seen? { seen.get(key) }
 
     /// Records that `key` is at version `tag` now.
-    func record(_ key: String, tag: String) { seen.record(key, Seen(tag: tag, checkedAt: SourceChecks<Seen>.now())) }
+    func record(_ key: String, tag: String) { seen.record(key, Seen(tag: tag, checkedAt: CheckClock.now())) }
 
     /// The version of `key` when it was confirmed less than `seconds` ago.
     func recent(_ key: String, within seconds: Double) -> ObjectVersion? {
@@ -65,8 +65,8 @@ struct VersionTable: Sendable {
 
     /// Whether `entry` was confirmed less than `seconds` ago.
     static func isRecent(_ entry: Seen, within seconds: Double) -> Bool {
-        let interval = SourceChecks<Seen>.nanoseconds(seconds)
-        return interval > 0 && SourceChecks<Seen>.now() &- entry.checkedAt < interval
+        let interval = CheckClock.nanoseconds(seconds)
+        return interval > 0 && CheckClock.now() &- entry.checkedAt < interval
     }
 }
 

@@ -50,7 +50,7 @@ struct RootDirectory: Sendable {
         /// Whether this request checked the file (`stat`); `false` when a check younger than the recheck
         /// interval was reused.
         let verified: Bool
-        /// When the check this answer rests on was made (``RootDirectory/monotonicNanoseconds()``; 0
+        /// When the check this answer rests on was made (``CheckClock``; 0
         /// without a recheck interval).
         let checkedAt: UInt64
 
@@ -92,7 +92,7 @@ struct RootDirectory: Sendable {
     func file(_ relative: String, trustingRecentCheck: Bool = false) throws(ServiceError) -> File {
         try Self.checkSyntax(relative)
         let known = checked.get(relative)
-        let now = recheckNanoseconds > 0 ? Self.monotonicNanoseconds() : 0
+        let now = recheckNanoseconds > 0 ? CheckClock.now() : 0
         if let known, trustingRecentCheck, recheckNanoseconds > 0, now &- known.checkedAt < recheckNanoseconds {
             return File(relative, known, verified: false)
         }
@@ -114,9 +114,6 @@ struct RootDirectory: Sendable {
         checked.set(relative, entry)
         return File(relative, entry, verified: true)
     }
-
-    /// The check clock now (``SourceChecks/now()``), in nanoseconds.
-    static func monotonicNanoseconds() -> UInt64 { SourceChecks<CheckedPaths.Entry>.now() }
 
     /// The real path of `relative` (already percent-decoded once) after the checks of the type: every
     /// route that names something under the root (`/v1/…`, the gallery's `dir`) goes through here.
@@ -188,7 +185,7 @@ final class CheckedPaths: Sendable {
         let modified: Int64
         /// `SIZE-MTIME_NS-INODE`: changes when the file does.
         let version: String
-        /// When the file was last checked (`RootDirectory.monotonicNanoseconds`; 0 without a recheck interval).
+        /// When the file was last checked (`CheckClock`; 0 without a recheck interval).
         private(set) var checkedAt: UInt64
 
         init(realPath: String, _ info: stat, checkedAt: UInt64) {

@@ -6,10 +6,7 @@ import Foundation
 /// directory source (``CheckedPaths``), an object's version in a bucket or an origin (``VersionTable``).
 /// At most ``capacity`` keys, the least recently checked forgotten first (the library's `LRUMap`), so a
 /// crawl over many sources costs the next request for a forgotten one a check, never unbounded memory.
-///
-/// Times are ``now()``: the one clock of source checks and of how long a memory answer may be given
-/// again (``HotAnswers``): monotonic nanoseconds, `CLOCK_MONOTONIC_COARSE` on Linux (a vDSO read with a
-/// few milliseconds of resolution, plenty for intervals in seconds), `CLOCK_MONOTONIC` elsewhere.
+/// Times are ``CheckClock``'s.
 struct SourceChecks<Entry: Sendable>: Sendable {
     /// Keys kept at most.
     let capacity: Int
@@ -27,8 +24,13 @@ struct SourceChecks<Entry: Sendable>: Sendable {
             while map.count > capacity, map.removeOldest() != nil {}
         }
     }
+}
 
-    /// The check clock now, in nanoseconds.
+/// The one clock of source checks and of how long a memory answer may be given again (``HotAnswers``):
+/// monotonic nanoseconds, `CLOCK_MONOTONIC_COARSE` on Linux (a vDSO read with a few milliseconds of
+/// resolution, plenty for intervals in seconds), `CLOCK_MONOTONIC` elsewhere.
+enum CheckClock {
+    /// The clock now, in nanoseconds.
     static func now() -> UInt64 {
         var now = timespec()
         #if os(Linux)
@@ -39,7 +41,7 @@ struct SourceChecks<Entry: Sendable>: Sendable {
         return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
     }
 
-    /// `seconds` in nanoseconds of the check clock (0 for 0 or less).
+    /// `seconds` in nanoseconds of this clock (0 for 0 or less).
     static func nanoseconds(_ seconds: Double) -> UInt64 { seconds > 0 ? UInt64(seconds * 1e9) : 0 }
 }
 #endif

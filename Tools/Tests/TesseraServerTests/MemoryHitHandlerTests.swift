@@ -266,7 +266,7 @@ struct MemoryHitHandlerTests {
         responses.set("a", entry)
         let image = ImageService.ImageResponse(status: 200, bodyBuffer: entry.body, contentType: entry.contentType, etag: entry.etag,
                                                cacheControl: "public, max-age=60", outcome: .memory)
-        let now = RootDirectory.monotonicNanoseconds()
+        let now = CheckClock.now()
         let key = HotAnswers.Key(target: "/v1/thumb/a.jpg", accepted: .avif)
         let expired = HotAnswers.Key(target: "/v1/thumb/b.jpg", accepted: .avif)
         let head = hot.keep(image, for: key, reusableUntil: now + 60_000_000_000, path: "/v1/thumb/a.jpg",
