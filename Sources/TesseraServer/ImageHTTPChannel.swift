@@ -31,8 +31,6 @@ struct ImageHTTPChannel: HTTPChannelHandler {
     let connections: ServerConfiguration.Connections
     /// The count of open connections, shared by every connection of the listener; `nil`: no limit.
     let limit: ConnectionLimit?
-    /// The memory hits each event loop keeps ready (``HotAnswers``), shared by the listener's connections.
-    let hot = HotAnswers.Registry()
 
     /// The channel of one listener: `connections`' timeouts on every connection, and its connection limit,
     /// if any, counted by a ``ConnectionLimit`` of its own.
@@ -51,7 +49,7 @@ struct ImageHTTPChannel: HTTPChannelHandler {
             return channel.eventLoop.makeFailedFuture(ConnectionRefused())
         }
         return channel.eventLoop.makeCompletedFuture {
-            try Self.addHandlers(to: channel.pipeline.syncOperations, routes: routes, logger: logger, connections: connections, hot: hot)
+            try Self.addHandlers(to: channel.pipeline.syncOperations, routes: routes, logger: logger, connections: connections)
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
         }
     }
@@ -68,14 +66,14 @@ struct ImageHTTPChannel: HTTPChannelHandler {
     /// assistance stays off; headers are validated where they are made (swift-http-types), so the
     /// encoder's outbound validation stays off, as in Hummingbird's own stack; the decoder's limits are
     /// Hummingbird's defaults. `connections` sets the ``ConnectionDeadlines`` (by default 60 s idle, 10 s
-    /// for a head); the `MemoryHitHandler` keeps answers in `hot`'s ``HotAnswers`` of the pipeline's event loop.
+    /// for a head).
     static func addHandlers(to operations: ChannelPipeline.SynchronousOperations, routes: ImageRoutes, logger: Logger,
-                            connections: ServerConfiguration.Connections = .init(), hot: HotAnswers.Registry = .init()) throws {
+                            connections: ServerConfiguration.Connections = .init()) throws {
         try operations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false,
                                                    withOutboundHeaderValidation: false, withEncoderConfiguration: .init(),
                                                    withDecoderLimitConfiguration: decoderLimits)
         try operations.addHandler(ConnectionDeadlines(connections, logger: logger))
-        try operations.addHandler(MemoryHitHandler(routes: routes, hot: hot.answers(on: operations.eventLoop, responses: routes.service.responses)))
+        try operations.addHandler(MemoryHitHandler(routes: routes))
         try operations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
         try operations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
     }

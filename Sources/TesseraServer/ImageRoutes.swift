@@ -152,16 +152,6 @@ public struct ImageRoutes: Sendable {
         if image.status != 304 { body(.contentType, image.contentType) }
     }
 
-    /// The route of an image path as the `MemoryHitHandler` reads it (`/v1/resize`, `/v1/{preset}/{rest}`),
-    /// the same as the router's routes give; `nil` for any other path.
-    static func route(forPath path: String) -> ImageService.Route? {
-        guard path.hasPrefix("/v1/") else { return nil }
-        let rest = path.dropFirst(4)
-        if rest == "resize" { return .resize }
-        guard let slash = rest.firstIndex(of: "/"), slash != rest.startIndex else { return nil }
-        return .preset(name: decodedPresetName(rest[..<slash]), path: String(rest[rest.index(after: slash)...]))
-    }
-
     /// A preset's name from the URL, percent-decoded (undecodable: empty, an unknown preset).
     private static func decodedPresetName(_ raw: some StringProtocol) -> String {
         raw.utf8.contains(UInt8(ascii: "%")) ? String(raw).removingPercentEncoding ?? "" : String(raw)

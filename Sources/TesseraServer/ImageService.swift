@@ -12,12 +12,13 @@ import TesseraHTTP
 /// resizes, remote sources, format negotiation, limits and the encoded-response cache. ``ImageRoutes``
 /// puts it behind Hummingbird routes; docs/SERVING.md describes the behaviour.
 ///
-/// Through `tessera serve`, the memory-hit handler on the connection's event loop looks a request up in
-/// memory first (``cachedResponse(to:)``); what it does not answer goes to ``respond(to:)``, the one path
-/// of every request: resolved once (`ServeRequest`: signature, path, source version, cache key), then the
-/// encoded-response memory cache, then one job per key in the work pool (the preset's table or a decode,
-/// then one encode), each caller waiting until its own deadline. When the resolve trusted a recent check
-/// of a file that is about to be read, only that file is checked again (a `stat`), not the whole request.
+/// ``respond(to:)`` is the one path of every request: resolved once (`ServeRequest`: signature, path,
+/// source version, cache key), then the encoded-response memory cache, then one job per key in the work
+/// pool (the preset's table or a decode, then one encode), each caller waiting until its own deadline. When
+/// the resolve trusted a recent check of a file that is about to be read, only that file is checked again
+/// (a `stat`), not the whole request. Each resolved target is recorded (`ResolvedTargets`), so that
+/// through `tessera serve` the next `GET` of the same target is answered from memory on the connection's
+/// event loop without being routed or resolved again; the memory answer is the same function on both ways.
 public final class ImageService: Sendable {
     /// What the service was made with.
     public let configuration: ServerConfiguration
@@ -39,6 +40,8 @@ public final class ImageService: Sendable {
     let fills = WorkPool<PresetTable.Filled>()
     /// Version checks of named sources' objects, one per object at a time, each caller until its own deadline.
     let versionChecks = WorkPool<ObjectVersion>()
+    /// How request targets resolved, for the memory-hit handler (recorded by ``respond(to:)``).
+    let targets = ResolvedTargets()
     let remoteGuard: RemoteSourceGuard
     let remote: (manager: ImageManager, loader: HTTPDataLoader)?
     let signer: URLSigner?
@@ -165,16 +168,18 @@ public final class ImageService: Sendable {
         }
     }
 
-    /// One try of ``answer(_:)``: one resolve of `info`.
+    /// One try of ``answer(_:)``: one resolve of `info`, recorded in ``targets`` for the memory-hit handler.
     private func answerOnce(_ info: RequestInfo) async throws(ServiceError) -> ImageResponse {
         let deadline = NIODeadline.now() + .nanoseconds(Int64(configuration.limits.requestTimeoutSeconds * 1e9))
         var request = try resolve(info, trustingRecentCheck: true)
+        remember(request, for: info)
         if case .object(let store, let key, nil) = request.source {   // its version first: a check, or a download
             request = request.versioned(try await version(of: key, in: store, deadline: deadline))
         }
         if let answer = fromMemory(request) { return answer }
         if let file = request.file, !file.verified {   // the source will be read: its file checked now
             request = try rechecked(request)
+            remember(request, for: info)
             if let answer = fromMemory(request) { return answer }
         }
         if request.isVersioned, request.ifNoneMatch != nil {
@@ -190,6 +195,19 @@ public final class ImageService: Sendable {
         } catch {
             throw ServiceError.from(error)
         }
+    }
+
+    /// Records how `info`'s target resolved (``ResolvedTargets``), when its answer can come from memory: a
+    /// file's request as checked, an object's before its version.
+    private func remember(_ request: ServeRequest, for info: RequestInfo) {
+        switch request.source {
+        case .file, .object(_, _, nil): break
+        case .remote, .object: return
+        }
+        var request = request
+        request.ifNoneMatch = nil
+        let key = ResolvedTargets.Key(target: info.target, accepted: info.accept.flatMap(OutputChoice.bestAccepted))
+        targets.record(key, ResolvedTargets.Resolved(request: request, route: info.route, path: info.path))
     }
 
     /// The version of `key` in `store` now (``ObjectStore/current(_:recheckSeconds:)``): one check per
@@ -209,37 +227,43 @@ public final class ImageService: Sendable {
 
     /// The answer from memory alone, without waiting: an encoded-response hit or a `304` for a local
     /// source (a check of the source younger than the recheck interval is trusted). `nil` for every other
-    /// request, errors included: ``respond(to:)`` answers those, resolving the request itself. The
-    /// memory-hit handler makes this lookup (`memoryAnswer(to:)`) on the connection's event loop, before
-    /// the router.
+    /// request, errors included: ``respond(to:)`` answers those, resolving the request itself.
     public func cachedResponse(to info: RequestInfo) -> ImageResponse? {
-        memoryAnswer(to: info)?.image
-    }
-
-    /// ``cachedResponse(to:)``, with until when (``CheckClock``) the same request
-    /// may be given the same answer without being resolved again: the end of the trusted check of its
-    /// source (a file's `stat`, an object's version). `nil` for a `304`, and for every answer when sources
-    /// are checked on every request.
-    func memoryAnswer(to info: RequestInfo) -> (image: ImageResponse, reusableUntil: UInt64?)? {
         guard var request = try? resolve(info, trustingRecentCheck: true) else { return nil }
-        var reusableUntil: UInt64?
-        switch request.source {
-        case .file(let file, _) where root.recheckNanoseconds > 0 && info.ifNoneMatch == nil:
-            reusableUntil = file.checkedAt &+ root.recheckNanoseconds
-        case .object(let store, let key, nil):
+        if case .object(let store, let key, nil) = request.source {
             guard let version = store.recentVersion(of: key, within: configuration.sourceCheckIntervalSeconds) else { return nil }
             request = request.versioned(version)
-            if let confirmed = version.confirmedAt, info.ifNoneMatch == nil {
-                reusableUntil = confirmed &+ CheckClock.nanoseconds(configuration.sourceCheckIntervalSeconds)
-            }
-        default:
-            break
         }
-        return fromMemory(request).map { ($0, reusableUntil) }
+        return fromMemory(request)
     }
 
-    /// A memory hit for a request whose source's version is known (its `If-None-Match` compared with the
-    /// entry's stored ETag, so a hit computes no hash).
+    /// The memory answer to a target resolved before (``ResolvedTargets``), for the memory-hit handler on
+    /// the connection's event loop: `nil` unless the resolved request still stands and its answer is in
+    /// memory. A file's last check stands for the source check interval; after it (at once without
+    /// one) the file is `stat`ed again, and that check is recorded for `key`. An object stands while its
+    /// store's last check of its version does; then `nil`, and the router checks the version.
+    func memoryAnswer(to resolved: ResolvedTargets.Resolved, for key: ResolvedTargets.Key, ifNoneMatch: String?) -> ImageResponse? {
+        var request = resolved.request
+        switch request.source {
+        case .file(let file, let directory):
+            if CheckClock.now() >= file.checkedAt &+ directory.recheckNanoseconds {
+                guard let checked = try? checkedAgain(request) else { return nil }
+                request = checked
+                targets.record(key, ResolvedTargets.Resolved(request: request, route: resolved.route, path: resolved.path))
+            }
+        case .object(let store, let objectKey, nil):
+            guard let version = store.recentVersion(of: objectKey, within: configuration.sourceCheckIntervalSeconds) else { return nil }
+            request = request.versioned(version)
+        case .object, .remote:
+            return nil
+        }
+        request.ifNoneMatch = ifNoneMatch
+        return fromMemory(request)
+    }
+
+    /// The one memory answer, whoever asks (the request path, the memory-hit handler): a hit for a request
+    /// whose source's version is known (its `If-None-Match` compared with the entry's stored ETag, so a hit
+    /// computes no hash).
     private func fromMemory(_ request: ServeRequest) -> ImageResponse? {
         guard request.isVersioned, let hit = responses.get(request.key) else { return nil }
         return Self.matches(request.ifNoneMatch, hit.etag) ? notModified(hit) : ok(hit, outcome: .memory)

@@ -7,16 +7,17 @@ import NIOHTTP1
 @_spi(Internal) import TesseraImaging
 import Tessera
 
-/// Answers `GET /v1/…` requests (a preset, or `/v1/resize` of a local source) whose encoded response is in memory (or that get a `304`) on the
-/// connection's event loop, before Hummingbird's request task sees them. A hot thumbnail then costs the
-/// HTTP parse, one cache lookup and one socket write: no task, no hop between threads, no conversion to
-/// swift-http-types, no copy of the body (the cache's `ByteBuffer` is written as it is). Every other
+/// Answers a plain `GET` whose encoded response is in memory (or that gets a `304`) on the connection's
+/// event loop, before Hummingbird's request task sees it. A hot thumbnail then costs the HTTP parse, two
+/// map lookups and one socket write: no task, no hop between threads, no conversion to swift-http-types,
+/// no routing, no resolve, no copy of the body (the cache's `ByteBuffer` is written as it is). Every other
 /// request goes on unchanged to the conversion and the router (see `ImageHTTPChannel`).
 ///
-/// The lookup asks the event loop's ``HotAnswers`` first: a request target (with the format its `Accept`
-/// chose) answered from memory before on this loop, while its source's check is still trusted, gets the
-/// same head and body again without the service resolving it. Otherwise the service looks the request up
-/// (``ImageService/memoryAnswer(to:)``) and the answer is kept there for the next time.
+/// The handler does not route or resolve: it looks the request target (with the format its `Accept`
+/// chose) up among the targets the service has resolved before (``ResolvedTargets``), and asks the service
+/// for the memory answer of the resolved request (``ImageService/memoryAnswer(to:for:ifNoneMatch:)``), the
+/// same answer the router's path gives. A target the service has not resolved yet, or whose answer is not
+/// in memory, goes to the router.
 ///
 /// The handler sits right after NIO's HTTP/1 decoder and encoder, so it sees whole `HTTPRequestHead`s. Its
 /// rules keep HTTP/1.1 correct:
@@ -45,18 +46,19 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The routes (and through them the service); let go when the connection closes, so that a server that
     /// has stopped holds no table open through a pipeline NIO tears down a moment after the close.
     private var routes: ImageRoutes?
-    /// The answers kept by this connection's event loop.
-    private let hot: HotAnswers
     /// Requests passed on to the router whose response has not ended.
     private var unanswered = 0
     /// A request answered from memory whose `.end` has not arrived yet, with its answer.
     private var held: (request: HTTPRequestHead, hit: Hit, start: ContinuousClock.Instant)?
     private var needsFlush = false
+    /// The last `Accept` text and the format it chose (a connection sends the same one again and again).
+    private var lastAccept: (text: String, choice: ImageFileFormat?)?
+    /// The `Date` text of the last second a head was made in.
+    private var date = (second: 0, text: "")
 
-    /// A handler answering from `routes`' service, keeping answers in `hot` (its event loop's).
-    init(routes: ImageRoutes, hot: HotAnswers) {
+    /// A handler answering from `routes`' service.
+    init(routes: ImageRoutes) {
         self.routes = routes
-        self.hot = hot
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -124,28 +126,40 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let route: ImageService.Route
     }
 
-    /// The memory answer to `request`, when it is a plain HTTP/1.1 `GET` the handler may answer: kept by the
-    /// loop, or looked up by the service (and then kept when it may be given again).
+    /// The memory answer to `request`, when it is a plain HTTP/1.1 `GET` the handler may answer, of a target
+    /// the service has resolved before.
     private func memoryHit(_ request: HTTPRequestHead) -> Hit? {
-        guard request.method == .GET, request.version == .http1_1, request.uri.hasPrefix("/v1/"),
-              Self.keepsAlive(request.headers), let routes else { return nil }
-        let ifNoneMatch = request.headers.first(name: "if-none-match")
-        let key = HotAnswers.Key(target: request.uri, accepted: hot.accepted(request.headers.first(name: "accept")))
-        if ifNoneMatch == nil, let kept = hot.answer(key) {
-            _ = routes.service.ok(kept.entry, outcome: .memory)   // counted as the service counts a memory hit
-            return Hit(head: kept.head, body: kept.entry.body, status: 200, outcome: .memory, path: kept.path, route: kept.route)
-        }
-        let departures = hot.responseDepartures
-        let uri = URI(request.uri)
-        let path = uri.path
-        guard let route = ImageRoutes.route(forPath: path) else { return nil }
-        let info = ImageService.RequestInfo(route: route, path: path, rawQuery: uri.query, accept: request.headers.first(name: "accept"),
-                                            ifNoneMatch: ifNoneMatch)
-        guard let (image, reusableUntil) = routes.service.memoryAnswer(to: info) else { return nil }
-        let head = reusableUntil.map {
-            hot.keep(image, for: key, reusableUntil: $0, path: path, route: route, departuresBefore: departures)
-        } ?? HotAnswers.head(of: image, date: hot.dateText(time(nil)))
-        return Hit(head: head, body: image.bodyBuffer, status: image.status, outcome: image.outcome, path: path, route: route)
+        guard request.method == .GET, request.version == .http1_1, Self.keepsAlive(request.headers), let routes else { return nil }
+        let service = routes.service
+        let key = ResolvedTargets.Key(target: request.uri, accepted: accepted(request.headers.first(name: "accept")))
+        guard let resolved = service.targets.get(key),
+              let image = service.memoryAnswer(to: resolved, for: key, ifNoneMatch: request.headers.first(name: "if-none-match"))
+        else { return nil }
+        return Hit(head: head(of: image), body: image.bodyBuffer, status: image.status, outcome: image.outcome,
+                   path: resolved.path, route: resolved.route)
+    }
+
+    /// The format `accept` chooses (``OutputChoice/bestAccepted(_:)``), worked out again only when the
+    /// connection's `Accept` text changes.
+    private func accepted(_ accept: String?) -> ImageFileFormat? {
+        guard let accept else { return nil }
+        if let last = lastAccept, last.text == accept { return last.choice }
+        let choice = OutputChoice.bestAccepted(accept)
+        lastAccept = (accept, choice)
+        return choice
+    }
+
+    /// The head of an image answer: the route's fields, `Content-Length` (not on a `304`), `Date` and `Server`.
+    private func head(of image: ImageService.ImageResponse) -> HTTPResponseHead {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(9)
+        ImageRoutes.forEachField(of: image) { headers.add(name: $0.rawName, value: $1) }
+        if image.status != 304 { headers.add(name: "Content-Length", value: String(image.bodyBuffer.readableBytes)) }
+        let second = time(nil)
+        if date.second != second { date = (second, HTTPDate.text(second)) }
+        headers.add(name: "Date", value: date.text)
+        headers.add(name: "Server", value: ImageServer.serverName)
+        return HTTPResponseHead(version: .http1_1, status: image.status == 304 ? .notModified : .ok, headers: headers)
     }
 }
 

@@ -1,7 +1,6 @@
 #if Serving
 import Foundation
 import NIOCore
-import Synchronization
 @_spi(Internal) import TesseraImaging
 import Tessera
 
@@ -23,9 +22,6 @@ final class ResponseCache: Sendable {
     private let capacity: Int
     /// Entries by key in use order, each costing its ``Entry/bytes``.
     private let entries = LockedValue(LRUMap<String, Entry>())
-    /// Counts the entries that left the cache (evicted or replaced): an answer kept elsewhere since the
-    /// count was read holds no body the cache has let go of while the count is unchanged (``HotAnswers``).
-    private let departures = Atomic<Int>(0)
 
     init(capacityBytes: Int) { capacity = capacityBytes }
 
@@ -35,17 +31,11 @@ final class ResponseCache: Sendable {
 
     func set(_ key: String, _ entry: Entry) {
         guard entry.bytes <= capacity / 4 else { return }   // one response never takes most of the cache
-        let departed = entries.withLock { entries in
-            var departed = entries.peek(key) == nil ? 0 : 1
+        entries.withLock { entries in
             entries.insert(key, value: entry, cost: entry.bytes)
-            while entries.totalCost > capacity, entries.removeOldest() != nil { departed += 1 }
-            return departed
+            while entries.totalCost > capacity, entries.removeOldest() != nil {}
         }
-        if departed > 0 { departures.add(departed, ordering: .releasing) }
     }
-
-    /// How many entries have left the cache so far (evicted, or replaced by a new entry of their key).
-    var departureCount: Int { departures.load(ordering: .acquiring) }
 
     var byteCount: Int { entries.withLock { $0.totalCost } }
 }

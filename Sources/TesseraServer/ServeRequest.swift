@@ -46,6 +46,9 @@ extension ImageService {
             self.ifNoneMatch = ifNoneMatch
         }
 
+        /// The request target as sent: the path and, when there is one, `?` and the raw query.
+        var target: String { rawQuery.map { path + "?" + $0 } ?? path }
+
         /// The parameters of a raw query, percent-decoded (`+` is a space); of a repeated name, the first.
         static func parse(_ raw: String?) -> [String: String] {
             var result: [String: String] = [:]
@@ -87,7 +90,7 @@ struct ServeRequest: Sendable {
     let output: OutputChoice
     /// `q`, else the preset's quality; `nil`: the output format's default (``ServerConfiguration/quality``).
     let quality: Int?
-    let ifNoneMatch: String?
+    var ifNoneMatch: String?
     /// The key of the request's work and, for local sources, of its encoded response (the ETag is its
     /// hash). A remote response's key adds a digest of the downloaded bytes (``key(withDigest:)``), an
     /// object's its version (``versioned(_:)``).
@@ -254,7 +257,14 @@ extension ImageService {
     /// check and the source is about to be read: a `stat` of the same path through the directory it was
     /// found in, the size limit, and the key made with the version found. Any other request as it is.
     func rechecked(_ request: ServeRequest) throws(ServiceError) -> ServeRequest {
-        guard case .file(let file, let directory) = request.source, !file.verified else { return request }
+        guard let file = request.file, !file.verified else { return request }
+        return try checkedAgain(request)
+    }
+
+    /// `request`, a file's, with its file checked now (a `stat`, whatever the last check was) and its key
+    /// naming the version found. Any other request as it is.
+    func checkedAgain(_ request: ServeRequest) throws(ServiceError) -> ServeRequest {
+        guard case .file(let file, let directory) = request.source else { return request }
         return request.rechecked(try withinSizeLimit(try file.rechecked(in: directory)))
     }
 

@@ -26,7 +26,7 @@ struct SourceChecks<Entry: Sendable>: Sendable {
     }
 }
 
-/// The one clock of source checks and of how long a memory answer may be given again (``HotAnswers``):
+/// The one clock of source checks (and so of how long a resolved target's file check stands, ``ResolvedTargets``):
 /// monotonic nanoseconds, `CLOCK_MONOTONIC_COARSE` on Linux (a vDSO read with a few milliseconds of
 /// resolution, plenty for intervals in seconds), `CLOCK_MONOTONIC` elsewhere.
 enum CheckClock {

@@ -257,38 +257,44 @@ struct MemoryHitHandlerTests {
         #expect(f.router.heads == ["/v1/thumb/photo.jpg"])
     }
 
-    /// The rules of `HotAnswers` itself: an answer is given again only until its source's check expires and
-    /// while no entry has left the response cache since it was kept; `Accept`'s choice is the service's.
-    @Test func aKeptAnswerEndsWithItsSourcesCheckOrAnyDepartureFromTheCache() throws {
-        let responses = ResponseCache(capacityBytes: 1 << 20)
-        let hot = HotAnswers(responses: responses)
-        let entry = ResponseCache.Entry(body: ByteBuffer(string: "pixels"), contentType: "image/avif", etag: "\"tag\"")
-        responses.set("a", entry)
-        let image = ImageService.ImageResponse(status: 200, bodyBuffer: entry.body, contentType: entry.contentType, etag: entry.etag,
-                                               cacheControl: "public, max-age=60", outcome: .memory)
-        let now = CheckClock.now()
-        let key = HotAnswers.Key(target: "/v1/thumb/a.jpg", accepted: .avif)
-        let expired = HotAnswers.Key(target: "/v1/thumb/b.jpg", accepted: .avif)
-        let head = hot.keep(image, for: key, reusableUntil: now + 60_000_000_000, path: "/v1/thumb/a.jpg",
-                            route: .preset(name: "thumb", path: "a.jpg"), departuresBefore: hot.responseDepartures)
-        _ = hot.keep(image, for: expired, reusableUntil: now, path: "/v1/thumb/b.jpg",
-                     route: .preset(name: "thumb", path: "b.jpg"), departuresBefore: hot.responseDepartures)
-        #expect(head.status == .ok && head.headers["Content-Length"] == ["6"] && head.headers["ETag"] == ["\"tag\""])
-        let kept = try #require(hot.answer(key))
-        #expect(kept.head.headers["Content-Type"] == ["image/avif"] && kept.head.headers["Date"].count == 1)
-        #expect(String(buffer: kept.entry.body) == "pixels")
-        #expect(hot.answer(HotAnswers.Key(target: "/v1/thumb/a.jpg", accepted: .webp)) == nil, "another format is another answer")
-        #expect(hot.answer(expired) == nil, "its source's check is no longer trusted")
-        // An answer found before an entry left the cache is not kept; one kept before is forgotten.
-        let departures = hot.responseDepartures
-        responses.set("a", entry)   // a replacement: the old entry left
-        _ = hot.keep(image, for: expired, reusableUntil: now + 60_000_000_000, path: "/v1/thumb/b.jpg",
-                     route: .preset(name: "thumb", path: "b.jpg"), departuresBefore: departures)
-        #expect(hot.answer(key) == nil && hot.answer(expired) == nil)
-        for accept in ["image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8", "image/webp, image/avif;q=0", "text/html,*/*", ""] {
-            #expect(hot.accepted(accept) == OutputChoice.bestAccepted(accept))
-            #expect(hot.accepted(accept) == OutputChoice.bestAccepted(accept), "the same from the kept choice")
+    /// What the handler rests on: the service records each target it resolves, and the memory answer of a
+    /// recorded target is the one the request path gives, while the file's check stands; after a change the
+    /// answer is gone only once the check is made again (at once without an interval).
+    @Test func aRecordedTargetIsAnsweredFromMemoryWhileItsFilesCheckStands() async throws {
+        for interval in [0.0, 60] {
+            let f = try await Fixture { $0.sourceCheckIntervalSeconds = interval }
+            let service = f.server.service
+            let key = ResolvedTargets.Key(target: "/v1/thumb/photo.jpg", accepted: nil)
+            let resolved = try #require(service.targets.get(key), "the fixture's respond recorded its target")
+            #expect(resolved.path == "/v1/thumb/photo.jpg" && resolved.route == .preset(name: "thumb", path: "photo.jpg"))
+            #expect(service.targets.get(ResolvedTargets.Key(target: "/v1/thumb/photo.jpg", accepted: .avif)) == nil,
+                    "another format is another target")
+            let answer = try #require(service.memoryAnswer(to: resolved, for: key, ifNoneMatch: nil))
+            #expect(answer.status == 200 && answer.outcome == .memory && answer.body == f.photo)
+            let notModified = try #require(service.memoryAnswer(to: resolved, for: key, ifNoneMatch: answer.etag))
+            #expect(notModified.status == 304 && notModified.body.isEmpty)
+            try ServeFixture.jpeg(width: 200, height: 100).write(to: f.serveFixture.root.appendingPathComponent("photo.jpg"))
+            let current = try #require(service.targets.get(key))
+            let afterChange = service.memoryAnswer(to: current, for: key, ifNoneMatch: nil)
+            if interval > 0 {
+                #expect(afterChange?.body == f.photo, "within the interval the last check stands (nginx's open_file_cache_valid)")
+            } else {
+                #expect(afterChange == nil, "checked at once: the new version is not in memory")
+            }
         }
-        #expect(hot.accepted(nil) == nil)
+    }
+
+    /// The map of resolved targets is bounded: past its capacity the least recently used target goes.
+    @Test func resolvedTargetsForgetTheLeastRecentlyUsedPastTheirCapacity() async throws {
+        let f = try await Fixture()
+        let targets = ResolvedTargets()
+        let resolved = try #require(f.server.service.targets.get(ResolvedTargets.Key(target: "/v1/thumb/photo.jpg", accepted: nil)))
+        for index in 0...ResolvedTargets.capacity {
+            targets.record(ResolvedTargets.Key(target: "/\(index)", accepted: nil), resolved)
+            if index == 0 { _ = targets.get(ResolvedTargets.Key(target: "/0", accepted: nil)) }
+        }
+        #expect(targets.count == ResolvedTargets.capacity)
+        #expect(targets.get(ResolvedTargets.Key(target: "/0", accepted: nil)) == nil)
+        #expect(targets.get(ResolvedTargets.Key(target: "/1", accepted: nil)) != nil)
     }
 }

@@ -150,31 +150,34 @@ struct ServeSourcesTests {
         }
     }
 
-    /// What a loop's kept answer rests on for an object: the answer may be given again until the check of
-    /// its version expires (`--source-check-interval` after the store confirmed it), a conditional one never.
-    @Test("an object's memory answer may be given again until its version's check expires; a conditional one is not kept")
-    func anObjectsMemoryAnswerIsReusableForTheCheckInterval() async throws {
+    /// What the memory-hit handler's answer rests on for an object: the store's last check of its version,
+    /// for the source check interval; without an interval every request checks the version (the router's way).
+    @Test("an object's recorded target is answered from memory while its version's check stands")
+    func anObjectsRecordedTargetIsAnsweredWhileItsVersionsCheckStands() async throws {
         try await Origin.with { origin in
             origin.set("/base/dog.jpg", .init(body: Array(try ServeFixture.jpeg(width: 300, height: 200)), cacheControl: "max-age=60"))
-            let fixture = try ServeFixture()
-            let configuration = fixture.configuration { configuration in
-                configuration.sources["origin"] = ServerConfiguration.Source(url: origin.url("/base").absoluteString)
-                configuration.sourceCheckIntervalSeconds = 60
+            for interval in [0.0, 60] {
+                let fixture = try ServeFixture()
+                let configuration = fixture.configuration { configuration in
+                    configuration.sources["origin"] = ServerConfiguration.Source(url: origin.url("/base").absoluteString)
+                    configuration.sourceCheckIntervalSeconds = interval
+                }
+                let service = try ImageService(configuration: configuration)
+                let info = ImageService.RequestInfo(route: .preset(name: "box", path: "@origin/dog.jpg"), path: "/v1/box/@origin/dog.jpg",
+                                                    rawQuery: nil, accept: nil, ifNoneMatch: nil)
+                #expect(try await service.respond(to: info).outcome == .produced)
+                let key = ResolvedTargets.Key(target: "/v1/box/@origin/dog.jpg", accepted: nil)
+                let resolved = try #require(service.targets.get(key))
+                let answer = service.memoryAnswer(to: resolved, for: key, ifNoneMatch: nil)
+                if interval > 0 {
+                    #expect(answer?.outcome == .memory && answer?.status == 200)
+                    let notModified = service.memoryAnswer(to: resolved, for: key, ifNoneMatch: answer?.etag)
+                    #expect(notModified?.status == 304)
+                } else {
+                    #expect(answer == nil, "no interval: the version is checked by the router")
+                }
+                await service.shutdown()
             }
-            let service = try ImageService(configuration: configuration)
-            let info = ImageService.RequestInfo(route: .preset(name: "box", path: "@origin/dog.jpg"), path: "/v1/box/@origin/dog.jpg",
-                                                rawQuery: nil, accept: nil, ifNoneMatch: nil)
-            #expect(try await service.respond(to: info).outcome == .produced)
-            let before = CheckClock.now()
-            let answer = try #require(service.memoryAnswer(to: info))
-            #expect(answer.image.outcome == .memory && answer.image.status == 200)
-            let until = try #require(answer.reusableUntil)
-            #expect(until > before && until <= CheckClock.now() + 60_000_000_000)
-            var conditional = info
-            conditional.ifNoneMatch = answer.image.etag
-            let notModified = try #require(service.memoryAnswer(to: conditional))
-            #expect(notModified.image.status == 304 && notModified.reusableUntil == nil)
-            await service.shutdown()
         }
     }
 

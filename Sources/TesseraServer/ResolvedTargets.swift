@@ -1,0 +1,52 @@
+#if Serving
+@_spi(Internal) import TesseraImaging
+
+/// How request targets resolved, so that a hit is not resolved again: by the request target as sent (path
+/// and query) and the format its `Accept` chose, the resolved request (``ServeRequest``: its preset, source,
+/// output and cache key) with the route and path its log line names.
+///
+/// ``ImageService/respond(to:)`` records every request it resolves whose answer can come from memory (a
+/// file's, or a named source's object's); the ``MemoryHitHandler`` looks the target of each plain `GET` up
+/// here and asks the service for the memory answer of what it finds (``ImageService/memoryAnswer(to:for:ifNoneMatch:)``).
+/// A target that is not here, or whose answer is not in memory, goes to the router, which resolves it
+/// once. Nothing here is an answer: the response cache alone says what is in memory, and the source's
+/// check says whether the resolved request still stands, so this map needs no invalidation of its own.
+///
+/// At most ``capacity`` targets, the least recently used forgotten first (the library's `LRUMap`): a
+/// crawl over many URLs costs a forgotten target one trip through the router, never unbounded memory.
+final class ResolvedTargets: Sendable {
+    /// What selects a resolved request: the request target and the format `Accept` chose
+    /// (``OutputChoice/bestAccepted(_:)``; `nil`: neither AVIF nor WebP, or no `Accept`).
+    struct Key: Hashable, Sendable {
+        let target: String
+        let accepted: ImageFileFormat?
+    }
+
+    /// A resolved request, without its `If-None-Match` (each request brings its own).
+    struct Resolved: Sendable {
+        /// For a file, as last checked; for an object, without its version (the store's latest is asked).
+        let request: ServeRequest
+        let route: ImageService.Route
+        let path: String
+    }
+
+    /// Targets kept at most.
+    static let capacity = 16_384
+
+    private let entries = LockedValue(LRUMap<Key, Resolved>())
+
+    /// The request `key` resolved to last, made the most recently used.
+    func get(_ key: Key) -> Resolved? { entries.withLock { $0.touch(key)?.value } }
+
+    /// Records that `key` resolved to `resolved`; the least recently used target goes when the map is full.
+    func record(_ key: Key, _ resolved: Resolved) {
+        entries.withLock { map in
+            map.insert(key, value: resolved, cost: 1)
+            while map.count > Self.capacity, map.removeOldest() != nil {}
+        }
+    }
+
+    /// The number of targets kept.
+    var count: Int { entries.withLock { $0.count } }
+}
+#endif
