@@ -163,7 +163,7 @@ enum DecoderFuzzing {
     private static func decodePublic(_ bytes: UnsafeRawBufferPointer, codec: any ImageDecoding, limits: DecodingLimits) -> DecodeIntegrity? {
         let decoder = ImageDecoder(limits: limits, decoders: [codec])
         let style = PixelStyle.allCases[bytes.count % PixelStyle.allCases.count]
-        let mode: ContentMode = bytes.count & 4 == 0 ? .aspectFill : .aspectFit
+        let mode: ContentMode = bytes.count & 4 == 0 ? .fill : .fit
         var integrity: DecodeIntegrity?
         _ = try? Bitmap(width: 23, height: 17, style: style) { (view: MutableBitmapView) throws(TesseraError) in
             integrity = try decoder.decode(bytes: bytes, into: view, mode: mode)

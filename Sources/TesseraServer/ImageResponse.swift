@@ -1,5 +1,6 @@
 #if Serving
 import NIOCore
+import NIOHTTP1
 import Tessera
 
 extension ImageService {
@@ -29,6 +30,9 @@ extension ImageService {
         /// Whether this is the fallback image standing in for a missing or undecodable source
         /// (`X-Tessera-Fallback: 1`).
         public var isFallback = false
+        /// A memory hit's header fields but `Date`, as its cache entry keeps them
+        /// (``ResponseCache/Entry/hitFields``); empty for every other answer.
+        var hitFields = HTTPHeaders()
     }
 }
 

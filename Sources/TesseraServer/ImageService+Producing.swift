@@ -136,7 +136,8 @@ extension ImageService {
             defer { metrics.encodeTime.recordSince(start) }
             counters.withLock { $0.encodes += 1 }
             let bytes = try encoder.encode(image, transparent: hasAlpha)
-            return ResponseCache.Entry(body: ByteBuffer(bytes: bytes), contentType: format.mediaType, etag: etag, integrity: integrity)
+            return ResponseCache.Entry(body: ByteBuffer(bytes: bytes), contentType: format.mediaType, etag: etag, integrity: integrity,
+                                       cacheControl: cacheControl(for: integrity))
         }
         responses.set(key, entry)
         metrics.responseCacheBytes.set(responses.byteCount)

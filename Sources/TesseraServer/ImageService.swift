@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import Metrics
 import NIOCore
+import NIOHTTP1
 @_spi(Internal) import TesseraImaging
 import Tessera
 import TesseraHTTP
@@ -274,7 +275,8 @@ public final class ImageService: Sendable {
         metrics.bytesServed.increment(by: Int64(entry.body.readableBytes))
         metrics.outcome(outcome)
         return ImageResponse(status: 200, bodyBuffer: entry.body, contentType: entry.contentType, etag: entry.etag,
-                             cacheControl: cacheControl(for: entry.integrity), outcome: outcome, integrity: entry.integrity)
+                             cacheControl: cacheControl(for: entry.integrity), outcome: outcome, integrity: entry.integrity,
+                             hitFields: outcome == .memory ? entry.hitFields : HTTPHeaders())
     }
 
     /// A `304` for a response whose ETag is `etag`: one of an intact source (see ``etag(_:integrity:)``).

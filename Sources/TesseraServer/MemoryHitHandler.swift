@@ -149,17 +149,25 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         return choice
     }
 
-    /// The head of an image answer: the route's fields, `Content-Length` (not on a `304`), `Date` and `Server`.
+    /// The head of an image answer: its fields (``fields(of:)``; a memory hit's as its cache entry keeps
+    /// them) and `Date`.
     private func head(of image: ImageService.ImageResponse) -> HTTPResponseHead {
+        var headers = image.hitFields.isEmpty ? Self.fields(of: image) : image.hitFields
+        let second = time(nil)
+        if date.second != second { date = (second, HTTPDate.text(second)) }
+        headers.add(name: "Date", value: date.text)
+        return HTTPResponseHead(version: .http1_1, status: image.status == 304 ? .notModified : .ok, headers: headers)
+    }
+
+    /// The header fields of an image answer but `Date`: the route's (``ImageRoutes/forEachField(of:_:)``),
+    /// `Content-Length` (not on a `304`) and `Server`, as Hummingbird adds them.
+    static func fields(of image: ImageService.ImageResponse) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.reserveCapacity(9)
         ImageRoutes.forEachField(of: image) { headers.add(name: $0.rawName, value: $1) }
         if image.status != 304 { headers.add(name: "Content-Length", value: String(image.bodyBuffer.readableBytes)) }
-        let second = time(nil)
-        if date.second != second { date = (second, HTTPDate.text(second)) }
-        headers.add(name: "Date", value: date.text)
         headers.add(name: "Server", value: ImageServer.serverName)
-        return HTTPResponseHead(version: .http1_1, status: image.status == 304 ? .notModified : .ok, headers: headers)
+        return headers
     }
 }
 

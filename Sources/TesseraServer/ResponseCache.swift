@@ -1,6 +1,7 @@
 #if Serving
 import Foundation
 import NIOCore
+import NIOHTTP1
 @_spi(Internal) import TesseraImaging
 import Tessera
 
@@ -17,6 +18,21 @@ final class ResponseCache: Sendable {
         /// How complete the decode behind the body was (`X-Tessera-Decode`, and a short `Cache-Control`
         /// for a truncated source).
         var integrity: DecodeIntegrity = .intact
+        /// The header fields of this entry's memory hit, all but `Date`, made once with the entry
+        /// (``MemoryHitHandler/fields(of:)``): a hit answered on the event loop copies them.
+        var hitFields = HTTPHeaders()
+
+        /// An entry of `body`, with the fields of its memory hit made now (`cacheControl` is the service's
+        /// for `integrity`).
+        init(body: ByteBuffer, contentType: String, etag: String, integrity: DecodeIntegrity = .intact, cacheControl: String) {
+            self.body = body
+            self.contentType = contentType
+            self.etag = etag
+            self.integrity = integrity
+            hitFields = MemoryHitHandler.fields(of: ImageService.ImageResponse(
+                status: 200, bodyBuffer: body, contentType: contentType, etag: etag, cacheControl: cacheControl,
+                outcome: .memory, integrity: integrity))
+        }
     }
 
     private let capacity: Int

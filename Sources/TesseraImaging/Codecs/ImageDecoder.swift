@@ -8,7 +8,7 @@ import Foundation
 /// let decoder = ImageDecoder()
 /// let info = try decoder.probe(data)                      // header only
 /// let thumb = try decoder.thumbnail(data, size: PixelSize(width: 100, height: 100))
-/// try decoder.decode(data, into: slotView, mode: .aspectFill)   // straight into a table slot
+/// try decoder.decode(data, into: slotView, mode: .fill)   // straight into a table slot
 /// ```
 ///
 /// Damaged and truncated files decode as browsers show them under ``DecodingPolicy/lenient`` (the
@@ -74,9 +74,9 @@ public struct ImageDecoder: Sendable {
         }
     }
 
-    /// A thumbnail of exactly `size` in `style`, placed by `mode` (``ContentMode/aspectFill`` crops,
-    /// ``ContentMode/aspectFit`` leaves transparent bars), decoded with the cheap downscaling path.
-    public func thumbnail(_ data: Data, size: PixelSize, mode: ContentMode = .aspectFill,
+    /// A thumbnail of exactly `size` in `style`, placed by `mode` (``ContentMode/fill`` crops,
+    /// ``ContentMode/fit`` leaves transparent bars), decoded with the cheap downscaling path.
+    public func thumbnail(_ data: Data, size: PixelSize, mode: ContentMode = .fill,
                           style: PixelStyle = .bgra32) throws(TesseraError) -> Bitmap {
         var integrity = DecodeIntegrity.intact
         var bitmap = try Bitmap(width: size.width, height: size.height, style: style) { (view) throws(TesseraError) in
@@ -89,7 +89,7 @@ public struct ImageDecoder: Sendable {
 
     /// Decodes once, upright in `style`, just large enough (through the cheap path) to be drawn with
     /// `mode` into every size in `targets` without upscaling: one decode for a family of formats.
-    public func decode(_ data: Data, covering targets: [PixelSize], mode: ContentMode = .aspectFill,
+    public func decode(_ data: Data, covering targets: [PixelSize], mode: ContentMode = .fill,
                        style: PixelStyle = .bgra32) throws(TesseraError) -> Bitmap {
         let info = try probe(data)
         var needed = PixelSize(width: 1, height: 1)
@@ -108,16 +108,16 @@ public struct ImageDecoder: Sendable {
     /// When the codec can produce the target's exact size and style (no turn, no crop, no resample),
     /// pixels are decoded straight into `target` with no intermediate buffer. Otherwise the cheap
     /// scaled decode goes to a temporary bitmap that cairo resamples into `target` (box filter).
-    /// Pixels of `target` outside the placed image (``ContentMode/aspectFit`` bars) are left as they are.
+    /// Pixels of `target` outside the placed image (``ContentMode/fit`` bars) are left as they are.
     /// Returns how complete the decoded pixels are.
     @discardableResult
-    public func decode(_ data: Data, into target: MutableBitmapView, mode: ContentMode = .aspectFill) throws(TesseraError) -> DecodeIntegrity {
+    public func decode(_ data: Data, into target: MutableBitmapView, mode: ContentMode = .fill) throws(TesseraError) -> DecodeIntegrity {
         try Self.withBytes(of: data) { (bytes) throws(TesseraError) in try decode(bytes: bytes, into: target, mode: mode) }
     }
 
     /// ``decode(_:into:mode:)`` on raw bytes.
     @discardableResult
-    public func decode(bytes: UnsafeRawBufferPointer, into target: MutableBitmapView, mode: ContentMode = .aspectFill) throws(TesseraError) -> DecodeIntegrity {
+    public func decode(bytes: UnsafeRawBufferPointer, into target: MutableBitmapView, mode: ContentMode = .fill) throws(TesseraError) -> DecodeIntegrity {
         let (decoder, info) = try probe(bytes: bytes)
         let bounds = Rect(size: target.layout.size)
         let placed = mode.placement(of: info.displaySize, in: bounds)

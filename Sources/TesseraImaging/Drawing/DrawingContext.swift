@@ -93,7 +93,7 @@ public final class DrawingContext {
     ///
     /// Downscaling uses cairo's `CAIRO_FILTER_GOOD`, which is a box filter over every covered source
     /// pixel (high quality at any ratio), with `CAIRO_EXTEND_PAD` so that edges do not fade into
-    /// transparency. Parts of `image` falling outside `rect` (``ContentMode/aspectFill``) are cropped.
+    /// transparency. Parts of `image` falling outside `rect` (``ContentMode/fill``) are cropped.
     public func draw(_ image: some BitmapImage, in rect: Rect, mode: ContentMode = .stretch,
                      orientation: ImageOrientation = .up, alpha: Double = 1) throws(TesseraError) {
         let stored = image.layout.size
@@ -146,7 +146,7 @@ public final class DrawingContext {
     }
 
     /// Draws `overlay` (a badge, a frame, a play symbol…) over what is there, placed by `mode`.
-    public func drawOverlay(_ overlay: some BitmapImage, in rect: Rect, mode: ContentMode = .aspectFit,
+    public func drawOverlay(_ overlay: some BitmapImage, in rect: Rect, mode: ContentMode = .fit,
                             alpha: Double = 1) throws(TesseraError) {
         try draw(overlay, in: rect, mode: mode, alpha: alpha)
     }

@@ -29,8 +29,8 @@ extension ImageDecoder {
     /// 2. The image is decoded once, through the codec's cheap downscale, at the smallest size it
     ///    supports that still gives the crop at least the placement's size (the display size scaled by
     ///    placement ÷ crop on each axis, never more than the stored size).
-    /// 3. For ``ImageProcessing/Gravity/smart`` in ``ImageProcessing/Mode/fill`` and
-    ///    ``ImageProcessing/Mode/fillDown`` the crop keeps its size and ``SmartCrop`` chooses its position
+    /// 3. For ``ImageProcessing/Gravity/smart`` in ``ContentMode/fill`` and
+    ///    ``ContentMode/fillDown`` the crop keeps its size and ``SmartCrop`` chooses its position
     ///    on the decoded pixels.
     /// 4. The crop of the upright image is drawn into ``ProcessingGeometry/placement`` (cairo, box
     ///    filter); the rest of the canvas (pad's bars) is ``ImageProcessing/background``.

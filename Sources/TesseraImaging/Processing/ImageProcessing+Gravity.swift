@@ -1,5 +1,5 @@
 extension ImageProcessing {
-    /// Which part of the source ``Mode/fill`` keeps, and where ``Mode/pad`` places the fitted image.
+    /// Which part of the source ``ContentMode/fill`` keeps, and where ``ContentMode/pad`` places the fitted image.
     ///
     /// In JSON a compass point or ``smart`` is its name (`"north-east"`, `"smart"`) and a focal point is
     /// `{"x": 0.25, "y": 0.75}`.
@@ -23,10 +23,10 @@ extension ImageProcessing {
         /// The bottom-left corner.
         case southWest
         /// The point at fractions `x` and `y` (each 0…1) of the source's width and height, from its top-left
-        /// corner: ``Mode/fill`` centres its window on it as far as the source allows.
+        /// corner: ``ContentMode/fill`` centres its window on it as far as the source allows.
         case focalPoint(x: Double, y: Double)
-        /// Content-aware: the part of the source with the most detail, for ``Mode/fill`` and
-        /// ``Mode/fillDown``. ``ProcessingGeometry`` (sizes only) places it as ``center``;
+        /// Content-aware: the part of the source with the most detail, for ``ContentMode/fill`` and
+        /// ``ContentMode/fillDown``. ``ProcessingGeometry`` (sizes only) places it as ``center``;
         /// ``ImageDecoder/render(_:processing:limits:)`` moves the crop by ``SmartCrop`` on the pixels.
         case smart
 

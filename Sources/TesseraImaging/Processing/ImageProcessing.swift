@@ -13,14 +13,14 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     /// The height of the box in CSS pixels (multiplied by ``dpr``); `nil` derives it from ``width`` and the
     /// source's aspect ratio, or keeps the source's size when ``width`` is `nil` too.
     public var height: Int?
-    /// How the source is brought to the box; ``Mode/fit`` by default.
+    /// How the source is brought to the box; ``ContentMode/fit`` by default.
     public var mode: Mode
-    /// Which part of the source ``Mode/fill`` keeps, and where ``Mode/pad`` places the image; centre by default.
+    /// Which part of the source ``ContentMode/fill`` keeps, and where ``ContentMode/pad`` places the image; centre by default.
     public var gravity: Gravity
     /// Whether the image may be scaled up beyond the source's size; `false` by default (see ``ProcessingGeometry``
     /// for what that means in each mode).
     public var enlarge: Bool
-    /// The colour of ``Mode/pad``'s bars, and the colour transparent sources are flattened onto for formats
+    /// The colour of ``ContentMode/pad``'s bars, and the colour transparent sources are flattened onto for formats
     /// without transparency (JPEG); opaque white by default.
     public var background: Background
     /// The device pixel ratio, 1…4: ``width`` and ``height`` are multiplied by it (and rounded) before
@@ -50,23 +50,10 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
         self.quality = quality
     }
 
-    /// How the source is brought to the box of ``width`` × ``height``. With only one side given (or none),
-    /// every mode gives the source's aspect ratio at that side, so the modes differ only when both are given.
-    public enum Mode: String, Sendable, Hashable, Codable, CaseIterable {
-        /// The largest size with the source's aspect ratio inside the box; nothing is cropped.
-        case fit
-        /// The box exactly (unless ``ImageProcessing/enlarge`` is off and the source is smaller): the source
-        /// covers it and the overflow is cropped around the ``ImageProcessing/gravity``.
-        case fill
-        /// Like ``fill``, but never enlarging: when the source is smaller than the box, the box shrinks,
-        /// keeping its own aspect ratio, until it fits inside the source (imgproxy's `fill-down`).
-        case fillDown = "fill-down"
-        /// The box exactly, the whole source stretched to it; the aspect ratio is ignored.
-        case force
-        /// ``fit``, then extended to exactly the box with ``ImageProcessing/background``, the image placed
-        /// by the ``ImageProcessing/gravity``.
-        case pad
-    }
+    /// How the source is brought to the box of ``width`` × ``height`` (the library's one mode type). With
+    /// only one side given (or none), every mode gives the source's aspect ratio at that side, so the modes
+    /// differ only when both are given.
+    public typealias Mode = ContentMode
 
     /// The output formats, now the library's one format type.
     @available(*, deprecated, renamed: "ImageFileFormat", message: "ImageFileFormat is the one format type; isEncodable says which it writes")
@@ -76,7 +63,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     /// process and on every run (unlike `hashValue`, which Swift seeds per process): the part of every
     /// cache and table key that stands for the processing. Equal values have equal identities and values
     /// that differ in any field have different ones (even a field the mode ignores, such as the gravity of
-    /// ``Mode/fit``: the identity is the value, not an interpretation of it).
+    /// ``ContentMode/fit``: the identity is the value, not an interpretation of it).
     ///
     /// The format is `key=value` pairs joined by commas, `-` for `nil`, doubles in Swift's shortest
     /// round-trip form (`2.0`, `0.25`): for `ImageProcessing(width: 300, mode: .fill, gravity: .northEast, dpr: 2)`

@@ -7,17 +7,17 @@
 /// - ``ImageProcessing/dpr`` multiplies width and height first: `w=300, dpr=2` is a 600-pixel width.
 /// - Width or height alone keeps the source's aspect ratio in every mode: `w=300` gives 300×225,
 ///   `h=100` gives 133×100 (4000 × 100/3000 = 133.3). Neither gives the source's size (times the DPR).
-/// - ``ImageProcessing/Mode/fit``: the largest size with the source's aspect ratio inside the box:
+/// - ``ContentMode/fit``: the largest size with the source's aspect ratio inside the box:
 ///   300×300 gives 300×225 (scale min(300/4000, 300/3000) = 0.075).
-/// - ``ImageProcessing/Mode/fill``: the box exactly; the crop is the box's aspect ratio at the covering
+/// - ``ContentMode/fill``: the box exactly; the crop is the box's aspect ratio at the covering
 ///   scale: 300×300 scales by max(0.075, 0.1) = 0.1, so the crop is 3000×3000, at x = (4000 − 3000) × ½ = 500
 ///   for the centre, 0 for west, 1000 for east (y is 0: the crop spans the source's height).
-/// - ``ImageProcessing/Mode/fillDown``: ``ImageProcessing/Mode/fill`` into a box that, when the source is
+/// - ``ContentMode/fillDown``: ``ContentMode/fill`` into a box that, when the source is
 ///   smaller than it on either side, is first shrunk by min(W/w, H/h) keeping its aspect ratio: a 200×100
 ///   source in 300×300 gives 100×100 (the box times ⅓), cropped from x = 50. It never enlarges, whatever
 ///   ``ImageProcessing/enlarge`` says.
-/// - ``ImageProcessing/Mode/force``: the box exactly, the whole source stretched: 300×300.
-/// - ``ImageProcessing/Mode/pad``: the box exactly, the ``ImageProcessing/Mode/fit`` image placed in it by
+/// - ``ContentMode/stretch``: the box exactly, the whole source stretched: 300×300.
+/// - ``ContentMode/pad``: the box exactly, the ``ContentMode/fit`` image placed in it by
 ///   the gravity's compass point, at whole pixels (the free space times 0, ½ or 1, rounded down): 300×300
 ///   places 300×225 at (0, 37) for the centre, (0, 0) for north, (0, 75) for south.
 ///
@@ -26,7 +26,7 @@
 ///   300×300 canvas and places 200×100 at (50, 100));
 /// - fill: the covering scale is at most 1 and the canvas is the box cut to the scaled source, as imgproxy
 ///   does: a 200×100 source in 300×300 gives 200×100, uncropped (the box's aspect ratio is lost — keeping it
-///   is what ``ImageProcessing/Mode/fillDown`` is for); in 300×50 it gives 200×50 cropped at scale 1;
+///   is what ``ContentMode/fillDown`` is for); in 300×50 it gives 200×50 cropped at scale 1;
 /// - force: each side at most the source's (200×100 in 300×50 gives 200×50);
 /// - one side only: the scale is at most 1 (`w=8000` gives 4000×3000).
 ///
@@ -95,7 +95,7 @@ extension ImageProcessing {
             return filled(source, box: box, enlarge: enlarge)
         case .fillDown:
             return filled(source, box: Self.shrunk(box, into: source), enlarge: false)
-        case .force:
+        case .stretch:
             let canvas = enlarge ? box : PixelSize(width: min(box.width, source.width), height: min(box.height, source.height))
             return Self.uncropped(source, canvas: canvas)
         case .pad:

@@ -7,7 +7,7 @@
 ///    colour), `|L(x+1, y) − L(x−1, y)| + |L(x, y+1) − L(x, y−1)|` with the edges clamped.
 /// 3. A summed-area table of the energy makes the energy inside any window four look-ups.
 /// 4. The window (the crop's size scaled to the small image and rounded) slides over every whole-pixel
-///    position — along the one free axis for ``ImageProcessing/Mode/fill``, where the crop spans the
+///    position — along the one free axis for ``ContentMode/fill``, where the crop spans the
 ///    other — and the position with the most energy wins; ties go to the position nearest the centre
 ///    (the mean of the two middle ones when they tie too), so a flat image is cropped in the middle.
 /// 5. The winning position, as a fraction of the free space on each axis, is applied to the source.

@@ -209,22 +209,25 @@ final class FetchPipeline: Sendable {
     }
 
     private func decodeUncounted(_ data: Data, for key: ImageKey) throws -> Bitmap {
-        if let processing = key.processing {
+        func render(_ processing: ImageProcessing) throws -> Bitmap {
             do throws(ImageDecoder.RenderError) { return try decoder.render(data, processing: processing) } catch {
                 if case .failed(let failure) = error { throw failure }
                 throw error
             }
         }
+        if let processing = key.processing { return try render(processing) }
         guard let size = key.size else { return try decoder.decode(data) }
         switch key.mode {
-        case .aspectFit:
+        case .fit:
             let shown = try decoder.probe(data).displaySize
-            let placed = ContentMode.aspectFit.placement(of: shown, in: Rect(size: size))
+            let placed = ContentMode.fit.placement(of: shown, in: Rect(size: size))
             let fitted = PixelSize(width: max(1, Int(placed.width.rounded())), height: max(1, Int(placed.height.rounded())))
             if fitted.width >= shown.width || fitted.height >= shown.height { return try decoder.decode(data) }
             return try decoder.thumbnail(data, size: fitted, mode: .stretch)
-        case .aspectFill, .stretch:
+        case .fill, .stretch:
             return try decoder.thumbnail(data, size: size, mode: key.mode)
+        case .fillDown, .pad:   // the processing's own modes: its geometry for a box of `size`
+            return try render(ImageProcessing(width: size.width, height: size.height, mode: key.mode))
         }
     }
 }

@@ -12,12 +12,15 @@ public struct ImageKey: Sendable, Hashable, CustomStringConvertible {
     /// The requested size, or `nil` for the full image.
     public var size: PixelSize?
     /// How the image is fitted to ``size`` (meaningless when `size` is `nil`, and then normalised to
-    /// ``/TesseraImaging/ContentMode/aspectFit``). The default is ``/TesseraImaging/ContentMode/aspectFill``, as everywhere in Tessera
+    /// ``/TesseraImaging/ContentMode/fit``). The default is ``/TesseraImaging/ContentMode/fill``, as everywhere in Tessera
     /// (``/TesseraImaging/ImageDecoder/thumbnail(_:size:mode:style:)``, ``/TesseraTables/ImageEntity``'s drawing, image tables):
-    /// - ``/TesseraImaging/ContentMode/aspectFit``: the largest size inside `size` with the image's aspect ratio, never
+    /// - ``/TesseraImaging/ContentMode/fit``: the largest size inside `size` with the image's aspect ratio, never
     ///   larger than the image itself;
-    /// - ``/TesseraImaging/ContentMode/aspectFill``: exactly `size`, centred and cropped;
-    /// - ``/TesseraImaging/ContentMode/stretch``: exactly `size`, stretched.
+    /// - ``/TesseraImaging/ContentMode/fill``: exactly `size`, centred and cropped;
+    /// - ``/TesseraImaging/ContentMode/stretch``: exactly `size`, stretched;
+    /// - ``/TesseraImaging/ContentMode/fillDown`` and ``/TesseraImaging/ContentMode/pad``: as
+    ///   ``/TesseraImaging/ImageProcessing`` draws them in a box of `size` (a fill that never enlarges; a
+    ///   fit padded to `size` with its default background).
     public var mode: ContentMode
     /// The processing the image is drawn with (``/TesseraImaging/ImageDecoder/render(_:processing:limits:)``),
     /// which replaces ``size`` and ``mode`` when set. Keys that differ in any of its fields (gravity, say)
@@ -28,10 +31,10 @@ public struct ImageKey: Sendable, Hashable, CustomStringConvertible {
     public var processors: [ImageProcessor] = []
 
     /// Creates a key.
-    public init(url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill) {
+    public init(url: URL, size: PixelSize? = nil, mode: ContentMode = .fill) {
         self.url = url
         self.size = size
-        self.mode = size == nil ? .aspectFit : mode
+        self.mode = size == nil ? .fit : mode
     }
 
     /// A key of the image at `url` drawn with `processing`.
@@ -46,6 +49,6 @@ public struct ImageKey: Sendable, Hashable, CustomStringConvertible {
         let processed = processors.isEmpty ? "" : "|" + ImageProcessor.identity(of: processors)
         if let processing { return "\(url.absoluteString)#\(processing.identity)" + processed }
         guard let size else { return url.absoluteString + processed }
-        return "\(url.absoluteString)@\(size)/\(mode.rawValue)" + processed
+        return "\(url.absoluteString)@\(size)/\(mode.keyText)" + processed
     }
 }

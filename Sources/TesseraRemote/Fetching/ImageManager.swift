@@ -115,7 +115,7 @@ public final class ImageManager: Sendable {
 
     /// The image at `url`: ``image(for:progress:)`` with `ImageRequest(url:size:contentMode:priority:)`.
     @concurrent
-    public func image(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill, priority: FetchPriority = .urgent,
+    public func image(for url: URL, size: PixelSize? = nil, mode: ContentMode = .fill, priority: FetchPriority = .urgent,
                       progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(TesseraError) -> Bitmap {
         try await image(for: ImageRequest(url: url, size: size, contentMode: mode, priority: priority), progress: progress)
     }
@@ -225,7 +225,7 @@ public final class ImageManager: Sendable {
 
     /// ``loadImage(for:progress:completion:)`` with `ImageRequest(url:size:contentMode:priority:)`.
     @discardableResult
-    public func loadImage(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill, priority: FetchPriority = .urgent,
+    public func loadImage(for url: URL, size: PixelSize? = nil, mode: ContentMode = .fill, priority: FetchPriority = .urgent,
                           progress: (@Sendable (LoadProgress) -> Void)? = nil,
                           completion: @escaping @Sendable (Result<Bitmap, TesseraError>) -> Void) -> RequestTicket {
         loadImage(for: ImageRequest(url: url, size: size, contentMode: mode, priority: priority), progress: progress,
@@ -258,7 +258,7 @@ public final class ImageManager: Sendable {
     public var imageTables: [ImageTable] { pipeline.tables?.openTables ?? [] }
 
     /// The image for `url` at this variant if the memory cache holds it (no I/O, no decoding).
-    public func cachedImage(for url: URL, size: PixelSize? = nil, mode: ContentMode = .aspectFill) -> Bitmap? {
+    public func cachedImage(for url: URL, size: PixelSize? = nil, mode: ContentMode = .fill) -> Bitmap? {
         cachedImage(for: ImageRequest(url: url, size: size, contentMode: mode))
     }
 

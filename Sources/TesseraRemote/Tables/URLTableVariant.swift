@@ -6,11 +6,11 @@ import Foundation
 /// size and the text that names its style (``URLTables``).
 ///
 /// A variant qualifies when every answer to it has the same size, because a table slot has one:
-/// - ``ImageKey/size`` with ``/TesseraImaging/ContentMode/aspectFill`` or ``/TesseraImaging/ContentMode/stretch``
-///   (``/TesseraImaging/ContentMode/aspectFit`` follows the source's aspect ratio);
+/// - ``ImageKey/size`` with ``/TesseraImaging/ContentMode/fill`` or ``/TesseraImaging/ContentMode/stretch``
+///   (``/TesseraImaging/ContentMode/fit`` follows the source's aspect ratio);
 /// - ``ImageKey/processing`` with both a width and a height and a mode that gives that box:
-///   ``/TesseraImaging/ImageProcessing/Mode/fill``, ``/TesseraImaging/ImageProcessing/Mode/fillDown``,
-///   ``/TesseraImaging/ImageProcessing/Mode/force`` or ``/TesseraImaging/ImageProcessing/Mode/pad``. Without
+///   ``/TesseraImaging/ContentMode/fill``, ``/TesseraImaging/ContentMode/fillDown``,
+///   ``/TesseraImaging/ContentMode/stretch`` or ``/TesseraImaging/ContentMode/pad``. Without
 ///   ``/TesseraImaging/ImageProcessing/enlarge``, fill, fill-down and force give less than the box for a source
 ///   smaller than it: such an answer does not fit the slot and is not stored.
 ///
@@ -32,9 +32,9 @@ struct URLTableVariant: Sendable, Hashable {
             size = PixelSize(width: width, height: height)
             style = "processing:" + processing.identity
         } else {
-            guard let size = key.size, key.mode != .aspectFit else { return nil }
+            guard let size = key.size, key.mode != .fit else { return nil }
             self.size = size
-            style = "size:\(size)/\(key.mode.rawValue)"
+            style = "size:\(size)/\(key.mode.keyText)"
         }
         if !key.processors.isEmpty { style += "|" + ImageProcessor.identity(of: key.processors) }
     }

@@ -18,7 +18,7 @@ public protocol ImageEntity: Sendable {
     /// Where the source image for `format` is. Requests for the same URL are coalesced.
     func sourceImageURL(for format: ImageFormat) -> URL?
     /// Draws the upright, decoded `source` into `context`, which covers one slot of `format`'s table.
-    /// The default clears the slot and draws the source with ``/TesseraImaging/ContentMode/aspectFill``.
+    /// The default clears the slot and draws the source with ``/TesseraImaging/ContentMode/fill``.
     func draw(_ source: Bitmap, in context: DrawingContext, for format: ImageFormat) throws
 }
 
@@ -26,6 +26,6 @@ extension ImageEntity {
     /// Clears the slot and draws `source` filling it (aspect fill, cropped, centred).
     public func draw(_ source: Bitmap, in context: DrawingContext, for format: ImageFormat) throws {
         context.clear()
-        try context.draw(source, in: context.bounds, mode: .aspectFill)
+        try context.draw(source, in: context.bounds, mode: .fill)
     }
 }

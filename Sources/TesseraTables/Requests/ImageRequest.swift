@@ -98,7 +98,7 @@ public struct ImageRequest: Sendable {
     public var cacheKey: String?
 
     /// A request for the image at `url`.
-    public init(url: URL, size: PixelSize? = nil, contentMode: ContentMode = .aspectFill, processors: [ImageProcessor] = [],
+    public init(url: URL, size: PixelSize? = nil, contentMode: ContentMode = .fill, processors: [ImageProcessor] = [],
                 priority: FetchPriority = .urgent, cachePolicy: CachePolicy = .useCache, headers: [String: String] = [:],
                 options: Options = [], cacheKey: String? = nil) {
         self.source = .url(url)
@@ -128,7 +128,7 @@ public struct ImageRequest: Sendable {
                 cachePolicy: CachePolicy = .useCache, headers: [String: String] = [:]) {
         self.source = .entity(entity, format: format)
         self.size = format.size
-        self.contentMode = .aspectFill
+        self.contentMode = .fill
         self.priority = priority
         self.cachePolicy = cachePolicy
         self.headers = headers

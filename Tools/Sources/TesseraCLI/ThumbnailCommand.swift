@@ -29,8 +29,8 @@ struct ThumbnailCommand: ParsableCommand {
         case fill, fit, stretch
         var contentMode: ContentMode {
             switch self {
-            case .fill: .aspectFill
-            case .fit: .aspectFit
+            case .fill: .fill
+            case .fit: .fit
             case .stretch: .stretch
             }
         }

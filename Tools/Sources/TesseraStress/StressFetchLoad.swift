@@ -91,7 +91,7 @@ struct StressFetchLoad {
                     if try await manager.data(for: url) != Data(bodies[k]) { counters.wrong.add(1, ordering: .relaxed) }
                 case 4...6:
                     let box = PixelSize(width: 8 + random.next(40), height: 8 + random.next(40))
-                    let image = try await manager.image(for: url, size: box, mode: .aspectFill)
+                    let image = try await manager.image(for: url, size: box, mode: .fill)
                     if image.layout.size != box || !isSolid(image, color(k)) { counters.wrong.add(1, ordering: .relaxed) }
                 case 7:
                     await manager.prefetch([urls[random.next(imageCount)], urls[random.next(imageCount)]])

@@ -44,8 +44,8 @@ struct ColourEndToEndTests {
         }
 
         let photoThumb = try PixelComparison.decodeFile(out + "/photo-p3.png")
-        let library = try PixelComparison.libraryThumbnail(of: taggedPhoto, size: size, mode: .aspectFill)
-        let untagged = try PixelComparison.libraryThumbnail(of: photo, size: size, mode: .aspectFill)
+        let library = try PixelComparison.libraryThumbnail(of: taggedPhoto, size: size, mode: .fill)
+        let untagged = try PixelComparison.libraryThumbnail(of: photo, size: size, mode: .fill)
         let same = try #require(PixelComparison.meanAbsoluteDifference(photoThumb, library))
         let converted = try #require(PixelComparison.meanAbsoluteDifference(photoThumb, untagged))
         #expect(same < 1, "the CLI's thumbnail is the library's: mean difference \(same)")

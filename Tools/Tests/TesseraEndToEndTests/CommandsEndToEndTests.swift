@@ -125,7 +125,7 @@ struct CommandsEndToEndTests {
                 let box = PixelComparison.opaqueBounds(image, threshold: 255)
                 #expect(box?.width == size.width && box?.height == size.height, "fill covers every pixel of \(path)")
             }
-            let reference = try PixelComparison.libraryThumbnail(of: photo, size: size, mode: .aspectFill)
+            let reference = try PixelComparison.libraryThumbnail(of: photo, size: size, mode: .fill)
             let difference = try #require(PixelComparison.meanAbsoluteDifference(image, reference))
             #expect(difference < 2, "\(photo.lastPathComponent): mean difference \(difference) from the library's thumbnail")
         }
@@ -152,7 +152,7 @@ struct CommandsEndToEndTests {
             #expect(image.width == size.width && image.height == size.height, "\(path): \(image)")
             // JPEG has no alpha (transparent pixels come out black): compare opaque sources only.
             if fileFormat == .jpeg, try !PixelComparison.isOpaque(photo) { continue }
-            let reference = try PixelComparison.libraryThumbnail(of: photo, size: size, mode: .aspectFill)
+            let reference = try PixelComparison.libraryThumbnail(of: photo, size: size, mode: .fill)
             let difference = try #require(PixelComparison.meanAbsoluteDifference(image, reference))
             #expect(difference < tolerance, "\(path): mean difference \(difference) from the library's thumbnail")
         }
@@ -194,7 +194,7 @@ struct CommandsEndToEndTests {
             let path = out + "/" + Self.stem(photo) + ".png"
             let image = try PixelComparison.decodeFile(path)
             #expect(image.width == size.width && image.height == size.height, "\(path): \(image)")
-            let reference = try PixelComparison.libraryThumbnail(of: photo, size: size, mode: .aspectFit)
+            let reference = try PixelComparison.libraryThumbnail(of: photo, size: size, mode: .fit)
             let difference = try #require(PixelComparison.meanAbsoluteDifference(image, reference))
             #expect(difference < 2, "\(photo.lastPathComponent): mean difference \(difference) from the library's thumbnail")
             guard try PixelComparison.isOpaque(photo) else { continue }

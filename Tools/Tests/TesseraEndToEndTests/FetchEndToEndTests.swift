@@ -41,7 +41,7 @@ struct FetchEndToEndTests {
     /// The size `fetch --size box` (aspect fit) gives a photo: what the library computes for the same bytes.
     static func fitted(_ photo: URL, in box: PixelSize) throws -> PixelSize {
         let image = try ImageDecoder().decode(try Data(contentsOf: photo))
-        let placed = ContentMode.aspectFit.placement(of: PixelSize(width: image.width, height: image.height), in: Rect(size: box))
+        let placed = ContentMode.fit.placement(of: PixelSize(width: image.width, height: image.height), in: Rect(size: box))
         return PixelSize(width: max(1, Int(placed.width.rounded())), height: max(1, Int(placed.height.rounded())))
     }
 
@@ -104,7 +104,7 @@ struct FetchEndToEndTests {
         for (index, photo) in photos.enumerated() {
             let written = try #require(report?.results[index].output)
             let got = try ImageDecoder().decode(try Data(contentsOf: URL(fileURLWithPath: written)))
-            let want = try ImageDecoder().thumbnail(try Data(contentsOf: photo), size: PixelSize(width: 64, height: 64), mode: .aspectFill)
+            let want = try ImageDecoder().thumbnail(try Data(contentsOf: photo), size: PixelSize(width: 64, height: 64), mode: .fill)
             #expect(got.width == 64 && got.height == 64)
             #expect(try #require(PixelComparison.meanAbsoluteDifference(got, want)) < 1.0)
         }
@@ -129,7 +129,7 @@ struct FetchEndToEndTests {
         let last = try #require(try nginx.settledLog().last)
         #expect(last.status == 200 && last.bodyBytes == replacement.count, "\(last)")
         let after = try ImageDecoder().decode(try Data(contentsOf: URL(fileURLWithPath: try #require(report?.results.first?.output))))
-        let want = try ImageDecoder().thumbnail(replacement, size: PixelSize(width: 48, height: 48), mode: .aspectFill)
+        let want = try ImageDecoder().thumbnail(replacement, size: PixelSize(width: 48, height: 48), mode: .fill)
         #expect(try #require(PixelComparison.meanAbsoluteDifference(after, want)) < 1.0, "the new photo's pixels")
         #expect(try #require(PixelComparison.meanAbsoluteDifference(before, want)) > 5.0, "which differ from the old photo's")
     }

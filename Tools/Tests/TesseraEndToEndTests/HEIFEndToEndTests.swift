@@ -38,7 +38,7 @@ struct HEIFEndToEndTests {
         let out = scratch.path("out")
         let thumbnails = try await ReleaseCLI.run(["thumbnail", heic, avif, "--size", size.description, "--out", out])
         #expect(thumbnails.status == 0, "\(thumbnails)")
-        let reference = try PixelComparison.libraryThumbnail(of: photo, size: size, mode: .aspectFill)
+        let reference = try PixelComparison.libraryThumbnail(of: photo, size: size, mode: .fill)
         for name in ["photo-heic.png", "photo-avif.png"] {
             let image = try PixelComparison.decodeFile(out + "/" + name)
             #expect(image.width == size.width && image.height == size.height)
@@ -67,7 +67,7 @@ struct HEIFEndToEndTests {
             let viaAvifdec = try PixelComparison.decodeFile(png)
             #expect(viaAvifdec.width == size.width && viaAvifdec.height == size.height)
             let image = try PixelComparison.decodeFile(path)
-            let reference = try PixelComparison.libraryThumbnail(of: photo, size: size, mode: .aspectFill)
+            let reference = try PixelComparison.libraryThumbnail(of: photo, size: size, mode: .fill)
             let difference = try #require(PixelComparison.meanAbsoluteDifference(image, reference))
             #expect(difference < 4, "\(path): mean difference \(difference) from the library's thumbnail")
             let between = try #require(PixelComparison.meanAbsoluteDifference(image, viaAvifdec))

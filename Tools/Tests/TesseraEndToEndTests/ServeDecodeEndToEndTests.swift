@@ -82,7 +82,7 @@ struct ServeDecodeEndToEndTests {
         #expect(complete.headers["x-tessera-cache"] == "produced")
         #expect(complete.headers["etag"] != etag)
         let wholeImage = try ImageDecoder().decode(Data(complete.body))
-        let reference = try PixelComparison.libraryThumbnail(of: file, size: PixelSize(width: 200, height: 200), mode: .aspectFill)
+        let reference = try PixelComparison.libraryThumbnail(of: file, size: PixelSize(width: 200, height: 200), mode: .fill)
         let difference = PixelComparison.meanAbsoluteDifference(wholeImage, reference)
         #expect(difference.map { $0 < 1 } == true, "mean difference \(String(describing: difference))")
         #expect(Self.greyness(of: wholeImage, row: 199).worst > 3, "the bottom row is the photograph's now")

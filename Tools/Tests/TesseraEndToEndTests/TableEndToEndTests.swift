@@ -69,7 +69,7 @@ struct TableEndToEndTests {
 
     /// The library's thumbnail of `file` in `style`, as BGRA after a PNG round trip (as `get` writes it).
     static func reference(_ file: URL, _ spec: Spec) throws -> Bitmap {
-        let thumb = try ImageDecoder().thumbnail(try Data(contentsOf: file), size: spec.size, mode: .aspectFill, style: spec.style)
+        let thumb = try ImageDecoder().thumbnail(try Data(contentsOf: file), size: spec.size, mode: .fill, style: spec.style)
         return try ImageDecoder().decode(Data(try PNGEncoder().encode(thumb)))
     }
 

@@ -68,7 +68,7 @@ struct CodecJPEGDCTests {
         let expected = try Bitmap(width: 40, height: 40, style: .bgra32) { (view: MutableBitmapView) throws(TesseraError) in
             view.prepareForDrawing()
             let context = try DrawingContext(target: view)
-            try context.draw(source, in: context.bounds, mode: .aspectFill)
+            try context.draw(source, in: context.bounds, mode: .fill)
             context.flush()
         }
         var a: [UInt8] = [], b: [UInt8] = []

@@ -257,10 +257,10 @@ struct CodecPNGReductionTests {
         let previous = try Bitmap(width: 100, height: 100, style: .bgra32) { (view: MutableBitmapView) throws(TesseraError) in
             view.prepareForDrawing()
             let context = try DrawingContext(target: view)
-            try context.draw(full, in: context.bounds, mode: .aspectFill)
+            try context.draw(full, in: context.bounds, mode: .fill)
             context.flush()
         }
-        let current = try ImageDecoder().thumbnail(Data(file), size: target, mode: .aspectFill)
+        let current = try ImageDecoder().thumbnail(Data(file), size: target, mode: .fill)
         var squared = 0.0
         for y in 0..<100 { for x in 0..<100 { for (p, q) in zip(previous.pixel(x: x, y: y), current.pixel(x: x, y: y)) { squared += pow(Double(Int(p) - Int(q)), 2) } } }
         let mse = squared / Double(100 * 100 * 4)

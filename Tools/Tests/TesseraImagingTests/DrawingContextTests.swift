@@ -63,7 +63,7 @@ struct DrawingContextTests {
         // 100×100 of the source is shown: left 25 columns red, right 25 blue.
         let source = try twoColourBitmap(width: 200, height: 100)
         let image = try Bitmap.drawing(size: PixelSize(width: 50, height: 50)) { context in
-            try context.draw(source, in: context.bounds, mode: .aspectFill)
+            try context.draw(source, in: context.bounds, mode: .fill)
         }
         #expect(image.pixel(x: 0, y: 0) == red)
         #expect(image.pixel(x: 20, y: 49) == red)
@@ -75,7 +75,7 @@ struct DrawingContextTests {
     func aspectFit() throws {
         let source = try twoColourBitmap(width: 200, height: 100)
         let image = try Bitmap.drawing(size: PixelSize(width: 50, height: 50)) { context in
-            try context.draw(source, in: context.bounds, mode: .aspectFit)
+            try context.draw(source, in: context.bounds, mode: .fit)
         }
         // Placed at y 12.5…37.5.
         #expect(image.pixel(x: 10, y: 5) == transparent)

@@ -71,7 +71,7 @@ struct ImageDecoderTests {
     @Test("a thumbnail in every pixel style has the right size, stride and colours", arguments: PixelStyle.allCases)
     func thumbnailStyles(_ style: PixelStyle) throws {
         let png = try PNGEncoder().encode(try Bitmap.drawing(size: PixelSize(width: 300, height: 200)) { $0.fill(with: .white) })
-        let thumb = try ImageDecoder().thumbnail(Data(png), size: PixelSize(width: 30, height: 30), mode: .aspectFill, style: style)
+        let thumb = try ImageDecoder().thumbnail(Data(png), size: PixelSize(width: 30, height: 30), mode: .fill, style: style)
         #expect(thumb.layout == BitmapLayout(width: 30, height: 30, style: style))
         #expect(thumb.pixel(x: 15, y: 15).allSatisfy { $0 == 255 } || style == .bgr32 && Array(thumb.pixel(x: 15, y: 15).prefix(3)) == [255, 255, 255])
     }

@@ -183,7 +183,7 @@ struct ImageProcessingRenderTests {
     @Test("force: exactly the box, the whole source stretched")
     func force() throws {
         let data = try png(try quadrants(width: 200, height: 100))
-        let output = try render(data, ImageProcessing(width: 60, height: 60, mode: .force))
+        let output = try render(data, ImageProcessing(width: 60, height: 60, mode: .stretch))
         #expect(output.width == 60 && output.height == 60)
         #expect(near(output.pixel(x: 0, y: 0), topLeft) && near(output.pixel(x: 59, y: 0), topRight))
         #expect(near(output.pixel(x: 0, y: 59), bottomLeft) && near(output.pixel(x: 59, y: 59), bottomRight))

@@ -67,7 +67,7 @@ struct ImageProcessingTests {
             #expect(g.canvas == PixelSize(width: 300, height: 300))
             #expect(close(g.crop, rect((4000 - 3000) / 2, 0, 3000, 3000)))
             #expect(g.placement == Rect(size: g.canvas))
-        case .force:
+        case .stretch:
             #expect(g.canvas == PixelSize(width: 300, height: 300))
             #expect(g.crop == Rect(size: photo))
             #expect(g.placement == Rect(size: g.canvas))
@@ -82,7 +82,7 @@ struct ImageProcessingTests {
     func enlargeOff(mode: ImageProcessing.Mode) throws {
         let g = try ImageProcessing(width: 300, height: 300, mode: mode).geometry(for: smallSource)
         switch mode {
-        case .fit, .force:
+        case .fit, .stretch:
             #expect(g.canvas == smallSource)
             #expect(g.crop == Rect(size: smallSource))
         case .fill:
@@ -106,7 +106,7 @@ struct ImageProcessingTests {
         let fill = try ImageProcessing(width: 300, height: 50, mode: .fill).geometry(for: smallSource)
         #expect(fill.canvas == PixelSize(width: 200, height: 50))
         #expect(close(fill.crop, rect(0, (100 - 50) / 2, 200, 50)))
-        let force = try ImageProcessing(width: 300, height: 50, mode: .force).geometry(for: smallSource)
+        let force = try ImageProcessing(width: 300, height: 50, mode: .stretch).geometry(for: smallSource)
         #expect(force.canvas == PixelSize(width: 200, height: 50))
         let fillDown = try ImageProcessing(width: 400, height: 100, mode: .fillDown).geometry(for: smallSource)
         #expect(fillDown.canvas == PixelSize(width: 200, height: 50), "400×100 times min(200/400, 100/100)")
@@ -125,7 +125,7 @@ struct ImageProcessingTests {
             #expect(close(g.crop, rect(50, 0, 100, 100)))
         case .fillDown:
             #expect(g.canvas == PixelSize(width: 100, height: 100))
-        case .force:
+        case .stretch:
             #expect(g.canvas == PixelSize(width: 300, height: 300))
             #expect(g.crop == Rect(size: smallSource))
         case .pad:

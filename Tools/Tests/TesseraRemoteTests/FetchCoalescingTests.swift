@@ -88,8 +88,8 @@ struct FetchCoalescingTests {
             loader.set(.image(try pngBytes(width: 200, height: 100), gate: gate), for: url)
             let manager = try makeManager(loader: loader)
             async let full = manager.image(for: url)
-            async let fit = manager.image(for: url, size: PixelSize(width: 50, height: 50), mode: .aspectFit)
-            async let fill = manager.image(for: url, size: PixelSize(width: 50, height: 50), mode: .aspectFill)
+            async let fit = manager.image(for: url, size: PixelSize(width: 50, height: 50), mode: .fit)
+            async let fill = manager.image(for: url, size: PixelSize(width: 50, height: 50), mode: .fill)
             await manager.waitForQueue { $0.waiters[url] == 3 }
             gate.open()
             #expect(try await full.layout.size == PixelSize(width: 200, height: 100))

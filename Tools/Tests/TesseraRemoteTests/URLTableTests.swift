@@ -120,7 +120,7 @@ struct URLTableTests {
         place.loader.set(.image(try Quadrants.png(), cacheControl: "max-age=3600"), for: Self.url)
         let requests = [
             ImageRequest(url: Self.url),
-            ImageRequest(url: Self.url, size: PixelSize(width: 40, height: 40), contentMode: .aspectFit),
+            ImageRequest(url: Self.url, size: PixelSize(width: 40, height: 40), contentMode: .fit),
             ImageRequest(url: Self.url, processing: ImageProcessing(width: 50)),
             ImageRequest(url: Self.url, processing: ImageProcessing(width: 50, height: 50, mode: .fit)),
         ]

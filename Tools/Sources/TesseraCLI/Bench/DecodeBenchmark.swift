@@ -95,15 +95,15 @@ struct DecodeBenchmark: ParsableCommand {
                 }).median / Double(probeBatch)
                 let full = Summary(try Stopwatch.samples(repetitions: repetitions) { _ = try decoder.decode(data) }).median
                 let thumb = Summary(try Stopwatch.samples(repetitions: repetitions) {
-                    _ = try decoder.thumbnail(data, size: target, mode: .aspectFill)
+                    _ = try decoder.thumbnail(data, size: target, mode: .fill)
                 }).median
-                let covering = ContentMode.aspectFill.coveringSize(of: info.displaySize, in: target)
+                let covering = ContentMode.fill.coveringSize(of: info.displaySize, in: target)
                 let cheap = Summary(try Stopwatch.samples(repetitions: repetitions) {
                     _ = try decoder.decode(data, minimumSize: covering)
                 }).median
                 let fullResize = Summary(try Stopwatch.samples(repetitions: repetitions) {
                     let big = try decoder.decode(data)
-                    _ = try Bitmap.drawing(size: target) { try $0.draw(big, in: $0.bounds, mode: .aspectFill) }
+                    _ = try Bitmap.drawing(size: target) { try $0.draw(big, in: $0.bounds, mode: .fill) }
                 }).median
                 let mp = Double(info.width * info.height) / 1e6
                 results.append(FileResult(file: file, format: info.format.rawValue, width: info.width, height: info.height,

@@ -78,7 +78,7 @@ struct FormatsBenchmark: ParsableCommand {
             for (w, h) in Self.sizes {
                 let size = PixelSize(width: w, height: h)
                 let bitmap = kind == "photo"
-                    ? try Bitmap.drawing(size: size, style: .bgr32) { try $0.draw(master, in: $0.bounds, mode: .aspectFill) }
+                    ? try Bitmap.drawing(size: size, style: .bgr32) { try $0.draw(master, in: $0.bounds, mode: .fill) }
                     : try Self.gradient(size)
                 for (format, encode) in encoders {
                     progress.update(rows.count)
@@ -176,7 +176,7 @@ struct FormatsBenchmark: ParsableCommand {
     static func photoMaster(_ path: String) throws -> Bitmap {
         let photo = try ImageDecoder().decode(ImageFiles.read(path), minimumSize: PixelSize(width: 2048, height: 1536))
         return try Bitmap.drawing(size: PixelSize(width: 2048, height: 1536), style: .bgr32) {
-            try $0.draw(photo, in: $0.bounds, mode: .aspectFill)
+            try $0.draw(photo, in: $0.bounds, mode: .fill)
         }
     }
 

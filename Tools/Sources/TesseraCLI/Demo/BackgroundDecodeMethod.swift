@@ -56,7 +56,7 @@ struct BackgroundLoader: Sendable {
     /// Queues the load of `item`; its bitmap (or `nil` on failure) lands in `inbox`.
     func load(_ item: Int, into inbox: Inbox<Bitmap?>) {
         DispatchQueue.global(qos: .userInitiated).async { [self] in
-            let bitmap = try? decoder.thumbnail(ImageFiles.read(paths[item]), size: size, mode: .aspectFill)
+            let bitmap = try? decoder.thumbnail(ImageFiles.read(paths[item]), size: size, mode: .fill)
             inbox.put(item, bitmap)
         }
     }

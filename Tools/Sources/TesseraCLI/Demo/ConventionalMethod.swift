@@ -23,7 +23,7 @@ final class ConventionalMethod: FrameMethod {
         guard !failed.contains(item) else { return nil }
         do {
             let data = try ImageFiles.read(paths[item])
-            return try decoder.thumbnail(data, size: resolution == .low ? lowSize : fullSize, mode: .aspectFill)
+            return try decoder.thumbnail(data, size: resolution == .low ? lowSize : fullSize, mode: .fill)
         } catch {
             failed.insert(item)
             failures += 1

@@ -57,7 +57,7 @@ enum DemoSources {
         let zoom = 1 + 0.3 * Double(variant % 4)
         let anchors: [(Double, Double)] = [(0.5, 0.5), (0, 0), (1, 1), (1, 0), (0, 1)]
         let (ax, ay) = anchors[(variant / 4 + variant) % anchors.count]
-        let fill = ContentMode.aspectFill.placement(of: PixelSize(width: photo.width, height: photo.height), in: Rect(size: size))
+        let fill = ContentMode.fill.placement(of: PixelSize(width: photo.width, height: photo.height), in: Rect(size: size))
         let width = fill.width * zoom, height = fill.height * zoom
         let rect = Rect(x: (Double(size.width) - width) * ax, y: (Double(size.height) - height) * ay, width: width, height: height)
         return try Bitmap.drawing(size: size, style: .bgr32) { context in

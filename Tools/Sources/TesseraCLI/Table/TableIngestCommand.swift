@@ -117,13 +117,13 @@ struct TableIngester: Sendable {
     func ingest(data: Data, entityID: UUID, sourceID: UUID, into targets: [ImageTable]) throws {
         if targets.count == 1, let table = targets.first {
             // One format: the decoder writes straight into the slot when sizes allow (no intermediate copy).
-            try table.store(entityID: entityID, sourceID: sourceID) { view in try decoder.decode(data, into: view, mode: .aspectFill) }
+            try table.store(entityID: entityID, sourceID: sourceID) { view in try decoder.decode(data, into: view, mode: .fill) }
             return
         }
         let source = try decoder.decode(data, covering: targets.map(\.format.size))
         for table in targets {
             try table.store(entityID: entityID, sourceID: sourceID) { view in
-                try DrawingContext.draw(into: view) { try $0.draw(source, in: $0.bounds, mode: .aspectFill) }
+                try DrawingContext.draw(into: view) { try $0.draw(source, in: $0.bounds, mode: .fill) }
             }
         }
     }

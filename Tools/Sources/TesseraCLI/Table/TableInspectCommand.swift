@@ -79,7 +79,7 @@ enum ContactSheet {
                 for (i, image) in images.enumerated() {
                     let rect = Rect(x: Double(margin + (i % columns) * cell + 2), y: Double(y + (i / columns) * cell + 2),
                                     width: Double(cell - 4), height: Double(cell - 4))
-                    try context.draw(image, in: rect, mode: .aspectFit)
+                    try context.draw(image, in: rect, mode: .fit)
                 }
                 y += max(1, (images.count + columns - 1) / columns) * cell + margin
             }
