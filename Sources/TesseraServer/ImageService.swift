@@ -244,30 +244,32 @@ public final class ImageService: Sendable {
     /// one) the file is `stat`ed again, and that check is recorded for `key`. An object stands while its
     /// store's last check of its version does; then `nil`, and the router checks the version.
     func memoryAnswer(to resolved: ResolvedTargets.Resolved, for key: ResolvedTargets.Key, ifNoneMatch: String?) -> ImageResponse? {
-        var request = resolved.request
-        switch request.source {
-        case .file(let file, let directory):
-            if CheckClock.now() >= file.checkedAt &+ directory.recheckNanoseconds {
-                guard let checked = try? checkedAgain(request) else { return nil }
-                request = checked
-                targets.record(key, ResolvedTargets.Resolved(request: request, route: resolved.route, path: resolved.path))
-            }
-        case .object(let store, let objectKey, nil):
+        switch resolved.check {
+        case .file(let responseKey, let until):
+            if CheckClock.now() < until { return fromMemory(key: responseKey, ifNoneMatch: ifNoneMatch) }
+            guard let checked = try? checkedAgain(resolved.request) else { return nil }
+            targets.record(key, ResolvedTargets.Resolved(request: checked, route: resolved.route, path: resolved.path))
+            return fromMemory(key: checked.key, ifNoneMatch: ifNoneMatch)
+        case .object(let store, let objectKey):
             guard let version = store.recentVersion(of: objectKey, within: configuration.sourceCheckIntervalSeconds) else { return nil }
-            request = request.versioned(version)
-        case .object, .remote:
+            return fromMemory(key: resolved.request.versioned(version).key, ifNoneMatch: ifNoneMatch)
+        case .none:
             return nil
         }
-        request.ifNoneMatch = ifNoneMatch
-        return fromMemory(request)
     }
 
     /// The one memory answer, whoever asks (the request path, the memory-hit handler): a hit for a request
     /// whose source's version is known (its `If-None-Match` compared with the entry's stored ETag, so a hit
     /// computes no hash).
     private func fromMemory(_ request: ServeRequest) -> ImageResponse? {
-        guard request.isVersioned, let hit = responses.get(request.key) else { return nil }
-        return Self.matches(request.ifNoneMatch, hit.etag) ? notModified(hit) : ok(hit, outcome: .memory)
+        guard request.isVersioned else { return nil }
+        return fromMemory(key: request.key, ifNoneMatch: request.ifNoneMatch)
+    }
+
+    /// ``fromMemory(_:)`` of a versioned request's key.
+    private func fromMemory(key: String, ifNoneMatch: String?) -> ImageResponse? {
+        guard let hit = responses.get(key) else { return nil }
+        return Self.matches(ifNoneMatch, hit.etag) ? notModified(hit) : ok(hit, outcome: .memory)
     }
 
     func ok(_ entry: ResponseCache.Entry, outcome: CacheOutcome) -> ImageResponse {

@@ -22,12 +22,34 @@ final class ResolvedTargets: Sendable {
         let accepted: ImageFileFormat?
     }
 
-    /// A resolved request, without its `If-None-Match` (each request brings its own).
-    struct Resolved: Sendable {
+    /// A resolved request, without its `If-None-Match` (each request brings its own). A class, so that a
+    /// lookup hands out one reference rather than a copy of the request's many fields.
+    final class Resolved: Sendable {
         /// For a file, as last checked; for an object, without its version (the store's latest is asked).
         let request: ServeRequest
         let route: ImageService.Route
         let path: String
+        /// What a memory answer needs, read from ``request`` once: a file's response key and until when
+        /// (``CheckClock``) its check stands, or an object's store and key.
+        let check: Check
+
+        /// What the memory answer of a resolved request rests on.
+        enum Check: Sendable {
+            case file(key: String, until: UInt64)
+            case object(any ObjectStore, key: String)
+            case none
+        }
+
+        init(request: ServeRequest, route: ImageService.Route, path: String) {
+            self.request = request
+            self.route = route
+            self.path = path
+            switch request.source {
+            case .file(let file, let directory): check = .file(key: request.key, until: file.checkedAt &+ directory.recheckNanoseconds)
+            case .object(let store, let key, nil): check = .object(store, key: key)
+            case .object, .remote: check = .none
+            }
+        }
     }
 
     /// Targets kept at most.

@@ -8,40 +8,57 @@
 /// while map.totalCost > limit, map.removeOldest() != nil {}
 /// ```
 ///
-/// Not thread-safe: its owner guards it (every user keeps it in a ``LockedValue``).
-package struct LRUMap<Key: Hashable, Value> {
+/// Not thread-safe: its owner guards it (every user keeps it in a ``LockedValue``). Its operations are
+/// inlinable, so a user's module specializes them for its key and value types (a hit on the server's hot
+/// path makes two lookups) instead of calling the generic code through metadata.
+@_spi(Internal) public struct LRUMap<Key: Hashable, Value> {
     /// One entry.
-    package struct Node {
-        package var key: Key
-        package var value: Value
-        package var cost: Int
+    public struct Node {
+        public var key: Key
+        public var value: Value
+        public var cost: Int
+
+        @inlinable
+        public init(key: Key, value: Value, cost: Int) {
+            self.key = key
+            self.value = value
+            self.cost = cost
+        }
     }
 
-    private var nodes: [Node?] = []
-    private var freeSlots: [Int] = []
-    private var index: [Key: Int] = [:]
-    private var recency = RecencyList()
-    /// The sum of the entries' costs.
-    package private(set) var totalCost = 0
+    @usableFromInline var nodes: [Node?] = []
+    @usableFromInline var freeSlots: [Int] = []
+    @usableFromInline var index: [Key: Int] = [:]
+    @usableFromInline var recency = RecencyList()
+    @usableFromInline var costSum = 0
 
     /// An empty map.
-    package init() {}
+    @inlinable
+    public init() {}
+
+    /// The sum of the entries' costs.
+    @inlinable
+    public var totalCost: Int { costSum }
 
     /// The number of entries.
-    package var count: Int { index.count }
+    @inlinable
+    public var count: Int { index.count }
 
     /// The node of `key`, made the most recently used.
-    package mutating func touch(_ key: Key) -> Node? {
+    @inlinable
+    public mutating func touch(_ key: Key) -> Node? {
         guard let slot = index[key] else { return nil }
         recency.pushFront(slot)
         return nodes[slot]
     }
 
     /// The node of `key` without changing the order.
-    package func peek(_ key: Key) -> Node? { index[key].flatMap { nodes[$0] } }
+    @inlinable
+    public func peek(_ key: Key) -> Node? { index[key].flatMap { nodes[$0] } }
 
     /// Inserts or replaces `key` as the most recently used.
-    package mutating func insert(_ key: Key, value: Value, cost: Int) {
+    @inlinable
+    public mutating func insert(_ key: Key, value: Value, cost: Int) {
         remove(key)
         let node = Node(key: key, value: value, cost: cost)
         let slot: Int
@@ -54,43 +71,49 @@ package struct LRUMap<Key: Hashable, Value> {
             recency.resize(to: nodes.count)
         }
         index[key] = slot
-        totalCost += cost
+        costSum += cost
         recency.pushFront(slot)
     }
 
     /// Removes `key`; returns its node.
+    @inlinable
     @discardableResult
-    package mutating func remove(_ key: Key) -> Node? {
+    public mutating func remove(_ key: Key) -> Node? {
         guard let slot = index.removeValue(forKey: key), let node = nodes[slot] else { return nil }
         recency.remove(slot)
         nodes[slot] = nil
         freeSlots.append(slot)
-        totalCost -= node.cost
+        costSum -= node.cost
         return node
     }
 
     /// The least recently used key.
-    package var oldestKey: Key? { recency.leastRecent.flatMap { nodes[$0]?.key } }
+    @inlinable
+    public var oldestKey: Key? { recency.leastRecent.flatMap { nodes[$0]?.key } }
 
     /// Removes and returns the least recently used node.
+    @inlinable
     @discardableResult
-    package mutating func removeOldest() -> Node? {
+    public mutating func removeOldest() -> Node? {
         guard let slot = recency.leastRecent, let key = nodes[slot]?.key else { return nil }
         return remove(key)
     }
 
     /// Removes everything.
-    package mutating func removeAll() {
+    @inlinable
+    public mutating func removeAll() {
         self = LRUMap()
     }
 
     /// Calls `body` with every node, from least to most recently used (no order change).
-    package func forEach(_ body: (Node) throws -> Void) rethrows {
+    @inlinable
+    public func forEach(_ body: (Node) throws -> Void) rethrows {
         for slot in recency.ordered.reversed() { if let node = nodes[slot] { try body(node) } }
     }
 
     /// Keys from least to most recently used (for tests and diagnostics).
-    package var keysOldestFirst: [Key] {
+    @inlinable
+    public var keysOldestFirst: [Key] {
         recency.ordered.reversed().compactMap { nodes[$0]?.key }
     }
 }

@@ -5,9 +5,9 @@
 ///
 /// Users keep their values in their own slot-indexed storage (an image table lists the slots that may
 /// be replaced; ``LRUMap`` lists its entries). Not thread-safe: its owner guards it.
-package struct RecencyList {
+@_spi(Internal) public struct RecencyList {
     /// An empty list with room for no slots (see ``resize(to:)``).
-    package init() {}
+    public init() {}
 
     /// A slot's place: its neighbours (-1: none) and whether it is listed.
     private struct Link {
@@ -17,12 +17,12 @@ package struct RecencyList {
     }
 
     private var links: [Link] = []
-    package private(set) var head: Int32 = -1
-    package private(set) var tail: Int32 = -1
-    package private(set) var count = 0
+    public private(set) var head: Int32 = -1
+    public private(set) var tail: Int32 = -1
+    public private(set) var count = 0
 
     /// Makes room for slot indices `0..<n` (shrinking drops slots that must not be members).
-    package mutating func resize(to n: Int) {
+    public mutating func resize(to n: Int) {
         if n < links.count {
             precondition(!links[n...].contains { $0.member }, "shrinking over listed slots")
             links.removeLast(links.count - n)
@@ -32,13 +32,13 @@ package struct RecencyList {
     }
 
     /// Whether `slot` is in the list.
-    package func contains(_ slot: Int) -> Bool { slot < links.count && links[slot].member }
+    public func contains(_ slot: Int) -> Bool { slot < links.count && links[slot].member }
 
     /// The least recently used slot, if any.
-    package var leastRecent: Int? { tail < 0 ? nil : Int(tail) }
+    public var leastRecent: Int? { tail < 0 ? nil : Int(tail) }
 
     /// Inserts `slot` as the most recently used (no-op if already listed: moves it to the front).
-    package mutating func pushFront(_ slot: Int) {
+    public mutating func pushFront(_ slot: Int) {
         let s = Int32(slot)
         if head == s { return }
         if links[slot].member { remove(slot) }
@@ -49,7 +49,7 @@ package struct RecencyList {
     }
 
     /// Removes `slot` if listed.
-    package mutating func remove(_ slot: Int) {
+    public mutating func remove(_ slot: Int) {
         guard contains(slot) else { return }
         let p = links[slot].prev, n = links[slot].next
         if p >= 0 { links[Int(p)].next = n } else { head = n }
@@ -59,7 +59,7 @@ package struct RecencyList {
     }
 
     /// Puts `new` (not listed) at `old`'s position and unlists `old`.
-    package mutating func replace(_ old: Int, with new: Int) {
+    public mutating func replace(_ old: Int, with new: Int) {
         guard contains(old), !contains(new) else { return }
         let p = links[old].prev, n = links[old].next, s = Int32(new)
         links[new] = Link(prev: p, next: n, member: true)
@@ -69,14 +69,14 @@ package struct RecencyList {
     }
 
     /// Empties the list.
-    package mutating func removeAll() {
+    public mutating func removeAll() {
         let n = links.count
         self = RecencyList()
         resize(to: n)
     }
 
     /// Slots from most to least recent (for tests and tools).
-    package var ordered: [Int] {
+    public var ordered: [Int] {
         var out: [Int] = []
         var s = head
         while s >= 0 { out.append(Int(s)); s = links[Int(s)].next }
