@@ -94,7 +94,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
-        // Tables: memory-mapped image tables, and the entity/format cache over them.
+        // Tables: memory-mapped image tables, and the entity/format cache over them (no request, no HTTP).
         .target(
             name: "TesseraTables",
             dependencies: [
@@ -103,7 +103,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
-        // Remote: the image manager with its memory and disk caches, HTTP freshness and the loader protocol.
+        // Remote: the request, the image manager with its memory and disk caches, HTTP freshness and the loader protocol.
         .target(
             name: "TesseraRemote",
             dependencies: [

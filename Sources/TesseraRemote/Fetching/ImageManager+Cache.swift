@@ -7,7 +7,7 @@ extension ImageManager {
     public var cache: Cache { Cache(manager: self) }
 
     /// The memory and disk caches of an ``ImageManager``, addressed the way requests address them: by the
-    /// request's identity (its URL or ``/TesseraTables/ImageRequest/cacheKey``) and, in memory, its
+    /// request's identity (its URL or ``ImageRequest/cacheKey``) and, in memory, its
     /// variant (size, content mode, processing). Each method takes the layers it acts on.
     ///
     /// ```swift

@@ -32,7 +32,7 @@ extension ImageManager {
         /// ``/TesseraCore/FetchFailure/offlineMiss(url:)``.
         public var offline: Bool
         /// HTTP headers sent with every load of this manager (for example an API key or `Authorization`);
-        /// a request's own ``/TesseraTables/ImageRequest/headers`` override them, name by name (case-insensitively).
+        /// a request's own ``ImageRequest/headers`` override them, name by name (case-insensitively).
         /// They are the manager's identity: see ``ImageManager``, "Credentials and caching".
         public var headers: [String: String]
         /// Image tables for URL requests of a fixed output size (``ImageManager/TableStorage``), or `nil`

@@ -37,7 +37,7 @@ import Foundation
 /// the request).
 ///
 /// ## Headers and credentials
-/// Every load sends ``Configuration/headers`` with the request's own ``/TesseraTables/ImageRequest/headers`` over
+/// Every load sends ``Configuration/headers`` with the request's own ``ImageRequest/headers`` over
 /// them, then lets the ``RequestAuthorizing`` hook given to the initializer add or refresh credentials;
 /// after a `401` the hook is asked once more and the load retried exactly once.
 ///

@@ -65,7 +65,7 @@ public final class ImageTask: Sendable {
         }
     }
 
-    /// The level the request is wanted at: starts as the request's ``/TesseraTables/ImageRequest/priority``;
+    /// The level the request is wanted at: starts as the request's ``ImageRequest/priority``;
     /// setting it moves a queued download to its place (between the urgent and slow lanes, or within
     /// one) and relabels a running one, and reports ``Event/priorityChanged(_:)``.
     public var priority: FetchPriority {

@@ -122,24 +122,6 @@ public final class ImageCache: Sendable {
         table(for: format)?.contains(entityID: entity.entityID, sourceID: entity.sourceImageID) ?? false
     }
 
-    /// The image an entity request asks for: ``image(for:format:priority:)`` with the request's entity,
-    /// format and priority.
-    /// - Throws: ``/TesseraCore/CacheFailure/notAnEntityRequest(url:)`` for a URL request,
-    ///   ``/TesseraCore/CacheFailure/unknownFormat(_:)`` for a format this cache does not have, and whatever
-    ///   ``image(for:format:priority:)`` throws.
-    public func image(for request: ImageRequest) async throws(TesseraError) -> TableImage {
-        guard case .entity(let entity, let format) = request.source else {
-            throw TesseraError(.cache(.notAnEntityRequest(url: request.url?.absoluteString ?? "")))
-        }
-        return try await image(for: entity, format: format, priority: request.priority)
-    }
-
-    /// The cached image of an entity request, or `nil` (no I/O, no decoding).
-    public func cachedImage(for request: ImageRequest) -> TableImage? {
-        guard case .entity(let entity, let format) = request.source else { return nil }
-        return cachedImage(for: entity, format: format)
-    }
-
     /// The image, loading the source through the provider on a miss (see the type's threading model).
     /// `priority` is the level the source is wanted at: the provider is asked with the highest level
     /// among the requests waiting for the source when the load starts (``FetchPriority/ofCurrentRequest``;
