@@ -91,7 +91,7 @@ check-docs: setup-build
 # Sources/TesseraServer/TesseraServer.docc, as one combined archive in docs-build/ (static HTML: serve it
 # with `python3 -m http.server -d docs-build` and open /documentation/tessera). swift-docc-plugin is in the
 # manifest only when TESSERA_DOCS=1, so dependents never resolve it. Any DocC warning fails the build.
-DOCS_TARGETS = TesseraImaging TesseraTables TesseraRemote Tessera TesseraHTTP TesseraServer
+DOCS_TARGETS = TesseraCore TesseraImaging TesseraTables TesseraRemote Tessera TesseraHTTP TesseraServer
 docs: setup-build
 	TESSERA_DOCS=1 scripts/build-docs $(DOCS_TARGETS)
 

@@ -73,9 +73,11 @@ let package = Package(
         .target(name: "CTesseraCodecs", dependencies: ["CJPEGLib", "CDeflate"]),
         // Absorbs SIGBUS from table files truncated by another program (see its header).
         .target(name: "CTesseraGuard"),
-        // The library's layers; each depends only on the ones above it (docs/ARCHITECTURE.md).
+        // The library's layers; each depends only on the ones above it (docs/ARCHITECTURE.md). Each names
+        // TesseraCore too, whose types (the errors, the formats) they use and link in their documentation:
+        // DocC's combined archive resolves a link only into a target's direct dependencies.
         // Core: what every layer shares (the lock, the parallelism limit, the keyed task pool, the LRU list
-        // and map, observability); no codec, no pixel.
+        // and map, observability, the one error type every layer throws, the file formats); no codec, no pixel.
         .target(
             name: "TesseraCore",
             dependencies: [
@@ -83,7 +85,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
-        // Imaging: pixels, codecs, drawing, and the one error type every layer throws.
+        // Imaging: pixels, codecs, drawing.
         .target(
             name: "TesseraImaging",
             dependencies: [
@@ -92,20 +94,20 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
-        // Tables: memory-mapped image tables, and the entity/format cache over them.
+        // Tables: memory-mapped image tables, and the entity/format cache over them (no request, no HTTP).
         .target(
             name: "TesseraTables",
             dependencies: [
-                "TesseraImaging", "CTesseraGuard",
+                "TesseraCore", "TesseraImaging", "CTesseraGuard",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
-        // Remote: the image manager with its memory and disk caches, HTTP freshness and the loader protocol.
+        // Remote: the request, the image manager with its memory and disk caches, HTTP freshness and the loader protocol.
         .target(
             name: "TesseraRemote",
             dependencies: [
-                "TesseraImaging", "TesseraTables",
+                "TesseraCore", "TesseraImaging", "TesseraTables",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
@@ -113,7 +115,7 @@ let package = Package(
         // `import Tessera`: every layer.
         .target(
             name: "Tessera",
-            dependencies: ["TesseraImaging", "TesseraTables", "TesseraRemote"]
+            dependencies: ["TesseraCore", "TesseraImaging", "TesseraTables", "TesseraRemote"]
         ),
         .target(
             name: "TesseraHTTP",

@@ -245,7 +245,7 @@ public final class HTTPDataLoader: DataLoading {
         return false
     }
 
-    /// Maps AsyncHTTPClient's and NIO's errors to ``/TesseraImaging/TesseraError``; cancellation stays `CancellationError`.
+    /// Maps AsyncHTTPClient's and NIO's errors to ``/TesseraCore/TesseraError``; cancellation stays `CancellationError`.
     static func typed(_ error: any Error, address: String) -> any Error {
         if error is TesseraError || error is CancellationError || error is Redirect { return error }
         if Task.isCancelled { return CancellationError() }

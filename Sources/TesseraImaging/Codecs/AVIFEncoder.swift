@@ -33,7 +33,7 @@ public struct AVIFEncoder: ImageEncoding {
         self.orientation = orientation
     }
 
-    /// ``ImageFileFormat/avif``.
+    /// ``/TesseraCore/ImageFileFormat/avif``.
     public var format: ImageFileFormat { .avif }
 
     /// Encodes `image` as an AVIF file.

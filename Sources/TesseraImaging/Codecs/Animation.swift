@@ -35,8 +35,8 @@ public struct Animation: Sendable {
 /// A decoder that also decodes every frame of an animation.
 public protocol AnimatedImageDecoding: ImageDecoding {
     /// Every frame of `data`, composited on the canvas (see ``Animation``).
-    /// - Throws: ``DecodingFailure/tooManyFrames(limit:)`` or
-    ///   ``DecodingFailure/animationTooLarge(frames:width:height:limit:)`` before allocating a frame over
+    /// - Throws: ``/TesseraCore/DecodingFailure/tooManyFrames(limit:)`` or
+    ///   ``/TesseraCore/DecodingFailure/animationTooLarge(frames:width:height:limit:)`` before allocating a frame over
     ///   the limits, and the decoder's usual errors.
     func decodeAnimation(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> Animation
 }

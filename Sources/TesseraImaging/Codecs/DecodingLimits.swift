@@ -19,7 +19,7 @@ public struct DecodingLimits: Sendable, Hashable {
     public var policy: DecodingPolicy
     /// The smallest fraction of an image's rows that a truncated file must deliver to be decoded under
     /// ``DecodingPolicy/lenient``. Default 0.1: a 3000-row photo needs 300 rows; below that the decode
-    /// fails with ``DecodingFailure/truncated(_:)`` under either policy, since a picture that is mostly
+    /// fails with ``/TesseraCore/DecodingFailure/truncated(_:)`` under either policy, since a picture that is mostly
     /// filler is not worth showing or caching.
     public var minimumDecodedFraction: Double
 
@@ -45,7 +45,7 @@ public struct DecodingLimits: Sendable, Hashable {
 
     /// The integrity of a decode whose data ended after `decodedRows` of `rows` rows (stored orientation)
     /// had arrived: ``DecodeIntegrity/truncated`` under ``DecodingPolicy/lenient`` when at least
-    /// ``minimumDecodedFraction`` of the rows arrived. Throws ``DecodingFailure/truncated(_:)`` otherwise.
+    /// ``minimumDecodedFraction`` of the rows arrived. Throws ``/TesseraCore/DecodingFailure/truncated(_:)`` otherwise.
     /// A 1000-row image at the default 0.1 needs 100 rows: 99 throws, 100 decodes.
     public func acceptTruncation(decodedRows: Int, of rows: Int, format: ImageFileFormat) throws(TesseraError) -> DecodeIntegrity {
         guard policy == .lenient, rows > 0, decodedRows > 0,
@@ -56,7 +56,7 @@ public struct DecodingLimits: Sendable, Hashable {
     }
 
     /// The integrity of a decode during which the codec recovered from damage and reported `message`:
-    /// ``DecodeIntegrity/damaged`` under ``DecodingPolicy/lenient``; throws ``DecodingFailure/codec(_:message:)``
+    /// ``DecodeIntegrity/damaged`` under ``DecodingPolicy/lenient``; throws ``/TesseraCore/DecodingFailure/codec(_:message:)``
     /// under ``DecodingPolicy/strict``.
     public func acceptDamage(_ message: String, format: ImageFileFormat) throws(TesseraError) -> DecodeIntegrity {
         guard policy == .lenient else { throw TesseraError(.decoding(.codec(format, message: message))) }

@@ -17,10 +17,10 @@ public enum DecodingPolicy: String, Sendable, Hashable, Codable, CaseIterable {
     /// - a JPEG, PNG or WebP that ends early decodes the rows that arrived; the rest is filled with
     ///   ``DecodeIntegrity/fillGray`` (opaque formats) or transparent pixels (formats with alpha), and
     ///   the result is ``DecodeIntegrity/truncated``. Fewer rows than
-    ///   ``DecodingLimits/minimumDecodedFraction`` of the image are refused as ``DecodingFailure/truncated(_:)``.
+    ///   ``DecodingLimits/minimumDecodedFraction`` of the image are refused as ``/TesseraCore/DecodingFailure/truncated(_:)``.
     case lenient
     /// Refuse damage: every libjpeg warning except "extraneous bytes before marker" fails as
-    /// ``DecodingFailure/codec(_:message:)``, and data that ends early fails as ``DecodingFailure/truncated(_:)``.
+    /// ``/TesseraCore/DecodingFailure/codec(_:message:)``, and data that ends early fails as ``/TesseraCore/DecodingFailure/truncated(_:)``.
     case strict
 }
 

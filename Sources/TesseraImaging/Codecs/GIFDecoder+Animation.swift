@@ -7,8 +7,8 @@ extension GIFDecoder {
     /// and the NETSCAPE2.0 repeat count. The frame count and the pixels over all frames are checked
     /// against the limits before each frame is allocated. A frame without a colour table draws every
     /// index opaque black (the transparent index transparent), as Chromium does, under
-    /// ``DecodingPolicy/lenient``; under ``DecodingPolicy/strict`` it throws ``DecodingFailure/codec(_:message:)``.
-    /// Data that ends before the trailer throws ``DecodingFailure/truncated(_:)`` under either policy.
+    /// ``DecodingPolicy/lenient``; under ``DecodingPolicy/strict`` it throws ``/TesseraCore/DecodingFailure/codec(_:message:)``.
+    /// Data that ends before the trailer throws ``/TesseraCore/DecodingFailure/truncated(_:)`` under either policy.
     public func decodeAnimation(_ data: UnsafeRawBufferPointer) throws(TesseraError) -> Animation {
         try withGIF(data) { (gif: UnsafeMutablePointer<GifFileType>) throws(TesseraError) -> Animation in
             let width = Int(gif.pointee.SWidth), height = Int(gif.pointee.SHeight)

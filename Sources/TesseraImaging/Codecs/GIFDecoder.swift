@@ -10,7 +10,7 @@ import CGIF
 /// - A frame without a colour table (no local one, no global one) draws as Chromium draws it: every
 ///   index opaque black, the transparent index transparent. Under ``DecodingPolicy/lenient`` the
 ///   decode returns ``DecodeIntegrity/damaged``; under ``DecodingPolicy/strict`` it throws
-///   ``DecodingFailure/codec(_:message:)`` with giflib's "no color map" message.
+///   ``/TesseraCore/DecodingFailure/codec(_:message:)`` with giflib's "no color map" message.
 /// - Interlaced frames are read in the four-pass row order.
 /// - Truncated files: a still decode needs only the first frame, so a file cut after it decodes
 ///   ``DecodeIntegrity/intact`` (``probe(_:)`` reports ``DecodeIntegrity/truncated`` for it). When the data
@@ -20,11 +20,11 @@ import CGIF
 ///   to the next row read (8, 4, 2 rows for the first three passes), so "arrived" means every row of the
 ///   frame once its first pass is complete, otherwise 8 rows per first-pass row. The rest of the frame
 ///   stays as the canvas is outside it: transparent (black in ``PixelStyle/bgr32``). The decode returns
-///   ``DecodeIntegrity/truncated``, or throws ``DecodingFailure/truncated(_:)`` when fewer rows than
+///   ``DecodeIntegrity/truncated``, or throws ``/TesseraCore/DecodingFailure/truncated(_:)`` when fewer rows than
 ///   ``DecodingLimits/minimumDecodedFraction`` of the frame's height arrived. Under
-///   ``DecodingPolicy/strict`` it throws ``DecodingFailure/truncated(_:)``.
-/// - Errors: giflib's read failures (data ran out) throw ``DecodingFailure/truncated(_:)``;
-///   other giflib errors throw ``DecodingFailure/codec(_:message:)`` with `GifErrorString`.
+///   ``DecodingPolicy/strict`` it throws ``/TesseraCore/DecodingFailure/truncated(_:)``.
+/// - Errors: giflib's read failures (data ran out) throw ``/TesseraCore/DecodingFailure/truncated(_:)``;
+///   other giflib errors throw ``/TesseraCore/DecodingFailure/codec(_:message:)`` with `GifErrorString`.
 public struct GIFDecoder: AnimatedImageDecoding {
     /// Limits checked before any pixel memory is allocated.
     public var limits: DecodingLimits
@@ -32,7 +32,7 @@ public struct GIFDecoder: AnimatedImageDecoding {
     /// Creates a decoder with `limits`.
     public init(limits: DecodingLimits = .default) { self.limits = limits }
 
-    /// ``ImageFileFormat/gif``.
+    /// ``/TesseraCore/ImageFileFormat/gif``.
     public var format: ImageFileFormat { .gif }
 
     /// Reads the screen descriptor and the records up to the first frame's descriptor, then skips the

@@ -31,16 +31,16 @@ import CHeif
 ///   converts the decoded pixels to sRGB (`ColourConversion`, docs/COLOUR.md); an `nclx` description
 ///   is not converted (its primaries are taken as sRGB's).
 /// - Errors: data that ends inside a box, or libheif's "end of data", throw
-///   ``DecodingFailure/truncated(_:)``; other libheif errors throw ``DecodingFailure/codec(_:message:)``
-///   with libheif's message; too many items throw ``DecodingFailure/tooManyItems(count:limit:)``.
+///   ``/TesseraCore/DecodingFailure/truncated(_:)``; other libheif errors throw ``/TesseraCore/DecodingFailure/codec(_:message:)``
+///   with libheif's message; too many items throw ``/TesseraCore/DecodingFailure/tooManyItems(count:limit:)``.
 public struct HEIFDecoder: ImageDecoding {
     /// Limits checked before any pixel memory is allocated.
     public var limits: DecodingLimits
-    /// ``ImageFileFormat/heic`` or ``ImageFileFormat/avif``: the sniffed format this instance
+    /// ``/TesseraCore/ImageFileFormat/heic`` or ``/TesseraCore/ImageFileFormat/avif``: the sniffed format this instance
     /// decodes, and the format reported in ``ImageInfo`` and errors.
     public let format: ImageFileFormat
 
-    /// Creates a decoder for `format` (``ImageFileFormat/heic`` or ``ImageFileFormat/avif``; any
+    /// Creates a decoder for `format` (``/TesseraCore/ImageFileFormat/heic`` or ``/TesseraCore/ImageFileFormat/avif``; any
     /// other format is a programming error and traps) with `limits`.
     public init(format: ImageFileFormat, limits: DecodingLimits = .default) {
         precondition(format == .heic || format == .avif, "HEIFDecoder decodes HEIC or AVIF, not \(format)")
@@ -79,7 +79,7 @@ public struct HEIFDecoder: ImageDecoding {
 
     /// Decodes the primary image, or the thumbnail item of the target's size, into `target`. Always
     /// ``DecodeIntegrity/intact``: libheif decodes a whole item or fails, so a cut HEIC or AVIF file
-    /// throws ``DecodingFailure/truncated(_:)`` under either policy.
+    /// throws ``/TesseraCore/DecodingFailure/truncated(_:)`` under either policy.
     @discardableResult
     public func decode(_ data: UnsafeRawBufferPointer, info: ImageInfo, into target: MutableBitmapView) throws(TesseraError) -> DecodeIntegrity {
         let layout = target.layout

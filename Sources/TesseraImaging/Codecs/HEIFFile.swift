@@ -147,8 +147,8 @@ final class HEIFFile {
         target.setOpaqueAfterPremultipliedDecode()
     }
 
-    /// The typed error for a libheif error: ``DecodingFailure/truncated(_:)`` when libheif ran out
-    /// of data or the boxes run past the end of the input, ``DecodingFailure/codec(_:message:)``
+    /// The typed error for a libheif error: ``/TesseraCore/DecodingFailure/truncated(_:)`` when libheif ran out
+    /// of data or the boxes run past the end of the input, ``/TesseraCore/DecodingFailure/codec(_:message:)``
     /// with libheif's message otherwise.
     static func failure(_ error: heif_error, format: ImageFileFormat, data: UnsafeRawBufferPointer) -> TesseraError {
         if error.subcode == heif_suberror_End_of_data || HEIFBoxes.isTruncated(data) {

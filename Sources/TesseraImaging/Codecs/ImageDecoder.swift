@@ -19,7 +19,7 @@ import Foundation
 public struct ImageDecoder: Sendable {
     /// Limits checked before any pixel memory is allocated.
     public let limits: DecodingLimits
-    /// The codecs tried, matched by ``ImageFileFormat`` sniffed from the data's first bytes.
+    /// The codecs tried, matched by ``/TesseraCore/ImageFileFormat`` sniffed from the data's first bytes.
     public let decoders: [any ImageDecoding]
 
     /// A decoder with the given limits and codecs (by default JPEG, PNG, WebP, GIF, HEIC and AVIF, each with `limits`).

@@ -2,7 +2,7 @@
 ///
 /// Codecs work in the *stored* orientation; ``ImageDecoder`` applies EXIF orientation, converts to
 /// the requested style and resamples. A codec must never longjmp through Swift frames or abort:
-/// every failure is a thrown ``TesseraError``.
+/// every failure is a thrown ``/TesseraCore/TesseraError``.
 public protocol ImageDecoding: Sendable {
     /// The format this decoder reads.
     var format: ImageFileFormat { get }

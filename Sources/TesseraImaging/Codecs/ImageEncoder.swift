@@ -9,8 +9,8 @@
 ///
 /// A transparent image encoded as JPEG (which has no alpha) is flattened onto ``background`` when one is
 /// given; without one the JPEG encoder composites the premultiplied pixels over black, as ``JPEGEncoder``
-/// does. Formats Tessera only reads (``ImageFileFormat/isEncodable`` false: GIF, HEIC) throw
-/// `.encoding(format:message:)` from ``encode(_:)``.
+/// does. Formats Tessera only reads (``/TesseraImaging/TesseraCore/ImageFileFormat/isEncodable`` false:
+/// GIF, HEIC) throw `.encoding(format:message:)` from ``encode(_:)``.
 public struct ImageEncoder: ImageEncoding {
     /// The format written.
     public var format: ImageFileFormat

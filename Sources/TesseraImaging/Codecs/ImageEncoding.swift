@@ -1,6 +1,6 @@
 /// One codec's encoder: turns decoded pixels into an encoded file.
 ///
-/// Encoders never crash on valid bitmaps; every failure is a thrown ``TesseraError`` with reason
+/// Encoders never crash on valid bitmaps; every failure is a thrown ``/TesseraCore/TesseraError`` with reason
 /// `.encoding(format:message:)`.
 public protocol ImageEncoding: Sendable {
     /// The format this encoder writes.

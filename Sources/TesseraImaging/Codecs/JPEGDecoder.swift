@@ -27,14 +27,14 @@ import CTurboJPEG
 ///   conversion). A progressive file cut after its first scan has every row, at the quality of the
 ///   scans that arrived; cut inside that scan, only the rows it reached count. A file cut inside a
 ///   marker segment between scans is decoded up to that segment. Fewer rows than
-///   ``DecodingLimits/minimumDecodedFraction`` throw ``DecodingFailure/truncated(_:)``, and so does
+///   ``DecodingLimits/minimumDecodedFraction`` throw ``/TesseraCore/DecodingFailure/truncated(_:)``, and so does
 ///   data whose headers stop before the first scan. A file that lacks only its EOI is truncated with
 ///   every row. ``probe(_:)`` reports ``DecodeIntegrity/truncated`` already when no EOI follows the scans.
 /// - Warnings, under ``DecodingPolicy/strict``: "Premature end of JPEG file" / "premature end of
-///   data segment" throw ``DecodingFailure/truncated(_:)``; every other libjpeg warning except
-///   "extraneous bytes before marker" throws ``DecodingFailure/codec(_:message:)`` (extraneous bytes
+///   data segment" throw ``/TesseraCore/DecodingFailure/truncated(_:)``; every other libjpeg warning except
+///   "extraneous bytes before marker" throws ``/TesseraCore/DecodingFailure/codec(_:message:)`` (extraneous bytes
 ///   alone decode, as ``DecodeIntegrity/damaged``). Any failure on data whose headers stop before the
-///   first scan, or that has a scan but no EOI after it, is reported as ``DecodingFailure/truncated(_:)``.
+///   first scan, or that has a scan but no EOI after it, is reported as ``/TesseraCore/DecodingFailure/truncated(_:)``.
 /// - The three paths agree: TurboJPEG's `tjDecompress2` reports only its first warning and not where
 ///   the data ended, so a file it finds possibly cut (that warning, or no EOI after the scans), and
 ///   under strict a file whose first warning is extraneous bytes, is decoded again through the libjpeg
@@ -66,7 +66,7 @@ public struct JPEGDecoder: ImageDecoding {
     /// Creates a decoder with `limits`.
     public init(limits: DecodingLimits = .default) { self.limits = limits }
 
-    /// ``ImageFileFormat/jpeg``.
+    /// ``/TesseraCore/ImageFileFormat/jpeg``.
     public var format: ImageFileFormat { .jpeg }
 
     /// The header facts TurboJPEG reports.

@@ -12,7 +12,7 @@ public struct JPEGEncoder: ImageEncoding {
     /// Creates an encoder with `quality` (1…100, default 85).
     public init(quality: Int = 85) { self.quality = quality }
 
-    /// ``ImageFileFormat/jpeg``.
+    /// ``/TesseraCore/ImageFileFormat/jpeg``.
     public var format: ImageFileFormat { .jpeg }
 
     /// Encodes `image` as baseline JPEG.

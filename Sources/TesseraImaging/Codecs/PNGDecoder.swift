@@ -28,7 +28,7 @@ import CTesseraCodecs
 ///   any gamma but sRGB's, so both paths give libpng's pixels), as browsers do; `cHRM` alone changes
 ///   nothing.
 /// - Truncated files (libpng runs out of data): under ``DecodingPolicy/strict`` they throw
-///   ``DecodingFailure/truncated(_:)``. Under ``DecodingPolicy/lenient`` libpng's progressive reader (the
+///   ``/TesseraCore/DecodingFailure/truncated(_:)``. Under ``DecodingPolicy/lenient`` libpng's progressive reader (the
 ///   reader Chromium's incremental decoder uses) collects the rows that arrived, a complete copy of the
 ///   file with zero samples for the other rows decodes through the paths above (the rows that arrived
 ///   are exactly those of the whole file), and the rest is filled: ``DecodeIntegrity/fillGray``
@@ -38,10 +38,10 @@ import CTesseraCodecs
 ///   Adam7 pixel shows the pixel of the latest received pass that stands for it (the 8×8 … 1×2 blocks of
 ///   libpng's progressive display, as Chromium draws a partial interlaced PNG). The decode returns
 ///   ``DecodeIntegrity/truncated``; fewer arrived rows than ``DecodingLimits/minimumDecodedFraction``
-///   of the height throw ``DecodingFailure/truncated(_:)``. A file whose rows are all there but that
+///   of the height throw ``/TesseraCore/DecodingFailure/truncated(_:)``. A file whose rows are all there but that
 ///   lacks IEND (or whose last chunk is cut) also counts as truncated: ``DecodeIntegrity/truncated``
-///   under lenient, ``DecodingFailure/truncated(_:)`` under strict.
-/// - Errors: every other libpng error throws ``DecodingFailure/codec(_:message:)`` with libpng's
+///   under lenient, ``/TesseraCore/DecodingFailure/truncated(_:)`` under strict.
+/// - Errors: every other libpng error throws ``/TesseraCore/DecodingFailure/codec(_:message:)`` with libpng's
 ///   message, under either policy.
 public struct PNGDecoder: ImageDecoding {
     /// Limits checked before any pixel memory is allocated.
@@ -50,7 +50,7 @@ public struct PNGDecoder: ImageDecoding {
     /// Creates a decoder with `limits`.
     public init(limits: DecodingLimits = .default) { self.limits = limits }
 
-    /// ``ImageFileFormat/png``.
+    /// ``/TesseraCore/ImageFileFormat/png``.
     public var format: ImageFileFormat { .png }
 
     /// Reads the header (IHDR and, for tRNS, the chunks before IDAT), and walks the chunk headers (not

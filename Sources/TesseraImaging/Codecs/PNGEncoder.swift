@@ -9,7 +9,7 @@ public struct PNGEncoder: ImageEncoding {
     /// Creates an encoder.
     public init() {}
 
-    /// ``ImageFileFormat/png``.
+    /// ``/TesseraCore/ImageFileFormat/png``.
     public var format: ImageFileFormat { .png }
 
     /// Encodes `image` as PNG.

@@ -17,15 +17,15 @@ import CWebP
 ///   rows: of the scaled size when scaling). Under ``DecodingPolicy/lenient`` those rows are kept (colour
 ///   converted as above) and the rest is filled: transparent when the image has alpha,
 ///   ``DecodeIntegrity/fillGray`` (opaque) when it has none; the decode returns
-///   ``DecodeIntegrity/truncated``, or throws ``DecodingFailure/truncated(_:)`` when fewer rows than
+///   ``DecodeIntegrity/truncated``, or throws ``/TesseraCore/DecodingFailure/truncated(_:)`` when fewer rows than
 ///   ``DecodingLimits/minimumDecodedFraction`` of the output height arrived. Under
-///   ``DecodingPolicy/strict`` a truncated file throws ``DecodingFailure/truncated(_:)``. Data cut before
-///   the header's size and features throws ``DecodingFailure/truncated(_:)`` under either policy, and
+///   ``DecodingPolicy/strict`` a truncated file throws ``/TesseraCore/DecodingFailure/truncated(_:)``. Data cut before
+///   the header's size and features throws ``/TesseraCore/DecodingFailure/truncated(_:)`` under either policy, and
 ///   the first frame of an animated file decodes through libwebpdemux, which needs the whole file. A
 ///   still image whose rows all decode from a RIFF container shorter than its declared size is
-///   ``DecodeIntegrity/truncated`` too (lenient), or ``DecodingFailure/truncated(_:)`` (strict).
-/// - Errors: `VP8_STATUS_NOT_ENOUGH_DATA` throws ``DecodingFailure/truncated(_:)``; other statuses
-///   throw ``DecodingFailure/codec(_:message:)``.
+///   ``DecodeIntegrity/truncated`` too (lenient), or ``/TesseraCore/DecodingFailure/truncated(_:)`` (strict).
+/// - Errors: `VP8_STATUS_NOT_ENOUGH_DATA` throws ``/TesseraCore/DecodingFailure/truncated(_:)``; other statuses
+///   throw ``/TesseraCore/DecodingFailure/codec(_:message:)``.
 public struct WebPDecoder: AnimatedImageDecoding {
     /// Limits checked before any pixel memory is allocated.
     public var limits: DecodingLimits
@@ -33,7 +33,7 @@ public struct WebPDecoder: AnimatedImageDecoding {
     /// Creates a decoder with `limits`.
     public init(limits: DecodingLimits = .default) { self.limits = limits }
 
-    /// ``ImageFileFormat/webp``.
+    /// ``/TesseraCore/ImageFileFormat/webp``.
     public var format: ImageFileFormat { .webp }
 
     /// Reads size and alpha with `WebPGetFeatures`; ``ImageInfo/integrity`` is

@@ -17,7 +17,7 @@ public struct WebPEncoder: ImageEncoding {
         self.lossless = lossless
     }
 
-    /// ``ImageFileFormat/webp``.
+    /// ``/TesseraCore/ImageFileFormat/webp``.
     public var format: ImageFileFormat { .webp }
 
     /// Encodes `image` as a WebP file.

@@ -18,7 +18,7 @@ public struct BitmapLayout: Sendable, Hashable, Codable, CustomStringConvertible
     }
 
     /// A layout with an explicit row stride, for memory owned by someone else.
-    /// - Throws: ``TesseraError`` with reason `.invalidLayout` if a dimension is not positive or the
+    /// - Throws: ``/TesseraCore/TesseraError`` with reason `.invalidLayout` if a dimension is not positive or the
     ///   stride is shorter than a row of pixels or not a multiple of 4 (cairo's requirement).
     public init(width: Int, height: Int, style: PixelStyle, bytesPerRow: Int) throws(TesseraError) {
         guard width > 0, height > 0, width <= 1 << 20, height <= 1 << 20,

@@ -14,7 +14,7 @@ public enum PixelConversion {
     /// Converts the pixels at `source`, laid out as `layout`, into `target`.
     ///
     /// The caller promises `layout.byteCount` readable bytes at `source`.
-    /// - Throws: ``TesseraError`` with reason `.invalidLayout` (the target's geometry) when the
+    /// - Throws: ``/TesseraCore/TesseraError`` with reason `.invalidLayout` (the target's geometry) when the
     ///   widths or heights differ.
     public static func convert(source: UnsafeRawPointer, layout: BitmapLayout, to target: MutableBitmapView) throws(TesseraError) {
         let tl = target.layout
@@ -49,7 +49,7 @@ public enum PixelConversion {
     }
 
     /// Converts `image` into `target`; see ``convert(source:layout:to:)``.
-    /// - Throws: ``TesseraError`` with reason `.invalidLayout` when the sizes differ.
+    /// - Throws: ``/TesseraCore/TesseraError`` with reason `.invalidLayout` when the sizes differ.
     public static func convert(_ image: some BitmapImage, to target: MutableBitmapView) throws(TesseraError) {
         try image.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws(TesseraError) in
             guard let base = bytes.baseAddress else {

@@ -15,7 +15,7 @@ extension ThumbHash {
     /// ⌈W / w⌉ columns by ⌊H / h⌋ or ⌈H / h⌉ rows), averaged in premultiplied BGRA so that transparent
     /// pixels add no colour, each channel rounded half up to a byte, then un-premultiplied. The hash is
     /// the reference's hash of that small RGBA image.
-    /// - Throws: ``TesseraError`` with reason `.invalidLayout` for an image with no pixels.
+    /// - Throws: ``/TesseraCore/TesseraError`` with reason `.invalidLayout` for an image with no pixels.
     public init(image: some BitmapImage) throws(TesseraError) {
         let width = image.width, height = image.height
         guard width > 0, height > 0 else {
@@ -31,7 +31,7 @@ extension ThumbHash {
 
     /// The hash of `width × height` straight-alpha RGBA pixels (`width × height × 4` bytes, rows
     /// packed, top row first), exactly the reference's `rgbaToThumbHash(w, h, rgba)`.
-    /// - Throws: ``TesseraError`` with reason `.invalidLayout` when a side is outside
+    /// - Throws: ``/TesseraCore/TesseraError`` with reason `.invalidLayout` when a side is outside
     ///   1…``maximumEncodedSide`` or `rgba` does not hold `width × height × 4` bytes.
     public init(rgba: [UInt8], width: Int, height: Int) throws(TesseraError) {
         guard (1...Self.maximumEncodedSide).contains(width), (1...Self.maximumEncodedSide).contains(height),

@@ -104,7 +104,7 @@ extension ImageDecoder {
         return output
     }
 
-    /// `body`'s result, its ``TesseraError`` wrapped as ``RenderError/failed(_:)``.
+    /// `body`'s result, its ``/TesseraCore/TesseraError`` wrapped as ``RenderError/failed(_:)``.
     private static func failing<R>(_ body: () throws(TesseraError) -> R) throws(RenderError) -> R {
         do throws(TesseraError) { return try body() } catch { throw .failed(error) }
     }

@@ -28,8 +28,9 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     public var dpr: Double
     /// A Gaussian blur's standard deviation in output pixels, 0…``Limits/maximumBlur``; `nil` for none.
     public var blur: Double?
-    /// The encoded format, one that Tessera writes (``ImageFileFormat/isEncodable``; ``validate(_:)`` refuses
-    /// the others); `nil` leaves it to negotiation (the request's `Accept`, the source's transparency).
+    /// The encoded format, one that Tessera writes
+    /// (``/TesseraImaging/TesseraCore/ImageFileFormat/isEncodable``; ``validate(_:)`` refuses the others);
+    /// `nil` leaves it to negotiation (the request's `Accept`, the source's transparency).
     public var format: ImageFileFormat?
     /// The encoder's quality, 1…100; `nil` takes the format's default.
     public var quality: Int?

@@ -24,7 +24,7 @@ public struct ImageProcessor: Sendable, Hashable, CustomStringConvertible {
     private let body: @Sendable (Bitmap) throws -> Bitmap
 
     /// A processor running `body`, known as `identifier` in cache keys. An error `body` throws becomes a
-    /// ``TesseraError`` with reason ``TesseraError/Reason/drawing(message:)`` naming the identifier, the
+    /// ``/TesseraCore/TesseraError`` with reason ``/TesseraCore/TesseraError/Reason/drawing(message:)`` naming the identifier, the
     /// original kept as its `underlying` error.
     public init(identifier: String, _ body: @escaping @Sendable (Bitmap) throws -> Bitmap) {
         self.identifier = identifier

@@ -21,7 +21,7 @@ import Logging
 ///   entries, whatever runs at the same time. An unreadable or foreign file is removed on read and
 ///   reported as a miss. Files are read
 ///   without following symbolic links or blocking on FIFOs, and only regular files are indexed.
-/// - **Errors.** A failed write (disk full, `RLIMIT_FSIZE`, permissions) throws ``/TesseraImaging/TesseraError`` `.io`
+/// - **Errors.** A failed write (disk full, `RLIMIT_FSIZE`, permissions) throws ``/TesseraCore/TesseraError`` `.io`
 ///   with its errno and leaves the previous entry and every other one as they were.
 /// - **Clock.** `now` is injected so that tests can age entries without waiting.
 public final class DiskCache: DiskCaching {
@@ -97,7 +97,7 @@ public final class DiskCache: DiskCaching {
 
     /// Opens (creating when missing) the cache directory and builds the index from the files' metadata.
     /// `logger` receives evictions (debug); ``ImageManager`` passes its configuration's.
-    /// - Throws: ``/TesseraImaging/TesseraError`` when the directory cannot be created.
+    /// - Throws: ``/TesseraCore/TesseraError`` when the directory cannot be created.
     public init(configuration: Configuration, logger: Logger = Observability.silentLogger,
                 now: @escaping @Sendable () -> Date = { Date() }) throws(TesseraError) {
         path = configuration.directory.standardizedFileURL.path

@@ -64,7 +64,7 @@ enum DiskCacheFile {
     ///
     /// Not Foundation's atomic write: it names its temporary files `.dat.nosync…`, which a crash would leave
     /// behind where ``DiskCache`` cannot tell them from foreign files.
-    /// - Throws: ``/TesseraImaging/TesseraError`` `.io` with the failing call's errno (`ENOSPC` on a full disk, `EFBIG`
+    /// - Throws: ``/TesseraCore/TesseraError`` `.io` with the failing call's errno (`ENOSPC` on a full disk, `EFBIG`
     ///   past `RLIMIT_FSIZE` when `SIGXFSZ` is ignored, `EACCES` in a read-only directory).
     static func writeTemporary(_ contents: Data, directory: String, stored: Date, accessed: Date) throws(TesseraError) -> String {
         let temporary = directory + "/" + temporaryPrefix + UUID().uuidString

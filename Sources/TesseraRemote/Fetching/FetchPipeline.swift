@@ -161,7 +161,7 @@ final class FetchPipeline: Sendable {
     }
 
     /// The `key` variant of `url` from any disk copy, fresh or stale, without the network
-    /// (``/TesseraTables/ImageRequest/Options/returnCacheDataDontLoad``); a `file:` or `data:` URL is read.
+    /// (``ImageRequest/Options/returnCacheDataDontLoad``); a `file:` or `data:` URL is read.
     func cachedCopy(url: URL, key: ImageJobKey) async throws -> DecodedImage {
         if LocalDataLoader.handles(url) { return try await privateImage(url: url, key: key, headers: [:], progress: nil) }
         guard key.data.readsDisk, let disk, let entry = await disk.entry(for: key.data.url) else {

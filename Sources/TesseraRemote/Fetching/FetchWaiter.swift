@@ -3,7 +3,7 @@ import TesseraTables
 import Foundation
 
 /// The identity of a data job: the image's identity in the caches (its URL, or the URL made from its
-/// ``/TesseraTables/ImageRequest/cacheKey``) and the disk layers its requesters may use. Requests that
+/// ``ImageRequest/cacheKey``) and the disk layers its requesters may use. Requests that
 /// may not read or write the disk get jobs of their own, so that no request is answered from a layer it
 /// skips nor writes one it forbids.
 struct DataKey: Sendable, Hashable {

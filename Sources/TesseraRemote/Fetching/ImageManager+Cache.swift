@@ -7,7 +7,7 @@ extension ImageManager {
     public var cache: Cache { Cache(manager: self) }
 
     /// The memory and disk caches of an ``ImageManager``, addressed the way requests address them: by the
-    /// request's identity (its URL or ``/TesseraTables/ImageRequest/cacheKey``) and, in memory, its
+    /// request's identity (its URL or ``ImageRequest/cacheKey``) and, in memory, its
     /// variant (size, content mode, processing). Each method takes the layers it acts on.
     ///
     /// ```swift
@@ -74,7 +74,7 @@ extension ImageManager {
         /// Stores the encoded bytes of `request`'s image: on disk (fresh for
         /// ``ImageManager/Configuration/defaultMaxAge``, no validators) and, with `.memory`, decoded to the
         /// request's variant in memory.
-        /// - Throws: ``/TesseraImaging/TesseraError``: the disk cache's write failure, or a decoding failure
+        /// - Throws: ``/TesseraCore/TesseraError``: the disk cache's write failure, or a decoding failure
         ///   when `layers` has memory and `data` is no image.
         public func store(_ data: Data, for request: ImageRequest, in layers: Layers = .all) async throws(TesseraError) {
             let (_, key) = try ImageManager.resolve(request)
@@ -107,7 +107,7 @@ extension ImageManager {
         }
 
         /// Empties `layers`.
-        /// - Throws: ``/TesseraImaging/TesseraError`` when the disk cache cannot be emptied.
+        /// - Throws: ``/TesseraCore/TesseraError`` when the disk cache cannot be emptied.
         public func removeAll(from layers: Layers = .all) async throws(TesseraError) {
             if layers.contains(.memory) { manager.memoryCache?.removeAll() }
             if layers.contains(.disk) {

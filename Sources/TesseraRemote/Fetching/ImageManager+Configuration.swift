@@ -29,10 +29,10 @@ extension ImageManager {
         /// When a failed load is tried again: not at all by default (``RetryPolicy``).
         public var retry: RetryPolicy
         /// Answer from the disk cache only, fresh or stale; a URL not cached fails with
-        /// ``/TesseraImaging/FetchFailure/offlineMiss(url:)``.
+        /// ``/TesseraCore/FetchFailure/offlineMiss(url:)``.
         public var offline: Bool
         /// HTTP headers sent with every load of this manager (for example an API key or `Authorization`);
-        /// a request's own ``/TesseraTables/ImageRequest/headers`` override them, name by name (case-insensitively).
+        /// a request's own ``ImageRequest/headers`` override them, name by name (case-insensitively).
         /// They are the manager's identity: see ``ImageManager``, "Credentials and caching".
         public var headers: [String: String]
         /// Image tables for URL requests of a fixed output size (``ImageManager/TableStorage``), or `nil`

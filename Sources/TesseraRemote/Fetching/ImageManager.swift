@@ -37,7 +37,7 @@ import Foundation
 /// the request).
 ///
 /// ## Headers and credentials
-/// Every load sends ``Configuration/headers`` with the request's own ``/TesseraTables/ImageRequest/headers`` over
+/// Every load sends ``Configuration/headers`` with the request's own ``ImageRequest/headers`` over
 /// them, then lets the ``RequestAuthorizing`` hook given to the initializer add or refresh credentials;
 /// after a `401` the hook is asked once more and the load retried exactly once.
 ///
@@ -65,7 +65,7 @@ public final class ImageManager: Sendable {
     /// (swept every ``Configuration/diskSweepInterval``). `now` is the clock of both caches and of HTTP
     /// freshness (tests inject one). `authorizer` adds or refreshes credentials before each load (see
     /// ``RequestAuthorizing``).
-    /// - Throws: ``/TesseraImaging/TesseraError`` when the disk cache directory cannot be created.
+    /// - Throws: ``/TesseraCore/TesseraError`` when the disk cache directory cannot be created.
     public convenience init(configuration: Configuration = Configuration(), loader: any DataLoading,
                             authorizer: (any RequestAuthorizing)? = nil,
                             decoder: ImageDecoder = ImageDecoder(), now: @escaping @Sendable () -> Date = { Date() }) throws(TesseraError) {
@@ -100,13 +100,13 @@ public final class ImageManager: Sendable {
     /// the HTTP status and headers), with a handle to reprioritise, observe and cancel it.
     /// - Parameters:
     ///   - request: the URL (for an entity request, the entity's source URL for its format, or
-    ///     ``/TesseraImaging/CacheFailure/noSourceURL(entityID:format:)`` when it has none), size, content
+    ///     ``/TesseraCore/CacheFailure/noSourceURL(entityID:format:)`` when it has none), size, content
     ///     mode, priority, cache policy and options, cache key and headers.
     ///   - progress: called with bytes received of expected while the URL downloads, from the
     ///     loader's task.
-    /// - Throws: ``/TesseraImaging/TesseraError``: ``/TesseraImaging/TesseraError/Reason/cancelled`` when the calling task is cancelled,
-    ///   ``/TesseraImaging/FetchFailure`` for network and offline failures (``/TesseraImaging/FetchFailure/offlineMiss(url:)``
-    ///   when the request may only be answered from caches that hold nothing), ``/TesseraImaging/DecodingFailure`` for undecodable bytes.
+    /// - Throws: ``/TesseraCore/TesseraError``: ``/TesseraCore/TesseraError/Reason/cancelled`` when the calling task is cancelled,
+    ///   ``/TesseraCore/FetchFailure`` for network and offline failures (``/TesseraCore/FetchFailure/offlineMiss(url:)``
+    ///   when the request may only be answered from caches that hold nothing), ``/TesseraCore/DecodingFailure`` for undecodable bytes.
     @concurrent
     public func image(for request: ImageRequest,
                       progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(TesseraError) -> Bitmap {
@@ -296,8 +296,8 @@ public final class ImageManager: Sendable {
     /// the set every time).
     private static let cacheKeyCharacters = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~/"))
 
-    /// Any error of a request for `url` as a ``/TesseraImaging/TesseraError`` (a custom loader's own error becomes a
-    /// ``/TesseraImaging/FetchFailure/transport(url:message:)``).
+    /// Any error of a request for `url` as a ``/TesseraCore/TesseraError`` (a custom loader's own error becomes a
+    /// ``/TesseraCore/FetchFailure/transport(url:message:)``).
     private static func typed(_ error: any Error, url: URL) -> TesseraError {
         TesseraError.wrapping(error) { TesseraError(.fetching(.transport(url: url.absoluteString, message: "\($0)")), underlying: $0) }
     }

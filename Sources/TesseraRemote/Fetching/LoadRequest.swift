@@ -15,7 +15,7 @@ public struct LoadRequest: Sendable, Hashable {
     public var ifNoneMatch: String?
     /// The `Last-Modified` of the cached copy, sent as `If-Modified-Since`.
     public var ifModifiedSince: String?
-    /// Extra request headers (``/TesseraTables/ImageRequest/headers``).
+    /// Extra request headers (``ImageRequest/headers``).
     public var headers: [String: String]
 
     /// Creates a request.

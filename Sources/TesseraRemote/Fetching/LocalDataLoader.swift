@@ -12,9 +12,9 @@ struct LocalDataLoader: Sendable {
     }
 
     /// The bytes of `request`'s URL, as a `200` response.
-    /// - Throws: ``/TesseraImaging/TesseraError``: `.io` when a file cannot be read,
-    ///   ``/TesseraImaging/FetchFailure/tooLarge(bytes:limit:url:)`` beyond the size limit,
-    ///   ``/TesseraImaging/FetchFailure/invalidURL(_:)`` for a malformed `data:` URL.
+    /// - Throws: ``/TesseraCore/TesseraError``: `.io` when a file cannot be read,
+    ///   ``/TesseraCore/FetchFailure/tooLarge(bytes:limit:url:)`` beyond the size limit,
+    ///   ``/TesseraCore/FetchFailure/invalidURL(_:)`` for a malformed `data:` URL.
     func load(_ request: LoadRequest) throws -> LoadResponse {
         let url = request.url
         let data = url.isFileURL ? try read(url, limit: request.maximumBytes) : try Self.payload(of: url)

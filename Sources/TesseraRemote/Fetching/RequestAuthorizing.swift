@@ -24,10 +24,10 @@ import Foundation
 ///   (``ImageManager/Configuration/headers``) with the request's own headers over them.
 /// - Only the request's ``LoadRequest/headers`` are used afterwards: set or replace the credentials
 ///   there (typically `Authorization`); changes to the URL or the limits are ignored.
-/// - When the loader fails with ``/TesseraImaging/FetchFailure/httpStatus(code:url:)`` `401`, the hook is called once
+/// - When the loader fails with ``/TesseraCore/FetchFailure/httpStatus(code:url:)`` `401`, the hook is called once
 ///   more with ``AuthorizationAttempt/afterUnauthorized`` and the request as it was sent (with the
 ///   rejected credentials), and the load is retried exactly once. A second `401` ends the load with
-///   ``/TesseraImaging/FetchFailure/unauthorized(url:)``; no third request is made.
+///   ``/TesseraCore/FetchFailure/unauthorized(url:)``; no third request is made.
 /// - An error the hook throws ends the load with that error (`CancellationError` when cancelled).
 /// - Loads of different URLs run concurrently, so the hook may be called concurrently: an `actor`
 ///   keeps a token refresh from running twice at once.

@@ -4,8 +4,8 @@ import Foundation
 /// When and how often ``ImageManager`` loads a URL again after a failure (``ImageManager/Configuration/retry``).
 ///
 /// Every load is a `GET`, so every load may be repeated. Retried: a `5xx` status, a timeout, a
-/// connection refused or broken (``/TesseraImaging/FetchFailure/connectionRefused(url:recently:)`` with
-/// `recently: false`, ``/TesseraImaging/FetchFailure/transport(url:message:)``). Never retried: `4xx`
+/// connection refused or broken (``/TesseraCore/FetchFailure/connectionRefused(url:recently:)`` with
+/// `recently: false`, ``/TesseraCore/FetchFailure/transport(url:message:)``). Never retried: `4xx`
 /// (the answer would be the same), a body over the size limit, a redirect loop, an invalid URL,
 /// cancellation, and a refusal the loader answered locally (`recently: true`: `HTTPDataLoader`'s
 /// per-host breaker, which knows the host refused moments ago). The waits grow exponentially:

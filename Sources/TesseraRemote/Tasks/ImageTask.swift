@@ -21,7 +21,7 @@ import Foundation
 ///   with other requests takes the highest level among them. ``ImageManager/demote(_:)`` lowers a task's
 ///   level to `low`.
 /// - **Cancellation**: ``cancel()``, or cancelling a task that awaits ``response``, ends the request with
-///   ``/TesseraImaging/TesseraError/Reason/cancelled``; the download stops when nobody else needs it.
+///   ``/TesseraCore/TesseraError/Reason/cancelled``; the download stops when nobody else needs it.
 /// - **Observation**: each access to ``progress`` or ``events`` gives a new sequence, which sees what
 ///   happens from then on and ends when the request does (a sequence made after the end sees only
 ///   ``Event/finished(_:)``).
@@ -32,7 +32,7 @@ public final class ImageTask: Sendable {
         case progress(LoadProgress)
         /// The task's priority was set to another level.
         case priorityChanged(FetchPriority)
-        /// The request ended: its response, or the error (``/TesseraImaging/TesseraError/Reason/cancelled``
+        /// The request ended: its response, or the error (``/TesseraCore/TesseraError/Reason/cancelled``
         /// when cancelled). Always the last event.
         case finished(Result<ImageResponse, TesseraError>)
     }
@@ -65,7 +65,7 @@ public final class ImageTask: Sendable {
         }
     }
 
-    /// The level the request is wanted at: starts as the request's ``/TesseraTables/ImageRequest/priority``;
+    /// The level the request is wanted at: starts as the request's ``ImageRequest/priority``;
     /// setting it moves a queued download to its place (between the urgent and slow lanes, or within
     /// one) and relabels a running one, and reports ``Event/priorityChanged(_:)``.
     public var priority: FetchPriority {
@@ -77,7 +77,7 @@ public final class ImageTask: Sendable {
         }
     }
 
-    /// Cancels the request: it ends with ``/TesseraImaging/TesseraError/Reason/cancelled`` (unless it has
+    /// Cancels the request: it ends with ``/TesseraCore/TesseraError/Reason/cancelled`` (unless it has
     /// ended already); its download stops when no other request needs it.
     public func cancel() { work.cancel() }
 

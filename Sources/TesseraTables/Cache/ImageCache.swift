@@ -16,7 +16,7 @@ import Synchronization
 /// Formats are addressed by the ``ImageFormat`` values the cache was made with: a typed handle, so a
 /// misspelt name cannot silently miss. A format this cache was not made with (or one with the same
 /// name but another definition) is unknown: lookups answer `nil`, loads and stores throw
-/// ``/TesseraImaging/CacheFailure/unknownFormat(_:)``. ``format(named:)`` resolves a name (from a command line or a
+/// ``/TesseraCore/CacheFailure/unknownFormat(_:)``. ``format(named:)`` resolves a name (from a command line or a
 /// configuration file) once.
 ///
 /// ## Threading model
@@ -73,7 +73,7 @@ public final class ImageCache: Sendable {
     private let sourceFailures: Counter
 
     /// Opens (or creates) one image table per format in `directory`.
-    /// - Throws: ``/TesseraImaging/CacheFailure/duplicateFormat(_:)`` when two formats share a name, or what
+    /// - Throws: ``/TesseraCore/CacheFailure/duplicateFormat(_:)`` when two formats share a name, or what
     ///   ``ImageTable/init(format:directory:fileCheckInterval:observability:)`` throws.
     public init(formats: [ImageFormat], directory: URL, provider: any SourceImageProviding,
                 decoder: ImageDecoder = ImageDecoder(), configuration: Configuration = Configuration()) throws(TesseraError) {
@@ -122,29 +122,11 @@ public final class ImageCache: Sendable {
         table(for: format)?.contains(entityID: entity.entityID, sourceID: entity.sourceImageID) ?? false
     }
 
-    /// The image an entity request asks for: ``image(for:format:priority:)`` with the request's entity,
-    /// format and priority.
-    /// - Throws: ``/TesseraImaging/CacheFailure/notAnEntityRequest(url:)`` for a URL request,
-    ///   ``/TesseraImaging/CacheFailure/unknownFormat(_:)`` for a format this cache does not have, and whatever
-    ///   ``image(for:format:priority:)`` throws.
-    public func image(for request: ImageRequest) async throws(TesseraError) -> TableImage {
-        guard case .entity(let entity, let format) = request.source else {
-            throw TesseraError(.cache(.notAnEntityRequest(url: request.url?.absoluteString ?? "")))
-        }
-        return try await image(for: entity, format: format, priority: request.priority)
-    }
-
-    /// The cached image of an entity request, or `nil` (no I/O, no decoding).
-    public func cachedImage(for request: ImageRequest) -> TableImage? {
-        guard case .entity(let entity, let format) = request.source else { return nil }
-        return cachedImage(for: entity, format: format)
-    }
-
     /// The image, loading the source through the provider on a miss (see the type's threading model).
     /// `priority` is the level the source is wanted at: the provider is asked with the highest level
     /// among the requests waiting for the source when the load starts (``FetchPriority/ofCurrentRequest``;
     /// `ImageManager` as the provider downloads on that level's lane).
-    /// - Throws: ``/TesseraImaging/TesseraError``: ``/TesseraImaging/TesseraError/Reason/cancelled`` when cancelled; `.cache` when the
+    /// - Throws: ``/TesseraCore/TesseraError``: ``/TesseraCore/TesseraError/Reason/cancelled`` when cancelled; `.cache` when the
     ///   format is unknown, the entity has no URL, or the source cannot be loaded; `.decoding` or
     ///   `.storage` when it cannot be decoded or stored.
     public func image(for entity: some ImageEntity, format: ImageFormat,
@@ -165,7 +147,7 @@ public final class ImageCache: Sendable {
     /// Callback form of ``image(for:format:priority:)``: the request is registered before this method returns, so
     /// ``cancelRequest(for:format:)`` or the ticket's `cancel()` right after it always takes effect.
     /// `completion` is called exactly once, later, from another task (`TesseraError(.cancelled)` when
-    /// cancelled, ``/TesseraImaging/CacheFailure/unknownFormat(_:)`` for an unknown format).
+    /// cancelled, ``/TesseraCore/CacheFailure/unknownFormat(_:)`` for an unknown format).
     @discardableResult
     public func loadImage(for entity: some ImageEntity, format: ImageFormat,
                           completion: @escaping @Sendable (Result<TableImage, TesseraError>) -> Void) -> RequestTicket {
@@ -196,7 +178,7 @@ public final class ImageCache: Sendable {
     // MARK: Storing and deleting
 
     /// Stores an image obtained elsewhere, drawn by the entity into `format`'s slot.
-    /// - Throws: ``/TesseraImaging/CacheFailure/unknownFormat(_:)``, or what drawing and storing throw.
+    /// - Throws: ``/TesseraCore/CacheFailure/unknownFormat(_:)``, or what drawing and storing throw.
     @discardableResult
     public func setImage(_ image: Bitmap, for entity: some ImageEntity, format: ImageFormat) throws(TesseraError) -> TableImage {
         try checkConfigured(format)
@@ -221,7 +203,7 @@ public final class ImageCache: Sendable {
     // MARK: Internals
 
     /// The configured format named `name`: resolve names once, then pass the ``ImageFormat`` itself.
-    /// - Throws: ``/TesseraImaging/CacheFailure/unknownFormat(_:)``.
+    /// - Throws: ``/TesseraCore/CacheFailure/unknownFormat(_:)``.
     public func format(named name: String) throws(TesseraError) -> ImageFormat {
         guard let format = formats[name] else { throw TesseraError(.cache(.unknownFormat(name))) }
         return format

@@ -8,7 +8,7 @@ struct RequestState: ~Copyable {
     struct Waiter: Sendable {
         let entity: any ImageEntity
         let format: ImageFormat
-        /// The level of the caller's request (``ImageRequest/priority``).
+        /// The level the caller wants the image at (``FetchPriority``).
         var priority: FetchPriority = .normal
     }
 

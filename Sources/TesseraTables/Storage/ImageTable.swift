@@ -40,12 +40,12 @@ import Synchronization
 /// An entry referenced by a live ``TableImage`` is never overwritten, moved or truncated away
 /// (Fast Image Cache #29), and the table never holds more than `maximumCount` entries (#54, #121).
 /// If every slot holds a live image, ``store(entityID:sourceID:draw:)`` throws
-/// ``/TesseraImaging/StorageFailure/allEntriesInUse(format:)`` rather than growing past the limit or waiting.
+/// ``/TesseraCore/StorageFailure/allEntriesInUse(format:)`` rather than growing past the limit or waiting.
 ///
 /// ## Locking
 /// The file is locked with `flock(LOCK_EX | LOCK_NB)` while the table (or any image from it) is
 /// alive. A second opener — another process, or a second instance in this process — fails at once
-/// with ``/TesseraImaging/StorageFailure/locked(path:)``; there is no waiting.
+/// with ``/TesseraCore/StorageFailure/locked(path:)``; there is no waiting.
 ///
 /// ## Truncation and unlinking
 /// Lookups hand out a slot only if the last `fstat` (at most `fileCheckInterval` old, 50 ms by
@@ -71,7 +71,7 @@ public final class ImageTable: Sendable {
 
     /// Opens (or creates) the table for `format` in `directory`, creating the directory with mode
     /// `0o700` if needed.
-    /// - Throws: ``/TesseraImaging/TesseraError`` with `.storage(.locked)` if another process has the file open,
+    /// - Throws: ``/TesseraCore/TesseraError`` with `.storage(.locked)` if another process has the file open,
     ///   `.storage(.alreadyOpenInThisProcess)` if this process has (share that instance),
     ///   `.storage(.invalidFormat)` for an unusable format, or `.io`.
     ///
@@ -206,7 +206,7 @@ public final class ImageTable: Sendable {
     /// `draw` receives the slot's pixels, zeroed; it runs outside the table's mutex, so other
     /// lookups and stores proceed meanwhile. The entry becomes visible only after `draw` returns;
     /// if it throws, the slot stays invalid and free and the error is rethrown.
-    /// - Throws: ``/TesseraImaging/StorageFailure/allEntriesInUse(format:)`` when every slot has a live image,
+    /// - Throws: ``/TesseraCore/StorageFailure/allEntriesInUse(format:)`` when every slot has a live image,
     ///   `.io` if the file cannot grow, or whatever `draw` throws.
     @discardableResult
     public func store(entityID: UUID, sourceID: UUID, draw: (MutableBitmapView) throws -> Void) throws -> TableImage {

@@ -112,8 +112,8 @@ final class TableMapping: @unchecked Sendable {
     /// Opens (creating if needed) and locks `<directory>/<format.fileName>`, discards it if it
     /// describes another format, makes sure the header region exists, and maps it.
     ///
-    /// - Throws: ``StorageFailure/alreadyOpenInThisProcess(path:)`` if this process holds the lock,
-    ///   ``StorageFailure/locked(path:)`` if another process does, or `.io`.
+    /// - Throws: ``/TesseraCore/StorageFailure/alreadyOpenInThisProcess(path:)`` if this process holds the lock,
+    ///   ``/TesseraCore/StorageFailure/locked(path:)`` if another process does, or `.io`.
     /// `flock(fd, LOCK_EX | LOCK_NB)`, tried again for up to 200 ms while it fails with `EWOULDBLOCK`:
     /// a process this one has just forked holds every open file description it inherited, locks
     /// included, until it execs (`O_CLOEXEC` closes them then), which takes microseconds to a few

@@ -1,5 +1,6 @@
-/// An encoded image file format: every format Tessera reads, and (``isEncodable``) the ones it also
-/// writes (``ImageEncoder``). The one format vocabulary of the library, the service and the command line.
+/// An encoded image file format: every format Tessera reads. The one format vocabulary of the library,
+/// the service and the command line. Which of them Tessera also writes is the imaging layer's to say
+/// (`isEncodable`, `ImageFileFormat.encodable`, next to `ImageEncoder`).
 public enum ImageFileFormat: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     /// JPEG (JFIF/EXIF), baseline or progressive.
     case jpeg
@@ -59,18 +60,6 @@ public enum ImageFileFormat: String, Sendable, Hashable, Codable, CaseIterable, 
         if brands.contains(where: { hevc.contains($0) || $0 == "mif1" || $0 == "msf1" }) { return .heic }
         return nil
     }
-
-    /// Whether Tessera writes this format (``ImageEncoder``): JPEG, PNG, WebP and AVIF. GIF and HEIC are
-    /// read only.
-    public var isEncodable: Bool {
-        switch self {
-        case .jpeg, .png, .webp, .avif: true
-        case .gif, .heic: false
-        }
-    }
-
-    /// The formats Tessera writes, in declaration order: JPEG, PNG, WebP, AVIF.
-    public static var encodable: [ImageFileFormat] { allCases.filter(\.isEncodable) }
 
     /// Whether the format can store transparent pixels (every format but JPEG).
     public var supportsTransparency: Bool { self != .jpeg }

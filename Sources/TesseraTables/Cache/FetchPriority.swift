@@ -1,7 +1,7 @@
 import TesseraImaging
 
 /// How much a request is wanted: five levels, `veryLow` to `veryHigh` (Nuke's `ImageRequest.Priority`,
-/// also reachable as ``ImageRequest/Priority``), mapped onto the two download lanes of `ImageManager`:
+/// also reachable as `ImageRequest.Priority` in the remote layer), mapped onto the two download lanes of `ImageManager`:
 ///
 /// | Level | Lane | Order in the lane |
 /// |---|---|---|

@@ -1,10 +1,12 @@
 import Foundation
 import TesseraImaging
+import TesseraTables
 
 /// One request for an image, as a value: where it comes from, the size and content mode it is wanted
 /// at, its priority, how caches may answer it (``cachePolicy``, ``options``, ``cacheKey``), and extra
-/// HTTP headers. `ImageManager` takes it for
-/// `image`, `loadImage`, `prefetch` and `cachedImage`; `ImageCache` takes entity requests.
+/// HTTP headers. ``ImageManager`` takes it for
+/// `image`, `loadImage`, `prefetch` and `cachedImage`; `ImageCache` takes entity requests (its
+/// `image(for:)` and `cachedImage(for:)`, declared with the request in this layer).
 ///
 /// ```swift
 /// let thumb = ImageRequest(url: url, size: PixelSize(width: 100, height: 100))          // aspect fill
@@ -14,7 +16,7 @@ import TesseraImaging
 /// let signed = ImageRequest(url: presignedURL, cacheKey: "avatars/42")                   // token-free identity
 /// ```
 public struct ImageRequest: Sendable {
-    /// The five priority levels (``FetchPriority``), under the name Nuke gives them.
+    /// The five priority levels (``/TesseraTables/FetchPriority``), under the name Nuke gives them.
     public typealias Priority = FetchPriority
 
     /// Which cache layers a request may read and write, one switch each, and whether it may load at
@@ -82,7 +84,7 @@ public struct ImageRequest: Sendable {
     /// nothing more.
     public var processors: [ImageProcessor] = []
     /// How much the request is wanted: one of five levels, mapped onto the download lanes
-    /// (``FetchPriority``).
+    /// (``/TesseraTables/FetchPriority``).
     public var priority: FetchPriority
     /// How caches may answer.
     public var cachePolicy: CachePolicy

@@ -2,25 +2,25 @@
 public enum DecodingFailure: Sendable, Equatable, CustomStringConvertible {
     /// The input has no bytes.
     case empty
-    /// The input is larger than ``DecodingLimits/maximumInputBytes``.
+    /// The input is larger than `DecodingLimits.maximumInputBytes`.
     case inputTooLarge(bytes: Int, limit: Int)
     /// The first bytes match no supported format; `signature` is their hex dump.
     case unsupportedFormat(signature: String)
     /// The data ends before the image does.
     case truncated(ImageFileFormat)
-    /// The declared dimensions exceed ``DecodingLimits/maximumPixelCount`` (a decompression bomb or
+    /// The declared dimensions exceed `DecodingLimits.maximumPixelCount` (a decompression bomb or
     /// simply too big); checked before any pixel memory is allocated.
     case tooManyPixels(width: Int, height: Int, limit: Int)
     /// The declared dimensions are zero, negative or beyond what the codec allows.
     case invalidDimensions(width: Int, height: Int)
     /// The codec reported an error; `message` is its own text.
     case codec(ImageFileFormat, message: String)
-    /// An animation has more frames than ``DecodingLimits/maximumFrameCount``.
+    /// An animation has more frames than `DecodingLimits.maximumFrameCount`.
     case tooManyFrames(limit: Int)
-    /// `frames` frames of `width` × `height` exceed ``DecodingLimits/maximumAnimationPixelCount``.
+    /// `frames` frames of `width` × `height` exceed `DecodingLimits.maximumAnimationPixelCount`.
     case animationTooLarge(frames: Int, width: Int, height: Int, limit: Int)
     /// A HEIF container (HEIC, AVIF) declares more items (grid tiles, thumbnails, metadata) than
-    /// ``DecodingLimits/maximumItemCount``; checked before any item is decoded.
+    /// `DecodingLimits.maximumItemCount`; checked before any item is decoded.
     case tooManyItems(count: Int, limit: Int)
 
     /// A one-line explanation.
