@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import TesseraCore
+@_spi(Internal) @testable import TesseraCore
 @testable import TesseraImaging
 @testable import TesseraTables
 @testable import TesseraRemote
