@@ -22,7 +22,7 @@ extension ImageService {
         guard let fallback, let setting = configuration.fallback else { throw error }
         let shape = try shape(info)
         let key = "f|" + shape.key
-        let deadline = NIODeadline.now() + .nanoseconds(Int64(configuration.limits.requestTimeoutSeconds * 1e9))
+        let deadline = requestDeadline()
         let entry: ResponseCache.Entry
         var outcome = CacheOutcome.memory
         if let hit = responses.get(key) {

@@ -171,7 +171,7 @@ public final class ImageService: Sendable {
 
     /// One try of ``answer(_:)``: one resolve of `info`, recorded in ``targets`` for the memory-hit handler.
     private func answerOnce(_ info: RequestInfo) async throws(ServiceError) -> ImageResponse {
-        let deadline = NIODeadline.now() + .nanoseconds(Int64(configuration.limits.requestTimeoutSeconds * 1e9))
+        let deadline = requestDeadline()
         var request = try resolve(info, trustingRecentCheck: true)
         remember(request, for: info)
         if case .object(let store, let key, nil) = request.source {   // its version first: a check, or a download
@@ -211,10 +211,17 @@ public final class ImageService: Sendable {
         targets.record(key, ResolvedTargets.Resolved(request: request, route: info.route, path: info.path))
     }
 
+    /// The deadline of a request starting now: ``ServerConfiguration/Limits/requestTimeoutSeconds`` on
+    /// `ContinuousClock`, the one clock of the service's deadlines, source checks and durations (NIO's
+    /// own deadlines appear only where NIO schedules, in the connection's timeouts).
+    func requestDeadline() -> ContinuousClock.Instant {
+        .now + .seconds(configuration.limits.requestTimeoutSeconds)
+    }
+
     /// The version of `key` in `store` now (``ObjectStore/current(_:recheckSeconds:)``): one check per
     /// object at a time, shared by the requests that arrive meanwhile, each waiting until its own `deadline`
     /// (`504 timeout`; the check goes on for the others and its result is kept).
-    private func version(of key: String, in store: any ObjectStore, deadline: NIODeadline) async throws(ServiceError) -> ObjectVersion {
+    private func version(of key: String, in store: any ObjectStore, deadline: ContinuousClock.Instant) async throws(ServiceError) -> ObjectVersion {
         let recheck = configuration.sourceCheckIntervalSeconds
         if let known = store.recentVersion(of: key, within: recheck) { return known }
         do {
@@ -246,7 +253,7 @@ public final class ImageService: Sendable {
     func memoryAnswer(to resolved: ResolvedTargets.Resolved, for key: ResolvedTargets.Key, ifNoneMatch: String?) -> ImageResponse? {
         switch resolved.check {
         case .file(let responseKey, let until):
-            if CheckClock.now() < until { return fromMemory(key: responseKey, ifNoneMatch: ifNoneMatch) }
+            if ContinuousClock.now < until { return fromMemory(key: responseKey, ifNoneMatch: ifNoneMatch) }
             guard let checked = try? checkedAgain(resolved.request) else { return nil }
             targets.record(key, ResolvedTargets.Resolved(request: checked, route: resolved.route, path: resolved.path))
             return fromMemory(key: checked.key, ifNoneMatch: ifNoneMatch)

@@ -11,9 +11,9 @@ struct ObjectVersion: Sendable {
     let tag: String
     /// The bytes, when they came with the version (a first GET, a `200` to a conditional one).
     let data: Data?
-    /// When the store last confirmed the version (``CheckClock/now()``), when it answers from that check
+    /// When the store last confirmed the version (`ContinuousClock.now`), when it answers from that check
     /// (``ObjectStore/recentVersion(of:within:)``).
-    var confirmedAt: UInt64? = nil
+    var confirmedAt: ContinuousClock.Instant? = nil
 }
 
 /// Originals that are fetched rather than `stat`ed: an S3 bucket or a private HTTP origin.
@@ -45,7 +45,7 @@ protocol ObjectStore: Sendable {
 struct VersionTable: Sendable {
     struct Seen: Sendable {
         var tag: String
-        var checkedAt: UInt64
+        var checkedAt: ContinuousClock.Instant
     }
 
     private let seen: SourceChecks<Seen>
@@ -55,7 +55,7 @@ struct VersionTable: Sendable {
     func get(_ key: String) -> Seen? { seen.get(key) }
 
     /// Records that `key` is at version `tag` now.
-    func record(_ key: String, tag: String) { seen.record(key, Seen(tag: tag, checkedAt: CheckClock.now())) }
+    func record(_ key: String, tag: String) { seen.record(key, Seen(tag: tag, checkedAt: .now)) }
 
     /// The version of `key` when it was confirmed less than `seconds` ago.
     func recent(_ key: String, within seconds: Double) -> ObjectVersion? {
@@ -65,8 +65,7 @@ struct VersionTable: Sendable {
 
     /// Whether `entry` was confirmed less than `seconds` ago.
     static func isRecent(_ entry: Seen, within seconds: Double) -> Bool {
-        let interval = CheckClock.nanoseconds(seconds)
-        return interval > 0 && CheckClock.now() &- entry.checkedAt < interval
+        seconds > 0 && ContinuousClock.now - entry.checkedAt < .seconds(seconds)
     }
 }
 

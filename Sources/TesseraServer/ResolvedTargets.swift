@@ -29,13 +29,13 @@ final class ResolvedTargets: Sendable {
         let request: ServeRequest
         let route: ImageService.Route
         let path: String
-        /// What a memory answer needs, read from ``request`` once: a file's response key and until when
-        /// (``CheckClock``) its check stands, or an object's store and key.
+        /// What a memory answer needs, read from ``request`` once: a file's response key and until when its
+        /// check stands, or an object's store and key.
         let check: Check
 
         /// What the memory answer of a resolved request rests on.
         enum Check: Sendable {
-            case file(key: String, until: UInt64)
+            case file(key: String, until: ContinuousClock.Instant)
             case object(any ObjectStore, key: String)
             case none
         }
@@ -45,7 +45,7 @@ final class ResolvedTargets: Sendable {
             self.route = route
             self.path = path
             switch request.source {
-            case .file(let file, let directory): check = .file(key: request.key, until: file.checkedAt &+ directory.recheckNanoseconds)
+            case .file(let file, let directory): check = .file(key: request.key, until: file.checkedAt + directory.recheck)
             case .object(let store, let key, nil): check = .object(store, key: key)
             case .object, .remote: check = .none
             }

@@ -21,14 +21,13 @@ import Foundation
 struct RootDirectory: Sendable {
     /// The real path of the root, without a trailing slash.
     let realPath: String
-    /// How long a `stat` is trusted for callers that allow it, in nanoseconds of the monotonic clock; 0:
-    /// never trusted.
-    let recheckNanoseconds: UInt64
+    /// How long a `stat` is trusted for callers that allow it; zero: never trusted.
+    let recheck: Duration
     private let checked = CheckedPaths()
 
     /// The root at `path`, whose sources' checks are trusted for `recheckSeconds` (0: never).
     init(_ path: String, recheckSeconds: Double) throws(ServerConfigurationError) {
-        recheckNanoseconds = recheckSeconds > 0 ? UInt64(min(recheckSeconds, 1e9) * 1e9) : 0
+        recheck = recheckSeconds > 0 ? .seconds(min(recheckSeconds, 1e9)) : .zero
         guard let real = Self.realPath(path) else { throw ServerConfigurationError("--root '\(path)' does not exist") }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: real, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -50,9 +49,8 @@ struct RootDirectory: Sendable {
         /// Whether this request checked the file (`stat`); `false` when a check younger than the recheck
         /// interval was reused.
         let verified: Bool
-        /// When the check this answer rests on was made (``CheckClock``; 0
-        /// without a recheck interval).
-        let checkedAt: UInt64
+        /// When the check this answer rests on was made.
+        let checkedAt: ContinuousClock.Instant
 
         init(_ relative: String, _ entry: CheckedPaths.Entry, verified: Bool) {
             relativePath = relative
@@ -92,8 +90,8 @@ struct RootDirectory: Sendable {
     func file(_ relative: String, trustingRecentCheck: Bool = false) throws(ServiceError) -> File {
         try Self.checkSyntax(relative)
         let known = checked.get(relative)
-        let now = recheckNanoseconds > 0 ? CheckClock.now() : 0
-        if let known, trustingRecentCheck, recheckNanoseconds > 0, now &- known.checkedAt < recheckNanoseconds {
+        let now = ContinuousClock.now
+        if let known, trustingRecentCheck, recheck > .zero, now - known.checkedAt < recheck {
             return File(relative, known, verified: false)
         }
         var info = stat()
@@ -101,7 +99,7 @@ struct RootDirectory: Sendable {
            UInt64(info.st_dev) == known.device, UInt64(info.st_ino) == known.inode, (info.st_mode & S_IFMT) == S_IFREG {
             if known.matches(info) {
                 let entry = known.checked(at: now)
-                if recheckNanoseconds > 0 { checked.set(relative, entry) }
+                if recheck > .zero { checked.set(relative, entry) }
                 return File(relative, entry, verified: true)
             }
             let entry = CheckedPaths.Entry(realPath: known.realPath, info, checkedAt: now)
@@ -185,10 +183,10 @@ final class CheckedPaths: Sendable {
         let modified: Int64
         /// `SIZE-MTIME_NS-INODE`: changes when the file does.
         let version: String
-        /// When the file was last checked (`CheckClock`; 0 without a recheck interval).
-        private(set) var checkedAt: UInt64
+        /// When the file was last checked.
+        private(set) var checkedAt: ContinuousClock.Instant
 
-        init(realPath: String, _ info: stat, checkedAt: UInt64) {
+        init(realPath: String, _ info: stat, checkedAt: ContinuousClock.Instant) {
             self.realPath = realPath
             device = UInt64(info.st_dev)
             inode = UInt64(info.st_ino)
@@ -214,7 +212,7 @@ final class CheckedPaths: Sendable {
         }
 
         /// This entry, checked again at `time`.
-        func checked(at time: UInt64) -> Entry {
+        func checked(at time: ContinuousClock.Instant) -> Entry {
             var entry = self
             entry.checkedAt = time
             return entry

@@ -6,7 +6,7 @@ import Foundation
 /// directory source (``CheckedPaths``), an object's version in a bucket or an origin (``VersionTable``).
 /// At most ``capacity`` keys, the least recently checked forgotten first (the library's `LRUMap`), so a
 /// crawl over many sources costs the next request for a forgotten one a check, never unbounded memory.
-/// Times are ``CheckClock``'s.
+/// Times are `ContinuousClock`'s, the one clock of the service's checks, deadlines and durations.
 struct SourceChecks<Entry: Sendable>: Sendable {
     /// Keys kept at most.
     let capacity: Int
@@ -24,24 +24,5 @@ struct SourceChecks<Entry: Sendable>: Sendable {
             while map.count > capacity, map.removeOldest() != nil {}
         }
     }
-}
-
-/// The one clock of source checks (and so of how long a resolved target's file check stands, ``ResolvedTargets``):
-/// monotonic nanoseconds, `CLOCK_MONOTONIC_COARSE` on Linux (a vDSO read with a few milliseconds of
-/// resolution, plenty for intervals in seconds), `CLOCK_MONOTONIC` elsewhere.
-enum CheckClock {
-    /// The clock now, in nanoseconds.
-    static func now() -> UInt64 {
-        var now = timespec()
-        #if os(Linux)
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
-        #else
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        #endif
-        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
-    }
-
-    /// `seconds` in nanoseconds of this clock (0 for 0 or less).
-    static func nanoseconds(_ seconds: Double) -> UInt64 { seconds > 0 ? UInt64(seconds * 1e9) : 0 }
 }
 #endif

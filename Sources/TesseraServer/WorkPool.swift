@@ -1,5 +1,4 @@
 #if Serving
-import NIOCore
 @_spi(Internal) import TesseraImaging
 
 /// The server's keyed task pool: the library's ``TaskPool`` with one job per key, any number of callers
@@ -26,12 +25,10 @@ final class WorkPool<Value: Sendable>: Sendable {
     /// The value of `key`'s job, starting it with `work` when none runs.
     /// - Throws: `ServiceError(.timeout)` at `deadline` (`nil`: none), `CancellationError` when the calling task is
     ///   cancelled, or what `work` throws.
-    func value(for key: String, deadline: NIODeadline?,
+    func value(for key: String, deadline: ContinuousClock.Instant?,
                _ work: @escaping @Sendable () async throws -> Value) async throws -> Outcome {
-        // NIO's deadlines are uptime nanoseconds; the pool's are the continuous clock's.
-        let instant = deadline.map { ContinuousClock.now + .nanoseconds(($0 - .now()).nanoseconds) }
         do {
-            let outcome = try await pool.value(for: key, request: (), deadline: instant, work)
+            let outcome = try await pool.value(for: key, request: (), deadline: deadline, work)
             return Outcome(value: outcome.value, joined: outcome.joined)
         } catch is TaskPool<String, Void, Value>.DeadlineExceeded {
             throw ServiceError(.timeout, "the request took longer than the limit")

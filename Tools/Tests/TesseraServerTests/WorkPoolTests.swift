@@ -53,7 +53,7 @@ struct WorkPoolTests {
         await gate.waitUntilStarted()
         // A second caller joins the running job and leaves at its deadline, answered at once.
         let impatient = await #expect(throws: ServiceError.self) {
-            try await pool.value(for: "k", deadline: .now() + .milliseconds(20)) { Issue.record("a second job started"); return 0 }
+            try await pool.value(for: "k", deadline: ContinuousClock.now + .milliseconds(20)) { Issue.record("a second job started"); return 0 }
         }
         #expect(impatient?.code == .timeout)
         #expect(pool.jobCount == 1)
@@ -81,7 +81,7 @@ struct WorkPoolTests {
         let pool = WorkPool<Int>()
         let gate = Gate()
         let only = await #expect(throws: ServiceError.self) {
-            try await pool.value(for: "k", deadline: .now() + .milliseconds(20)) { await gate.work(3) }
+            try await pool.value(for: "k", deadline: ContinuousClock.now + .milliseconds(20)) { await gate.work(3) }
         }
         #expect(only?.code == .timeout)
         await gate.waitUntilCancelled()   // the job's task saw its cancellation
@@ -96,7 +96,7 @@ struct WorkPoolTests {
         let pool = WorkPool<Int>()
         let gate = Gate()
         _ = await #expect(throws: ServiceError.self) {
-            try await pool.value(for: "k", deadline: .now() + .milliseconds(20)) {
+            try await pool.value(for: "k", deadline: ContinuousClock.now + .milliseconds(20)) {
                 _ = await gate.work(0)
                 try Task.checkCancellation()   // abandoned: ends cancelled
                 return 0
