@@ -46,7 +46,7 @@ public enum ContentMode: String, Sendable, Hashable, Codable, CaseIterable {
         self = mode
     }
 
-    /// The placement's text in the library's cache and table keys (``ImageKey``, URL table variants):
+    /// The placement's text in the library's cache and table keys (`ImageKey`, URL table variants):
     /// `aspectFit`, `aspectFill` and `fill` (stretch) as before the mode types became one, so that keys
     /// written then still match; the raw value for the modes added since.
     public var keyText: String {
