@@ -27,24 +27,21 @@ demo: setup release
 	scripts/demo $(DEMO_ARGS)
 
 # Every public symbol documented (scripts/check-docs, on the debug build the tests use), the DocC archive
-# built with warnings as errors (scripts/build-docs: every symbol link and article resolves), the unit and
-# integration tests (debug) with the compiled documentation snippets, then the end-to-end suites on the
-# release binary that users run. Before them, the thumbor virtualenv for bench serve's test (the one step that
-# goes to PyPI; without it that test leaves thumbor out and says so). scripts/test-run bounds the run
-# (TESSERA_TEST_MINUTES, 20 by default) and, past the bound, names the tests still running and prints the
-# test process's threads. After check-docs (whose debug build fetches the packages the fuzzer compiles from
-# .build/checkouts), the fuzz smoke step: build the libFuzzer binary and run every target FUZZ_SMOKE_SECONDS
-# from its seeds (about 2 minutes with the build); a build error or a crash fails `make test`.
+# built with warnings as errors from that same build (scripts/build-docs --no-build: every symbol link and
+# article resolves), the unit and integration tests (debug) with the compiled documentation snippets, then
+# the end-to-end suites on the release binary that users run. scripts/test-builds makes the release binary
+# and, beside it, the libFuzzer binary and the PyPI virtualenvs of thumbor (bench serve's test; without it
+# that test leaves thumbor out and says so) and moto (the S3 client tests; skipped without it), with the
+# debug tessera. The fuzz smoke step then runs every fuzz target FUZZ_SMOKE_SECONDS from its seeds; a build
+# error or a crash fails `make test`. scripts/test-run bounds the run (TESSERA_TEST_MINUTES, 20 by default)
+# and, past the bound, names the tests still running and prints the test process's threads. scripts/timed
+# prints each step's seconds ("timed: STEP: N s"); docs/DEVELOPMENT.md, "Where `make test`'s time goes".
 test: setup-build
-	scripts/check-docs
-	TESSERA_DOCS=1 scripts/build-docs $(DOCS_TARGETS)
-	scripts/fuzz smoke $(FUZZ_SMOKE_SECONDS)
-	$(SWIFT) build $(TOOLS) -c release --product tessera
-	if [ -z "$${TESSERA_E2E_SKIP_THUMBOR:-}" ]; then timeout 900 $(TESSERA_RELEASE) bench peers --only thumbor \
-	  || echo "make test: thumbor could not be installed from PyPI; the bench serve test compares tessera and nginx only"; fi
-	timeout 900 $(TESSERA_RELEASE) bench peers --only moto \
-	  || echo "make test: moto could not be installed from PyPI; the S3 client end-to-end tests are skipped"
-	TESSERA_RELEASE_BINARY=$(TESSERA_RELEASE) SWIFT=$(SWIFT) scripts/test-run $(TOOLS)
+	scripts/timed check-docs scripts/check-docs
+	scripts/timed build-docs scripts/build-docs --no-build $(DOCS_TARGETS)
+	SWIFT=$(SWIFT) scripts/timed "release, fuzzer and virtualenvs" scripts/test-builds
+	scripts/timed "fuzz smoke" scripts/fuzz smoke $(FUZZ_SMOKE_SECONDS)
+	TESSERA_RELEASE_BINARY=$(TESSERA_RELEASE) SWIFT=$(SWIFT) scripts/timed test-run scripts/test-run $(TOOLS)
 
 bench: setup release
 	$(TESSERA_RELEASE) bench peers
@@ -89,11 +86,13 @@ check-docs: setup-build
 
 # The DocC documentation of every library module, with the articles of Sources/Tessera/Tessera.docc and
 # Sources/TesseraServer/TesseraServer.docc, as one combined archive in docs-build/ (static HTML: serve it
-# with `python3 -m http.server -d docs-build` and open /documentation/tessera). swift-docc-plugin is in the
-# manifest only when TESSERA_DOCS=1, so dependents never resolve it. Any DocC warning fails the build.
+# with `python3 -m http.server -d docs-build` and open /documentation/tessera). scripts/build-docs documents
+# the modules of the tools package's debug build (made first if needed, as `swift test` makes it) with the
+# toolchain's swift-symbolgraph-extract and docc: no documentation plugin, no second build of the library.
+# Any DocC warning fails the build.
 DOCS_TARGETS = TesseraCore TesseraImaging TesseraTables TesseraRemote Tessera TesseraHTTP TesseraServer
 docs: setup-build
-	TESSERA_DOCS=1 scripts/build-docs $(DOCS_TARGETS)
+	scripts/build-docs $(DOCS_TARGETS)
 
 clean:
 	rm -rf .build .build-tsan .build-asan .build-fuzz Tools/.build docs-build

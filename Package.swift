@@ -156,9 +156,3 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
-
-// `make docs` sets TESSERA_DOCS=1 to add swift-docc-plugin (the `generate-documentation` command).
-// Only then: a dependent's graph, and every other build here, stays without it (docs/DEVELOPMENT.md, "Documentation").
-if Context.environment["TESSERA_DOCS"] == "1" {
-    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
-}

@@ -1,0 +1,101 @@
+"""The tools package's debug build as scripts/check-docs and scripts/build-docs read it (a module, not a command).
+
+Both need the library's modules compiled and the flags that compiled them: `build()` makes the build
+`swift test` makes (Tools/, debug, with its tests), `compile_arguments()` reads each module's swiftc
+arguments from its build manifest (debug.yaml), and `extract()` runs `swift-symbolgraph-extract` on a module
+with the search flags of those arguments. TESSERA_TOOLS_SCRATCH names another scratch directory than
+Tools/.build (`swift build --scratch-path`).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOOLS = os.path.join(ROOT, "Tools")
+SCRATCH = os.environ.get("TESSERA_TOOLS_SCRATCH") or os.path.join(TOOLS, ".build")
+SWIFT = os.environ.get("SWIFT", "swift")
+
+
+def run_logged(arguments, echo=True):
+    """Runs a command with its output (stdout and stderr) passed through unless not `echo`; returns (exit status,
+    output lines)."""
+    process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    lines = []
+    for line in process.stdout:
+        if echo:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+        lines.append(line.rstrip("\n"))
+    return process.wait(), lines
+
+
+def build(script):
+    """The build `swift test` makes (with -enable-testing): in `make test` the tests then start without building
+    anything more (building only the library with `--target` would use other compiler flags and make `swift test`
+    rebuild every module). A compiler warning in the library's own sources (Sources/) fails it, as it failed the
+    documentation build when that built the library itself; the dependencies' warnings are SwiftPM's to suppress.
+    Exits on failure."""
+    arguments = [SWIFT, "build", "--package-path", TOOLS, "--build-tests"]
+    if os.environ.get("TESSERA_TOOLS_SCRATCH"):
+        arguments += ["--scratch-path", SCRATCH]
+    status, lines = run_logged(arguments)
+    if status != 0:
+        sys.exit(f"{script}: swift build failed (exit {status})")
+    sources = os.path.join(ROOT, "Sources") + os.sep
+    warnings = [line for line in lines if "warning:" in line and line.startswith(sources)]
+    if warnings:
+        sys.exit(f"{script}: {len(warnings)} compiler warnings in Sources/ (above) fail the build:\n" + "\n".join(warnings))
+
+
+def compile_arguments(modules, script):
+    """The swiftc arguments SwiftPM used for each of `modules`, keyed by module name, from debug.yaml."""
+    found = {}
+    manifest_path = os.path.join(SCRATCH, "debug.yaml")
+    if not os.path.exists(manifest_path):
+        sys.exit(f"{script}: no {manifest_path}: build the tools package first (swift build --package-path Tools --build-tests)")
+    with open(manifest_path, encoding="utf-8") as manifest:
+        for line in manifest:
+            line = line.strip()
+            if not line.startswith("args: ["):
+                continue
+            arguments = json.loads(line[len("args: "):])
+            if "-module-name" not in arguments or "-emit-module" not in arguments:
+                continue
+            name = arguments[arguments.index("-module-name") + 1]
+            if name in modules:
+                found[name] = arguments
+    missing = [m for m in modules if m not in found]
+    if missing:
+        sys.exit(f"{script}: no compile command for {', '.join(missing)} in {manifest_path}")
+    return found
+
+
+def search_flags(arguments):
+    """The arguments that let another tool load the module's dependencies: -I, -F and -Xcc pairs."""
+    flags, index = [], 0
+    while index < len(arguments):
+        argument = arguments[index]
+        if argument in ("-I", "-F", "-Xcc", "-target", "-sdk", "-resource-dir"):
+            flags += arguments[index:index + 2]
+            index += 2
+            continue
+        if argument.startswith("-I") or argument.startswith("-F"):
+            flags.append(argument)
+        index += 1
+    return flags
+
+
+def toolchain_tool(name):
+    """A tool of the toolchain that runs `swift` (it sits next to it), else `name` from PATH."""
+    swift = shutil.which(SWIFT)
+    beside = os.path.join(os.path.dirname(os.path.realpath(swift)), name) if swift else ""
+    return beside if os.path.exists(beside) else name
+
+
+def extract(module, arguments, output, options):
+    """swift-symbolgraph-extract of `module` into `output` with `options` (access level, members, …); returns
+    its exit status and output lines (not printed)."""
+    return run_logged([toolchain_tool("swift-symbolgraph-extract"), "-module-name", module, "-output-dir", output]
+                      + options + search_flags(arguments), echo=False)
