@@ -30,17 +30,16 @@ demo: setup release
 # built with warnings as errors from that same build (scripts/build-docs --no-build: every symbol link and
 # article resolves), the unit and integration tests (debug) with the compiled documentation snippets, then
 # the end-to-end suites on the release binary that users run. scripts/test-builds makes the release binary
-# and, beside it, the libFuzzer binary and the PyPI virtualenvs of thumbor (bench serve's test; without it
-# that test leaves thumbor out and says so) and moto (the S3 client tests; skipped without it), with the
-# debug tessera. The fuzz smoke step then runs every fuzz target FUZZ_SMOKE_SECONDS from its seeds; a build
-# error or a crash fails `make test`. scripts/test-run bounds the run (TESSERA_TEST_MINUTES, 20 by default)
+# and, beside it, the fuzz smoke (the libFuzzer binary built, then every fuzz target FUZZ_SMOKE_SECONDS from
+# its seeds; a build error or a crash fails `make test`) and the PyPI virtualenvs of thumbor (bench serve's
+# test; without it that test leaves thumbor out and says so) and moto (the S3 client tests; skipped without
+# it), with the debug tessera. scripts/test-run bounds the run (TESSERA_TEST_MINUTES, 20 by default)
 # and, past the bound, names the tests still running and prints the test process's threads. scripts/timed
 # prints each step's seconds ("timed: STEP: N s"); docs/DEVELOPMENT.md, "Where `make test`'s time goes".
 test: setup-build
 	scripts/timed check-docs scripts/check-docs
 	scripts/timed build-docs scripts/build-docs --no-build $(DOCS_TARGETS)
-	SWIFT=$(SWIFT) scripts/timed "release, fuzzer and virtualenvs" scripts/test-builds
-	scripts/timed "fuzz smoke" scripts/fuzz smoke $(FUZZ_SMOKE_SECONDS)
+	SWIFT=$(SWIFT) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) scripts/timed "release, fuzz smoke and virtualenvs" scripts/test-builds
 	TESSERA_RELEASE_BINARY=$(TESSERA_RELEASE) SWIFT=$(SWIFT) scripts/timed test-run scripts/test-run $(TOOLS)
 
 bench: setup release

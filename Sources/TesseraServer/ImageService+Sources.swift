@@ -101,9 +101,24 @@ extension ImageService {
                                           observability: context.observability)
     }
 
+    /// `environment` with each of `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN` read
+    /// from the file its `…_FILE` variable names, when that is set (both set, or an unreadable file: an error).
+    static func readingSecretFiles(_ environment: [String: String]) throws(ServerConfigurationError) -> [String: String] {
+        var environment = environment
+        for name in ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"] {
+            guard let path = environment[name + "_FILE"] else { continue }
+            guard environment[name] == nil else { throw ServerConfigurationError("\(name) and \(name)_FILE are both set: give the secret once") }
+            guard let text = ServeSettingsReader.secret(atPath: path) else {
+                throw ServerConfigurationError("\(name)_FILE '\(path)' names no readable file")
+            }
+            environment[name] = text
+        }
+        return environment
+    }
+
     /// The endpoint of an S3 source: its own endpoint, region, addressing and credentials where it has
     /// them, else the shared ``ServerConfiguration/s3`` settings, and for credentials last the `AWS_…`
-    /// environment variables.
+    /// environment variables (each of which may instead name a file with `_FILE`: `AWS_SECRET_ACCESS_KEY_FILE`).
     static func s3Endpoint(for source: ServerConfiguration.Source, name: String, _ context: StoreContext) throws -> S3Endpoint {
         let shared = context.configuration.s3
         let credentials: S3Credentials
@@ -111,7 +126,7 @@ extension ImageService {
             credentials = S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: source.sessionToken)
         } else if let key = shared.accessKeyID, let secret = shared.secretAccessKey {
             credentials = S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: shared.sessionToken)
-        } else if let fromEnvironment = S3Credentials(environment: context.environment) {
+        } else if let fromEnvironment = S3Credentials(environment: try Self.readingSecretFiles(context.environment)) {
             credentials = fromEnvironment
         } else {
             throw ServerConfigurationError("source '\(name)' has no credentials: set accessKeyID and secretAccessKey, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")

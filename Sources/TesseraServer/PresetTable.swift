@@ -50,14 +50,16 @@ struct PresetTable: Sendable {
     /// The slot of `recipe`: its box in output pixels (`ImageProcessing.scaledWidth` ×
     /// `ImageProcessing.scaledHeight`), which no canvas of it exceeds. With one side left out, the other
     /// is twice the given one: `width: 300` has 300×600 slots, room for every photo up to 1:2 (a portrait
-    /// 3:4 photo takes 300×400 of it); taller images are answered without the table.
+    /// 3:4 photo takes 300×400 of it); taller images are answered without the table. A recipe turned by a
+    /// quarter (`rotate` 90 or 270) makes canvases with the sides swapped, and so has the slot swapped too.
     static func slotSize(of recipe: ImageProcessing) -> PixelSize {
-        switch (recipe.scaledWidth, recipe.scaledHeight) {
+        let box = switch (recipe.scaledWidth, recipe.scaledHeight) {
         case let (width?, height?): PixelSize(width: width, height: height)
         case let (width?, nil): PixelSize(width: width, height: 2 * width)
         case let (nil, height?): PixelSize(width: 2 * height, height: height)
         case (nil, nil): PixelSize(width: 1, height: 1)   // refused by ServerConfiguration.validate()
         }
+        return recipe.outputOrientation.swapsAxes ? box.transposed : box
     }
 
     /// A source as a table sees it: what names it (a file's ``RootDirectory/File/identity``, `@NAME/KEY`

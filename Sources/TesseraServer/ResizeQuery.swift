@@ -7,9 +7,10 @@ extension ImageService {
     /// The `ImageProcessing` of a `/v1/resize` query: `w` and/or `h` (one alone keeps the aspect ratio),
     /// `mode` (`fit` by default, `fill`, `fill-down`, `force`, `pad`), `gravity` (compass points, `smart`, or
     /// `fp` with `fp=X,Y` as fractions; `fp=X,Y` alone means `gravity=fp`), `enlarge=1` (nothing is made larger
-    /// than its source without it), `bg=RRGGBB[AA]`, `dpr=1…4`, `blur=SIGMA`. A bad value is `400` with a code
+    /// than its source without it), `bg=RRGGBB[AA]`, `dpr=1…4`, `blur=SIGMA`, `rotate=0|90|180|270` (clockwise,
+    /// after the resize), `flip=h|v|hv` (after the turn). A bad value is `400` with a code
     /// naming the parameter (`bad_size`, `bad_mode`, `bad_gravity`, `bad_fp`, `bad_enlarge`, `bad_bg`, `bad_dpr`,
-    /// `bad_blur`); `fmt` and `q` are read by the caller. The output-pixel limit is checked on `w`×`h`×`dpr²`
+    /// `bad_blur`, `bad_rotate`, `bad_flip`); `fmt` and `q` are read by the caller. The output-pixel limit is checked on `w`×`h`×`dpr²`
     /// here when both are given, and on the real canvas when the image is drawn.
     static func processing(from query: [String: String], limits: ServerConfiguration.Limits) throws(ServiceError) -> ImageProcessing {
         let ranges = ImageProcessing.Limits(maximumOutputPixels: limits.maximumOutputPixels)
@@ -66,6 +67,16 @@ extension ImageService {
                 throw ServiceError(.blur, "blur is a sigma from \(ranges.blurRange)")
             }
             processing.blur = sigma
+        }
+        if let text = query["rotate"] {
+            guard let degrees = Int(text), let rotation = ImageProcessing.Rotation(rawValue: degrees) else {
+                throw ServiceError(.rotation, "rotate is 0, 90, 180 or 270 (clockwise)")
+            }
+            processing.rotation = rotation
+        }
+        if let text = query["flip"] {
+            guard let flip = ImageProcessing.Flip(rawValue: text) else { throw ServiceError(.flip, "flip is h, v or hv") }
+            processing.flip = flip
         }
         if let width = processing.width, let height = processing.height {
             let pixels = (Double(width) * processing.dpr).rounded() * (Double(height) * processing.dpr).rounded()

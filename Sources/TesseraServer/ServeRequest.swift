@@ -184,6 +184,7 @@ extension ImageService {
             if configuration.onlyPresets, let option = info.query.keys.sorted().first(where: { $0 != "s" }) {
                 throw ServiceError(.optionNotAllowed, "query options are off (presets only): '\(option)'")
             }
+            try Self.refuseUnknownParameters(info, known: Self.presetParameters)
             let recipe = table.preset.processing
             return RequestShape(label: name, preset: table, processing: recipe,
                                 output: try OutputChoice(fmt: info.query["fmt"] ?? recipe.format?.rawValue, accept: info.accept),
@@ -191,11 +192,25 @@ extension ImageService {
         case .resize:
             guard !configuration.onlyPresets else { throw ServiceError(.notFound, "no such route (presets only)") }
             guard info.query["src"].map({ !$0.isEmpty }) == true else { throw ServiceError(.missingSource, "src is required") }
+            try Self.refuseUnknownParameters(info, known: Self.resizeParameters)
             let processing = try Self.processing(from: info.query, limits: limits)
             return RequestShape(label: "resize", preset: nil, processing: processing,
                                 output: try OutputChoice(fmt: info.query["fmt"], accept: info.accept),
                                 quality: try Self.quality(info.query["q"]))
         }
+    }
+
+    /// The query parameters a preset request takes: `fmt`, `q`, the signature's `s`, `info` (the summary
+    /// route's) and `cb`, a cache-buster that changes nothing but the URL.
+    static let presetParameters: Set<String> = ["fmt", "q", "s", "info", "cb"]
+    /// The query parameters of `/v1/resize`: the preset's, `src` and the processing's (``processing(from:limits:)``).
+    static let resizeParameters = presetParameters.union(["src", "w", "h", "mode", "gravity", "fp", "enlarge", "bg", "dpr", "blur", "rotate", "flip"])
+
+    /// `400 unknown_parameter` for the first parameter of `info` (by name) that is not `known`: an option
+    /// Tessera does not have, or a typo, is refused rather than ignored (it would be a silently different image).
+    static func refuseUnknownParameters(_ info: RequestInfo, known: Set<String>) throws(ServiceError) {
+        guard let unknown = info.query.keys.sorted().first(where: { !known.contains($0) }) else { return }
+        throw ServiceError(.unknownParameter, "unknown parameter '\(unknown)' (this route takes \(names(known.sorted())))")
     }
 
     /// Resolves `info` (see `ServeRequest`). With `trustingRecentCheck`, a file's check younger than

@@ -20,6 +20,9 @@ extension ServerConfiguration {
         /// S3: path-style addressing (`ENDPOINT/BUCKET/KEY`); `nil`: ``ServerConfiguration/s3``'s.
         public var pathStyle: Bool?
         /// S3: the access key id; `nil`: ``ServerConfiguration/s3``'s, else `AWS_ACCESS_KEY_ID` and its companions.
+        /// In the config file each of the three credentials may instead be read from a file, as systemd and
+        /// Kubernetes mount secrets: `accessKeyIDFile`, `secretAccessKeyFile`, `sessionTokenFile` (a path;
+        /// trailing line breaks dropped; giving both a value and its file is an error).
         public var accessKeyID: String?
         /// S3: the secret access key.
         public var secretAccessKey: String?
@@ -37,6 +40,24 @@ extension ServerConfiguration {
 
         private enum CodingKeys: String, CodingKey {
             case url, endpoint, region, pathStyle, accessKeyID, secretAccessKey, sessionToken, headers
+            case accessKeyIDFile, secretAccessKeyFile, sessionTokenFile
+        }
+
+        /// The value of `key`, or the secret in the file `fileKey` names; an error when both are given or
+        /// the file cannot be read.
+        private static func secret(_ c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys, file fileKey: CodingKeys) throws -> String? {
+            let value = try c.decodeIfPresent(String.self, forKey: key)
+            guard let path = try c.decodeIfPresent(String.self, forKey: fileKey) else { return value }
+            let context = DecodingError.Context(codingPath: c.codingPath + [fileKey], debugDescription: "")
+            guard value == nil else {
+                throw DecodingError.dataCorrupted(.init(codingPath: context.codingPath,
+                                                        debugDescription: "\(key.rawValue) and \(fileKey.rawValue) are both set: give the secret once"))
+            }
+            guard let text = ServeSettingsReader.secret(atPath: path) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: context.codingPath,
+                                                        debugDescription: "\(fileKey.rawValue) '\(path)' names no readable file"))
+            }
+            return text
         }
 
         /// Decodes a source of the config file; only `url` is required.
@@ -46,10 +67,23 @@ extension ServerConfiguration {
             endpoint = try c.decodeIfPresent(String.self, forKey: .endpoint)
             region = try c.decodeIfPresent(String.self, forKey: .region)
             pathStyle = try c.decodeIfPresent(Bool.self, forKey: .pathStyle)
-            accessKeyID = try c.decodeIfPresent(String.self, forKey: .accessKeyID)
-            secretAccessKey = try c.decodeIfPresent(String.self, forKey: .secretAccessKey)
-            sessionToken = try c.decodeIfPresent(String.self, forKey: .sessionToken)
+            accessKeyID = try Self.secret(c, .accessKeyID, file: .accessKeyIDFile)
+            secretAccessKey = try Self.secret(c, .secretAccessKey, file: .secretAccessKeyFile)
+            sessionToken = try Self.secret(c, .sessionToken, file: .sessionTokenFile)
             headers = try c.decodeIfPresent([String: String].self, forKey: .headers) ?? [:]
+        }
+
+        /// Encodes the source with its credentials as values (never as the files they were read from).
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(url, forKey: .url)
+            try c.encodeIfPresent(endpoint, forKey: .endpoint)
+            try c.encodeIfPresent(region, forKey: .region)
+            try c.encodeIfPresent(pathStyle, forKey: .pathStyle)
+            try c.encodeIfPresent(accessKeyID, forKey: .accessKeyID)
+            try c.encodeIfPresent(secretAccessKey, forKey: .secretAccessKey)
+            try c.encodeIfPresent(sessionToken, forKey: .sessionToken)
+            try c.encode(headers, forKey: .headers)
         }
 
         /// What ``url`` names.

@@ -19,6 +19,8 @@ extension ServiceError.Code {
         case .blur: self = .badBlur
         case .format: self = .badFormat
         case .quality: self = .badQuality
+        case .rotation: self = .badRotate
+        case .flip: self = .badFlip
         case .output: self = .outputTooLarge
         }
     }

@@ -46,6 +46,13 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         case badBlur = "bad_blur"
         /// A query option on a preset route while only presets are served (400).
         case optionNotAllowed = "option_not_allowed"
+        /// A query parameter the route does not know (a typo, or an option Tessera does not have): refused
+        /// rather than ignored, since ignoring it would answer a silently different image.
+        case unknownParameter = "unknown_parameter"
+        /// `rotate` is not 0, 90, 180 or 270.
+        case badRotate = "bad_rotate"
+        /// `flip` is not `h`, `v` or `hv`.
+        case badFlip = "bad_flip"
         /// `w` or `h` is not a whole number from 1 to 8192 (400).
         case badSize = "bad_size"
         /// `w` or `h` is not one of the configured sizes (400).
@@ -98,7 +105,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         public var status: HTTPResponse.Status {
             switch self {
             case .notFound, .unknownPreset, .unknownSource: .notFound
-            case .badPath, .pathEscape, .badFormat, .badQuality, .optionNotAllowed, .badGravity, .badFocalPoint, .badEnlarge,
+            case .badPath, .pathEscape, .badFormat, .badQuality, .optionNotAllowed, .unknownParameter, .badRotate, .badFlip, .badGravity, .badFocalPoint, .badEnlarge,
                  .badBackground, .badDPR, .badBlur, .badSize, .sizeNotAllowed, .outputTooLarge, .badMode,
                  .missingSource, .badSource: .badRequest
             case .pathOutsideRoot, .missingSignature, .badSignature, .remoteDisabled, .remoteRefused: .forbidden

@@ -35,6 +35,8 @@ extension ImageDecoder {
     /// 4. The crop of the upright image is drawn into ``ProcessingGeometry/placement`` (cairo, box
     ///    filter); the rest of the canvas (pad's bars) is ``ImageProcessing/background``.
     /// 5. ``ImageProcessing/blur`` blurs the drawn image (not the bars) at output size (``Bitmap/blurred(sigma:)``'s method).
+    /// 6. ``ImageProcessing/rotation`` turns and ``ImageProcessing/flip`` mirrors the result
+    ///    (``Bitmap/oriented(_:)`` with ``ImageProcessing/outputOrientation``): 90 and 270 swap its sides.
     ///
     /// The result carries the decode's ``Bitmap/integrity``. Transparent sources stay transparent;
     /// ``Bitmap/flattened(onto:)`` puts them on the background for formats without alpha.
@@ -101,7 +103,7 @@ extension ImageDecoder {
             }
         }
         output.integrity = raw.integrity
-        return output
+        return output.oriented(processing.outputOrientation)
     }
 
     /// `body`'s result, its ``/TesseraCore/TesseraError`` wrapped as ``RenderError/failed(_:)``.

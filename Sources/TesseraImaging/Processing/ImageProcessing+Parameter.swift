@@ -25,6 +25,10 @@ extension ImageProcessing {
         case format
         /// ``ImageProcessing/quality``.
         case quality
+        /// ``ImageProcessing/rotation``: not 0, 90, 180 or 270.
+        case rotation
+        /// ``ImageProcessing/flip``: not `h`, `v` or `hv`.
+        case flip
         /// The source's size: not 1…``Limits/sourceSideRange`` pixels on each side.
         case source
         /// The output canvas: more than ``Limits/maximumOutputPixels``.

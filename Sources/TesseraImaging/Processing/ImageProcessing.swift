@@ -4,7 +4,7 @@
 ///
 /// A value only describes; ``geometry(for:limits:)`` works out the arithmetic (``ProcessingGeometry``), and
 /// ``identity`` is the text that stands for it in cache and table keys. Values decode from JSON with every
-/// field optional (absent fields take the defaults of ``init(width:height:mode:gravity:enlarge:background:dpr:blur:format:quality:)``),
+/// field optional (absent fields take the defaults of ``init(width:height:mode:gravity:enlarge:background:dpr:blur:format:quality:rotation:flip:)``),
 /// so presets can be written as recipes in a configuration file.
 public struct ImageProcessing: Sendable, Hashable, Codable {
     /// The width of the box in CSS pixels (multiplied by ``dpr``); `nil` derives it from ``height`` and the
@@ -34,11 +34,16 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     public var format: ImageFileFormat?
     /// The encoder's quality, 1…100; `nil` takes the format's default.
     public var quality: Int?
+    /// A clockwise turn of the output after the resize (and after the source's EXIF orientation); none by
+    /// default. A recipe's `rotate` (0, 90, 180 or 270).
+    public var rotation: Rotation
+    /// A mirroring of the output after ``rotation``; `nil` for none. A recipe's `flip` (`h`, `v` or `hv`).
+    public var flip: Flip?
 
     /// Creates a description; every parameter has the default of "the source as it is".
     public init(width: Int? = nil, height: Int? = nil, mode: Mode = .fit, gravity: Gravity = .center,
                 enlarge: Bool = false, background: Background = .white, dpr: Double = 1, blur: Double? = nil,
-                format: ImageFileFormat? = nil, quality: Int? = nil) {
+                format: ImageFileFormat? = nil, quality: Int? = nil, rotation: Rotation = .none, flip: Flip? = nil) {
         self.width = width
         self.height = height
         self.mode = mode
@@ -49,6 +54,8 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
         self.blur = blur
         self.format = format
         self.quality = quality
+        self.rotation = rotation
+        self.flip = flip
     }
 
     /// How the source is brought to the box of ``width`` × ``height`` (the library's one mode type). With
@@ -68,13 +75,20 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     ///
     /// The format is `key=value` pairs joined by commas, `-` for `nil`, doubles in Swift's shortest
     /// round-trip form (`2.0`, `0.25`): for `ImageProcessing(width: 300, mode: .fill, gravity: .northEast, dpr: 2)`
-    /// it is `w=300,h=-,m=fill,g=north-east,e=0,bg=ffffffff,dpr=2.0,blur=-,f=-,q=-`.
+    /// it is `w=300,h=-,m=fill,g=north-east,e=0,bg=ffffffff,dpr=2.0,blur=-,f=-,q=-`. A ``rotation`` or a
+    /// ``flip`` adds `,r=90` or `,fl=h` (only when set, so identities without them never changed).
     public var identity: String {
         func text(_ value: Int?) -> String { value.map(String.init) ?? "-" }
         return ["w=\(text(width))", "h=\(text(height))", "m=\(mode.rawValue)", "g=\(gravity.identity)",
                 "e=\(enlarge ? 1 : 0)", "bg=\(background.hex)", "dpr=\(Self.canonical(dpr))",
                 "blur=\(blur.map(Self.canonical) ?? "-")", "f=\(format?.rawValue ?? "-")", "q=\(text(quality))"]
-            .joined(separator: ",")
+            .joined(separator: ",") + orientationIdentity
+    }
+
+    /// The identity's part for ``rotation`` and ``flip``: `,r=90`, `,fl=h`, only when set, so that every
+    /// processing without them keeps the identity it had before they existed (and its cache and table keys).
+    private var orientationIdentity: String {
+        (rotation == .none ? "" : ",r=\(rotation.rawValue)") + (flip.map { ",fl=\($0.rawValue)" } ?? "")
     }
 
     /// `value`'s shortest round-trip text, with -0.0 written as `0.0` (they are equal values).
@@ -82,6 +96,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case width, height, mode, gravity, enlarge, background, dpr, blur, format, quality
+        case rotation = "rotate", flip
     }
 
     /// Decodes a recipe; absent fields take their defaults (a size-only recipe is `{"width": 300}`). A
@@ -97,7 +112,9 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
                   dpr: try c.decodeIfPresent(Double.self, forKey: .dpr) ?? 1,
                   blur: try c.decodeIfPresent(Double.self, forKey: .blur),
                   format: try Self.decodeFormat(c),
-                  quality: try c.decodeIfPresent(Int.self, forKey: .quality))
+                  quality: try c.decodeIfPresent(Int.self, forKey: .quality),
+                  rotation: try c.decodeIfPresent(Rotation.self, forKey: .rotation) ?? .none,
+                  flip: try c.decodeIfPresent(Flip.self, forKey: .flip))
     }
 
     /// The `format` field: absent, or a format Tessera writes.

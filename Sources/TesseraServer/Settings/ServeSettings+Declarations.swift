@@ -113,7 +113,7 @@ extension ServeSettings {
             settings.server.fallback?.maxAgeSeconds = age.seconds
         },
         .list("sources", flag: "source", environment: "TESSERA_SOURCES", mergesWithFile: true, default: "none",
-              "Named sources `NAME=URL` (`file:///DIR`, `s3://BUCKET[/PREFIX]`, `http(s)://HOST[/BASE/]`); the file takes `{NAME: {url, endpoint, region, pathStyle, accessKeyID, secretAccessKey, sessionToken, headers}}`, and flags or variables add to it",
+              "Named sources `NAME=URL` (`file:///DIR`, `s3://BUCKET[/PREFIX]`, `http(s)://HOST[/BASE/]`); the file takes `{NAME: {url, endpoint, region, pathStyle, accessKeyID, secretAccessKey, sessionToken (each also as a file: accessKeyIDFile…), headers}}`, and flags or variables add to it",
               of: SourceSetting.self) { (sources, settings) in
             for named in sources { settings.server.sources[named.name] = named.source }
         },

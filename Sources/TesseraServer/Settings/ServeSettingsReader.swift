@@ -129,16 +129,23 @@ public struct ServeSettingsReader: Sendable {
                 if let found {
                     throw ServeSettingError(setting: fileVariable, value: path, reason: "and \(found.spelling) are both set: give the secret once")
                 }
-                guard let data = FileManager.default.contents(atPath: path) else {
+                guard let text = Self.secret(atPath: path) else {
                     throw ServeSettingError(setting: fileVariable, value: path, reason: "names no readable file")
                 }
-                var text = String(decoding: data, as: UTF8.self)
-                while text.last?.isNewline == true { text.removeLast() }
                 found = (spelling: fileVariable, text: text)
             }
             if let found { inputs[declaration.key] = found }
         }
         return inputs
+    }
+
+    /// The secret in the file at `path`, as systemd's credentials and Kubernetes' secrets mount them: its
+    /// text without trailing line breaks; `nil` when it cannot be read.
+    static func secret(atPath path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        var text = String(decoding: data, as: UTF8.self)
+        while text.last?.isNewline == true { text.removeLast() }
+        return text
     }
 
     /// The config file's values, by setting key. A key no setting has is an error (a misspelt key would

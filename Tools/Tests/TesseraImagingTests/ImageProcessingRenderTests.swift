@@ -370,3 +370,49 @@ struct ImageProcessingRenderTests {
         #expect(clear.flattened(onto: background).pixel(x: 1, y: 1) == [0x99, 0x66, 0x33, 255])
     }
 }
+
+@Suite("Image processing: rotate and flip")
+struct ImageProcessingOrientationTests {
+    /// Each turn and mirror of a 40×20 image of four quadrants moves each quadrant where the clockwise
+    /// turn, then the mirror, puts it (written out here, not worked out by the code under test), swapping
+    /// the sides for a quarter turn.
+    @Test("rotate and flip move the quadrants where a clockwise turn, then a mirror, puts them")
+    func quadrantsMove() throws {
+        let data = try png(try quadrants(width: 40, height: 20))
+        // Expected colours at the output's top-left, top-right, bottom-left and bottom-right quarters.
+        let cases: [(ImageProcessing.Rotation, ImageProcessing.Flip?, [BGRA])] = [
+            (.none, nil, [topLeft, topRight, bottomLeft, bottomRight]),
+            (.quarter, nil, [bottomLeft, topLeft, bottomRight, topRight]),
+            (.half, nil, [bottomRight, bottomLeft, topRight, topLeft]),
+            (.threeQuarters, nil, [topRight, bottomRight, topLeft, bottomLeft]),
+            (.none, .horizontal, [topRight, topLeft, bottomRight, bottomLeft]),
+            (.none, .vertical, [bottomLeft, bottomRight, topLeft, topRight]),
+            (.none, .both, [bottomRight, bottomLeft, topRight, topLeft]),
+            (.quarter, .horizontal, [topLeft, bottomLeft, topRight, bottomRight]),
+            (.quarter, .vertical, [bottomRight, topRight, bottomLeft, topLeft]),
+        ]
+        for (rotation, flip, expected) in cases {
+            let output = try render(data, ImageProcessing(width: 40, height: 20, rotation: rotation, flip: flip))
+            let turned = rotation == .quarter || rotation == .threeQuarters
+            #expect(output.width == (turned ? 20 : 40) && output.height == (turned ? 40 : 20), "\(rotation) \(String(describing: flip))")
+            let (w, h) = (output.width, output.height)
+            let probes = [(w / 4, h / 4), (3 * w / 4, h / 4), (w / 4, 3 * h / 4), (3 * w / 4, 3 * h / 4)]
+            for ((x, y), colour) in zip(probes, expected) {
+                #expect(near(output.pixel(x: x, y: y), colour), "\(rotation) \(String(describing: flip)) at \(x),\(y)")
+            }
+        }
+    }
+
+    @Test("rotation and flip are part of the identity only when set, and of recipes as rotate and flip")
+    func identityAndRecipes() throws {
+        let plain = ImageProcessing(width: 300, mode: .fill)
+        #expect(plain.identity.hasSuffix(",q=-") && !plain.identity.contains(",r=") && !plain.identity.contains(",fl="))
+        #expect(ImageProcessing(width: 300, mode: .fill, rotation: .quarter, flip: .both).identity == plain.identity + ",r=90,fl=hv")
+        let recipe = try JSONDecoder().decode(ImageProcessing.self, from: Data(#"{"width": 10, "rotate": 270, "flip": "v"}"#.utf8))
+        #expect(recipe.rotation == .threeQuarters && recipe.flip == .vertical)
+        for bad in [#"{"rotate": 45}"#, #"{"flip": "x"}"#] {
+            #expect(throws: DecodingError.self) { try JSONDecoder().decode(ImageProcessing.self, from: Data(bad.utf8)) }
+        }
+        #expect(ImageProcessing(rotation: .half, flip: .both).outputOrientation == .up, "a half turn mirrored both ways is the identity")
+    }
+}

@@ -49,7 +49,7 @@ struct ImageProcessingVocabularyTests {
     func parameterNames() {
         #expect(ImageProcessing.Parameter.allCases.map(\.rawValue)
                 == ["width", "height", "mode", "gravity", "focalPoint", "enlarge", "background", "dpr", "blur", "format",
-                    "quality", "source", "output"])
+                    "quality", "rotation", "flip", "source", "output"])
         #expect("\(ImageProcessing.Invalid(parameter: .output, message: "too big"))" == "output: too big")
     }
 }

@@ -181,6 +181,30 @@ struct ServeSourcesTests {
         }
     }
 
+    @Test("S3 credentials can come from files: a source's accessKeyIDFile and its companions, AWS_…_FILE variables")
+    func credentialsFromFiles() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-secrets-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let secretFile = directory.appendingPathComponent("secret"), idFile = directory.appendingPathComponent("id")
+        try Data("s3cr3t\n".utf8).write(to: secretFile)
+        try Data("AKIDFROMFILE".utf8).write(to: idFile)
+        let json = #"{"url": "s3://b", "accessKeyIDFile": "\#(idFile.path)", "secretAccessKeyFile": "\#(secretFile.path)"}"#
+        let source = try JSONDecoder().decode(ServerConfiguration.Source.self, from: Data(json.utf8))
+        #expect(source.accessKeyID == "AKIDFROMFILE" && source.secretAccessKey == "s3cr3t", "the trailing line break is dropped")
+        #expect(source.sessionToken == nil)
+        for bad in [#"{"url": "s3://b", "secretAccessKey": "x", "secretAccessKeyFile": "\#(secretFile.path)"}"#,
+                    #"{"url": "s3://b", "secretAccessKeyFile": "\#(directory.path)/missing"}"#] {
+            #expect(throws: DecodingError.self, "\(bad)") { try JSONDecoder().decode(ServerConfiguration.Source.self, from: Data(bad.utf8)) }
+        }
+        let environment = try ImageService.readingSecretFiles(["AWS_ACCESS_KEY_ID_FILE": idFile.path, "AWS_SECRET_ACCESS_KEY_FILE": secretFile.path])
+        #expect(S3Credentials(environment: environment) == S3Credentials(accessKeyID: "AKIDFROMFILE", secretAccessKey: "s3cr3t"))
+        #expect(throws: ServerConfigurationError.self) {
+            try ImageService.readingSecretFiles(["AWS_SECRET_ACCESS_KEY": "x", "AWS_SECRET_ACCESS_KEY_FILE": secretFile.path])
+        }
+        #expect(throws: ServerConfigurationError.self) { try ImageService.readingSecretFiles(["AWS_SESSION_TOKEN_FILE": directory.path + "/missing"]) }
+    }
+
     @Test("sources parse from NAME=URL and refuse what cannot work")
     func sourcesParse() throws {
         let (name, source) = try ServerConfiguration.Source.parse("pics=s3://bucket/photos")

@@ -11,7 +11,7 @@ struct ServiceErrorParameterTests {
     static let expected: [ImageProcessing.Parameter: String] = [
         .width: "bad_size", .height: "bad_size", .mode: "bad_mode", .gravity: "bad_gravity", .focalPoint: "bad_fp",
         .enlarge: "bad_enlarge", .background: "bad_bg", .dpr: "bad_dpr", .blur: "bad_blur", .format: "bad_format",
-        .quality: "bad_quality", .source: "bad_size", .output: "output_too_large",
+        .quality: "bad_quality", .rotation: "bad_rotate", .flip: "bad_flip", .source: "bad_size", .output: "output_too_large",
     ]
 
     @Test("every parameter has its code, each a 400", arguments: ImageProcessing.Parameter.allCases)
@@ -43,6 +43,8 @@ struct ServiceErrorParameterTests {
             (["w": "10", "dpr": "4.5"], "bad_dpr"), (["w": "10", "dpr": "4"], nil), (["w": "10", "dpr": "nan"], "bad_dpr"),
             (["w": "10", "blur": "100.5"], "bad_blur"), (["w": "10", "blur": "100"], nil),
             (["w": "2000", "h": "2000", "dpr": "2"], "output_too_large"),
+            (["w": "10", "rotate": "45"], "bad_rotate"), (["w": "10", "rotate": "-90"], "bad_rotate"), (["w": "10", "rotate": "270"], nil),
+            (["w": "10", "flip": "x"], "bad_flip"), (["w": "10", "flip": "hv"], nil),
         ]
         for (query, code) in cases {
             #expect(Self.refusal(query) == code, "\(query)")
