@@ -26,21 +26,25 @@ release: setup-build
 demo: setup release
 	scripts/demo $(DEMO_ARGS)
 
-# Every public symbol documented (scripts/check-docs, on the debug build the tests use), the DocC archive
-# built with warnings as errors from that same build (scripts/build-docs --no-build: every symbol link and
-# article resolves), the unit and integration tests (debug) with the compiled documentation snippets, then
-# the end-to-end suites on the release binary that users run. scripts/test-builds makes the release binary
-# and, beside it, the fuzz smoke (the libFuzzer binary built, then every fuzz target FUZZ_SMOKE_SECONDS from
-# its seeds; a build error or a crash fails `make test`) and the PyPI virtualenvs of thumbor (bench serve's
-# test; without it that test leaves thumbor out and says so) and moto (the S3 client tests; skipped without
-# it), with the debug tessera. scripts/test-run bounds the run (TESSERA_TEST_MINUTES, 20 by default)
-# and, past the bound, names the tests still running and prints the test process's threads. scripts/timed
-# prints each step's seconds ("timed: STEP: N s"); docs/DEVELOPMENT.md, "Where `make test`'s time goes".
+# The release tessera binary `make test` builds and runs, in a scratch directory of its own so that its build
+# runs beside the debug one (scripts/test-builds).
+TEST_RELEASE_SCRATCH = Tools/.build-release
+TEST_RELEASE = "$$($(SWIFT) build $(TOOLS) -c release --scratch-path $(TEST_RELEASE_SCRATCH) --show-bin-path)/tessera"
+
+# scripts/test-builds makes everything the tests need, side by side: the release binary users run (from the
+# start, in its own scratch directory), and meanwhile every public symbol documented (scripts/check-docs, on
+# the debug build the tests use), the DocC archive built with warnings as errors from that same build
+# (scripts/build-docs --no-build: every symbol link and article resolves), the fuzz smoke (the libFuzzer
+# binary built, then every fuzz target FUZZ_SMOKE_SECONDS from its seeds; a build error or a crash fails
+# `make test`) and the PyPI virtualenvs of thumbor (bench serve's test; without it that test leaves thumbor
+# out and says so) and moto (the S3 client tests; skipped without it). Then scripts/test-run runs the unit and
+# integration tests (debug) with the compiled documentation snippets and the end-to-end suites on the release
+# binary, bounds the run (TESSERA_TEST_MINUTES, 20 by default) and, past the bound, names the tests still
+# running and prints the test process's threads. scripts/timed prints each step's seconds
+# ("timed: STEP: N s"); docs/DEVELOPMENT.md, "Where `make test`'s time goes".
 test: setup-build
-	scripts/timed check-docs scripts/check-docs
-	scripts/timed build-docs scripts/build-docs --no-build $(DOCS_TARGETS)
-	SWIFT=$(SWIFT) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) scripts/timed "release, fuzz smoke and virtualenvs" scripts/test-builds
-	TESSERA_RELEASE_BINARY=$(TESSERA_RELEASE) SWIFT=$(SWIFT) scripts/timed test-run scripts/test-run $(TOOLS)
+	SWIFT=$(SWIFT) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) TESSERA_TEST_RELEASE_SCRATCH=$(TEST_RELEASE_SCRATCH) scripts/timed "builds, documentation, fuzz smoke and virtualenvs" scripts/test-builds $(DOCS_TARGETS)
+	TESSERA_RELEASE_BINARY=$(TEST_RELEASE) SWIFT=$(SWIFT) scripts/timed test-run scripts/test-run $(TOOLS)
 
 bench: setup release
 	$(TESSERA_RELEASE) bench peers
@@ -94,4 +98,4 @@ docs: setup-build
 	scripts/build-docs $(DOCS_TARGETS)
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-fuzz Tools/.build docs-build
+	rm -rf .build .build-tsan .build-asan .build-fuzz Tools/.build Tools/.build-release docs-build

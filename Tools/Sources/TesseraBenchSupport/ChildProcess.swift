@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+@_spi(Internal) import TesseraCore
 
 /// Starts programs with `posix_spawn` and waits for them with `waitpid`.
 ///
@@ -84,7 +84,7 @@ public struct ChildProcess: Sendable {
 
     /// Held while a pipe is made and flagged close-on-exec, and while a child is spawned, so that no child
     /// inherits a pipe in between (Swift's Glibc module has no `pipe2`).
-    private static let descriptorCreation = Mutex(())
+    private static let descriptorCreation = LockedValue(())
 
     /// A pipe whose two ends are close-on-exec: give one end to ``spawn(_:_:environment:standardOutput:standardError:descriptors:newProcessGroup:)``
     /// and only that child gets a copy.

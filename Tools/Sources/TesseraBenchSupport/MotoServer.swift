@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+@_spi(Internal) import TesseraCore
 
 /// A real `moto_server` (PyPI `moto[server]`, a fake of AWS's APIs) on 127.0.0.1 and a free port, with
 /// IAM authentication on, for the S3 client tests.
@@ -27,7 +27,7 @@ public final class MotoServer: Sendable {
     private let python: URL
     private let scratch: URL
     private let wrapper: ChildProcess
-    private let stopped = Mutex(false)
+    private let stopped = LockedValue(false)
 
     /// `http://127.0.0.1:PORT`.
     public var endpoint: String { "http://127.0.0.1:\(port)" }

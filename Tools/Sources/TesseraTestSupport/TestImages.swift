@@ -1,11 +1,10 @@
 import Foundation
-import Synchronization
 import Tessera
 @_spi(Internal) import TesseraImaging
 
 /// A thread-safe counter.
 public final class Counter: Sendable {
-    private let value = Mutex(0)
+    private let value = LockedValue(0)
     /// A counter at zero.
     public init() {}
     /// Adds one.

@@ -147,10 +147,11 @@ struct BenchEndToEndTests {
     }
 
     /// The thumbor virtualenv `make test` creates before the tests (`tessera bench peers --only thumbor`):
-    /// `.build/thumbor-venv` of the package the release binary was built in.
+    /// `.build/thumbor-venv` of the `.build` directory the test binary lies in (`make test` builds the release
+    /// binary in a scratch directory of its own, and makes the virtualenvs with the debug `tessera`).
     static func thumborVirtualenv() throws -> URL {
-        let binary = try #require(ReleaseCLI.binary).resolvingSymlinksInPath()
-        return try #require(buildDirectory(containing: binary), "\(binary.path) lies in a .build directory").appendingPathComponent("thumbor-venv")
+        let executable = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        return try #require(buildDirectory(containing: executable), "\(executable.path) lies in a .build directory").appendingPathComponent("thumbor-venv")
     }
 
     /// `bench serve` in a tiny mode (5 sources, 12 hot thumbnails of 64 px, 2 s wrk rounds, 4 connections)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Synchronization
 import Tessera
+@_spi(Internal) import TesseraCore
 import TesseraMeasurement
 
 extension RetrievalBenchmark {
@@ -82,7 +83,7 @@ extension RetrievalBenchmark {
     /// Loads every request through `manager`, waiting on this thread (the command is synchronous).
     private static func load(_ requests: [ImageRequest], into manager: ImageManager) throws {
         let done = DispatchSemaphore(value: 0)
-        let failure = Mutex<TesseraError?>(nil)
+        let failure = LockedValue<TesseraError?>(nil)
         Task.detached {
             for request in requests {
                 do throws(TesseraError) { _ = try await manager.imageTask(for: request).response } catch {

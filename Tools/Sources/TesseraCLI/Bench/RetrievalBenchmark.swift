@@ -85,7 +85,8 @@ struct RetrievalBenchmark: ParsableCommand {
             let observability = Observability(metricsFactory: PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()))
             let table = try ImageTable(format: format, directory: scratch.appendingPathComponent("hits"), observability: observability)
             for id in ids { try table.store(entityID: id, sourceID: source) { view in try Self.copy(thumb, into: view) } }
-            // 3. A dictionary of decoded bitmaps behind a mutex, its batches alternating with the table's.
+            // 3. A dictionary of decoded bitmaps behind a mutex, its batches alternating with the table's. The
+            // standard library's Mutex on purpose: the alternative measured is what an app would write.
             let dictionary = Mutex<[UUID: Bitmap]>(Dictionary(uniqueKeysWithValues: ids.map { ($0, thumb) }))
             let order = Self.randomOrder(count: batch, range: entries)
             var sink: UInt8 = 0

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+@_spi(Internal) import TesseraCore
 
 /// `tessera serve --log-format json`: one JSON object per line, for log collectors that parse JSON.
 ///
@@ -17,7 +17,7 @@ struct JSONLogHandler: LogHandler {
     }
 
     /// Keeps lines of concurrent loggers from interleaving.
-    private static let writeLock = Mutex(())
+    private static let writeLock = LockedValue(())
 
     /// The logger's label.
     let label: String
