@@ -5,8 +5,13 @@ SWIFT ?= swift
 DEMO_ARGS ?=
 # The library is the package at the top; the command, the stress tools and the tests are the package in Tools/.
 TOOLS = --package-path Tools
+# The release build's own flags, the same for `make release`, `make demo` and `make test` (a change of flags
+# rebuilds): whole-module optimisation splits each module's LLVM optimisation and code generation over the
+# cores (-num-threads, as Xcode passes it for whole-module builds), where SwiftPM alone leaves one core
+# idle while it optimises one large module at a time.
+RELEASE_FLAGS = -Xswiftc -num-threads -Xswiftc $(shell nproc 2>/dev/null || echo 2)
 # The release tessera binary (what `make release` builds), as a shell expression.
-TESSERA_RELEASE = "$$($(SWIFT) build $(TOOLS) -c release --show-bin-path)/tessera"
+TESSERA_RELEASE = "$$($(SWIFT) build $(TOOLS) -c release $(RELEASE_FLAGS) --show-bin-path)/tessera"
 
 .PHONY: setup setup-build build release demo test bench bench-serve soak-serve sanitize fuzz fuzz-smoke crash-test docs check-docs clean
 
@@ -21,30 +26,26 @@ build: setup-build
 	$(SWIFT) build $(TOOLS)
 
 release: setup-build
-	$(SWIFT) build $(TOOLS) -c release --product tessera
+	$(SWIFT) build $(TOOLS) -c release --product tessera $(RELEASE_FLAGS)
 
 demo: setup release
 	scripts/demo $(DEMO_ARGS)
 
-# The release tessera binary `make test` builds and runs, in a scratch directory of its own so that its build
-# runs beside the debug one (scripts/test-builds).
-TEST_RELEASE_SCRATCH = Tools/.build-release
-TEST_RELEASE = "$$($(SWIFT) build $(TOOLS) -c release --scratch-path $(TEST_RELEASE_SCRATCH) --show-bin-path)/tessera"
-
-# scripts/test-builds makes everything the tests need, side by side: the release binary users run (from the
-# start, in its own scratch directory), and meanwhile every public symbol documented (scripts/check-docs, on
-# the debug build the tests use), the DocC archive built with warnings as errors from that same build
-# (scripts/build-docs --no-build: every symbol link and article resolves), the fuzz smoke (the libFuzzer
-# binary built, then every fuzz target FUZZ_SMOKE_SECONDS from its seeds; a build error or a crash fails
-# `make test`) and the PyPI virtualenvs of thumbor (bench serve's test; without it that test leaves thumbor
-# out and says so) and moto (the S3 client tests; skipped without it). Then scripts/test-run runs the unit and
-# integration tests (debug) with the compiled documentation snippets and the end-to-end suites on the release
-# binary, bounds the run (TESSERA_TEST_MINUTES, 20 by default) and, past the bound, names the tests still
-# running and prints the test process's threads. scripts/timed prints each step's seconds
-# ("timed: STEP: N s"); docs/DEVELOPMENT.md, "Where `make test`'s time goes".
+# Every public symbol documented (scripts/check-docs, on the debug build the tests use), the DocC archive
+# built with warnings as errors from that same build (scripts/build-docs --no-build: every symbol link and
+# article resolves), the unit and integration tests (debug) with the compiled documentation snippets, then
+# the end-to-end suites on the release binary that users run. scripts/test-builds makes the release binary
+# and, beside it, the fuzz smoke (the libFuzzer binary built, then every fuzz target FUZZ_SMOKE_SECONDS from
+# its seeds; a build error or a crash fails `make test`) and the PyPI virtualenvs of thumbor (bench serve's
+# test; without it that test leaves thumbor out and says so) and moto (the S3 client tests; skipped without
+# it), with the debug tessera. scripts/test-run bounds the run (TESSERA_TEST_MINUTES, 20 by default)
+# and, past the bound, names the tests still running and prints the test process's threads. scripts/timed
+# prints each step's seconds ("timed: STEP: N s"); docs/DEVELOPMENT.md, "Where `make test`'s time goes".
 test: setup-build
-	SWIFT=$(SWIFT) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) TESSERA_TEST_RELEASE_SCRATCH=$(TEST_RELEASE_SCRATCH) scripts/timed "builds, documentation, fuzz smoke and virtualenvs" scripts/test-builds $(DOCS_TARGETS)
-	TESSERA_RELEASE_BINARY=$(TEST_RELEASE) SWIFT=$(SWIFT) scripts/timed test-run scripts/test-run $(TOOLS)
+	scripts/timed check-docs scripts/check-docs
+	scripts/timed build-docs scripts/build-docs --no-build $(DOCS_TARGETS)
+	SWIFT=$(SWIFT) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) TESSERA_RELEASE_FLAGS="$(RELEASE_FLAGS)" scripts/timed "release, fuzz smoke and virtualenvs" scripts/test-builds
+	TESSERA_RELEASE_BINARY=$(TESSERA_RELEASE) SWIFT=$(SWIFT) scripts/timed test-run scripts/test-run $(TOOLS)
 
 bench: setup release
 	$(TESSERA_RELEASE) bench peers
@@ -98,4 +99,4 @@ docs: setup-build
 	scripts/build-docs $(DOCS_TARGETS)
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-fuzz Tools/.build Tools/.build-release docs-build
+	rm -rf .build .build-tsan .build-asan .build-fuzz Tools/.build docs-build

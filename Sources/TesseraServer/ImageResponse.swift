@@ -30,6 +30,10 @@ extension ImageService {
         /// Whether this is the fallback image standing in for a missing or undecodable source
         /// (`X-Tessera-Fallback: 1`).
         public var isFallback = false
+        /// When the source was last modified, in seconds since 1970 (`Last-Modified`); `nil` when unknown.
+        public var lastModified: Int?
+        /// `Content-Disposition` (`inline; filename="NAME.EXT"`), when the request has `filename` or `attachment`.
+        public var contentDisposition: String?
         /// A memory hit's header fields but `Date`, as its cache entry keeps them
         /// (``ResponseCache/Entry/hitFields``); empty for every other answer.
         var hitFields = HTTPHeaders()

@@ -87,7 +87,8 @@ public struct ImageRoutes: Sendable {
         let metricsRoute: ServiceMetrics.Route = route == .resize ? .resize : .preset
         return await handle(request, route: metricsRoute, label: route.label) { () throws(ServiceError) -> Response in
             let info = ImageService.RequestInfo(route: route, path: request.uri.path, rawQuery: request.uri.query,
-                                                accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch])
+                                                accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
+                                                ifModifiedSince: request.headers[.ifModifiedSince])
             if ImageService.wantsSummary(info) { return Self.response(try await service.summary(of: info)) }
             let image = try await service.respond(to: info)
             return Self.response(image)
@@ -150,6 +151,8 @@ public struct ImageRoutes: Sendable {
         }
         if image.isFallback { body(fallbackField, "1") }
         if image.status != 304 { body(.contentType, image.contentType) }
+        if let disposition = image.contentDisposition { body(.contentDisposition, disposition) }
+        if let seconds = image.lastModified { body(.lastModified, HTTPDate.text(seconds)) }
     }
 
     /// A preset's name from the URL, percent-decoded (undecodable: empty, an unknown preset).

@@ -111,10 +111,10 @@ extension ImageService {
         return try await work.run { [self] in try render(try bytes.contents(fetched: fetched), processing: processing) }
     }
 
-    /// ``encode(_:integrity:output:quality:background:key:)`` with `request`'s output, quality and background.
+    /// ``encode(_:integrity:output:quality:background:key:lastModified:)`` with `request`'s output, quality and background.
     func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, request: ServeRequest, key: String) async throws -> ResponseCache.Entry {
         try await encode(image, integrity: integrity, output: request.output, quality: request.quality,
-                         background: request.processing.background, key: key)
+                         background: request.processing.background, key: key, lastModified: request.lastModified)
     }
 
     /// Encodes in the negotiated format (PNG instead of JPEG for an image with transparent pixels), with the
@@ -125,7 +125,7 @@ extension ImageService {
     /// `quality` is `q`, or `nil` for the format's default (``ServerConfiguration/quality``).
     /// A transparent image encoded as JPEG is flattened onto `background` (white by default).
     func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, output: OutputChoice, quality: Int?,
-                background: ImageProcessing.Background = .white, key: String) async throws -> ResponseCache.Entry {
+                background: ImageProcessing.Background = .white, key: String, lastModified: Int? = nil) async throws -> ResponseCache.Entry {
         let etag = Self.etag(key, integrity: integrity)
         let entry = try await work.run { [self] in
             let hasAlpha = image.hasTransparentPixels
@@ -137,7 +137,7 @@ extension ImageService {
             counters.withLock { $0.encodes += 1 }
             let bytes = try encoder.encode(image, transparent: hasAlpha)
             return ResponseCache.Entry(body: ByteBuffer(bytes: bytes), contentType: format.mediaType, etag: etag, integrity: integrity,
-                                       cacheControl: cacheControl(for: integrity))
+                                       cacheControl: cacheControl(for: integrity), lastModified: lastModified)
         }
         responses.set(key, entry)
         metrics.responseCacheBytes.set(responses.byteCount)

@@ -37,6 +37,7 @@ extension ImageService {
         var plain = info
         plain.query["info"] = nil
         plain.ifNoneMatch = nil
+        plain.ifModifiedSince = nil
         let image = try await respond(to: plain)
         let size: PixelSize, hash: ThumbHash
         do {

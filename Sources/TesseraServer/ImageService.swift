@@ -35,6 +35,8 @@ public final class ImageService: Sendable {
     /// The one bound on CPU work (decodes and encodes), with its queue bound (`503 too_many_decodes`).
     let work: ParallelismLimit
     let decoder: ImageDecoder
+    /// The configured watermarks by name, decoded (``loadWatermarks(_:decoder:)``).
+    let watermarks: [String: LoadedWatermark]
     /// Jobs by response key: one produce per key, whoever asks.
     let jobs = WorkPool<(ResponseCache.Entry, CacheOutcome)>()
     /// Table fills by preset and source version: one decode per slot, whatever the output format.
@@ -88,8 +90,11 @@ public final class ImageService: Sendable {
             metrics.decodesWaiting.set(waiting)
         }
         let observability = Observability(logger: logger, metricsFactory: metricsFactory)
+        let watermarks = try Self.loadWatermarks(configuration.watermarks, decoder: decoder)
+        self.watermarks = watermarks
         var presets: [String: PresetTable] = [:]
-        for preset in configuration.presets {
+        for var preset in configuration.presets {
+            if let name = preset.processing.watermark?.name { preset.processing.watermark?.version = watermarks[name]?.version }
             presets[preset.name] = try PresetTable(preset, capacity: configuration.tableCapacity, directory: tables,
                                                    observability: observability)
         }
@@ -171,9 +176,15 @@ public final class ImageService: Sendable {
 
     /// One try of ``answer(_:)``: one resolve of `info`, recorded in ``targets`` for the memory-hit handler.
     private func answerOnce(_ info: RequestInfo) async throws(ServiceError) -> ImageResponse {
-        let deadline = requestDeadline()
-        var request = try resolve(info, trustingRecentCheck: true)
+        let request = try resolve(info, trustingRecentCheck: true)
         remember(request, for: info)
+        return try await answer(request, for: info).disposed(request.disposition)
+    }
+
+    /// ``answerOnce(_:)`` after the resolve: memory, a `304`, or the work (shared by the requests of one key).
+    private func answer(_ resolved: ServeRequest, for info: RequestInfo) async throws(ServiceError) -> ImageResponse {
+        let deadline = requestDeadline()
+        var request = resolved
         if case .object(let store, let key, nil) = request.source {   // its version first: a check, or a download
             request = request.versioned(try await version(of: key, in: store, deadline: deadline))
         }
@@ -183,15 +194,15 @@ public final class ImageService: Sendable {
             remember(request, for: info)
             if let answer = fromMemory(request) { return answer }
         }
-        if request.isVersioned, request.ifNoneMatch != nil {
+        if request.isVersioned, request.ifNoneMatch != nil || request.ifModifiedSince != nil {
             let etag = Self.etag(request.key)
-            if Self.matches(request.ifNoneMatch, etag) { return notModified(etag) }
+            if Self.unchanged(request, etag: etag, lastModified: request.lastModified) { return notModified(etag, lastModified: request.lastModified) }
         }
         do {
             let request = request
             let done = try await jobs.value(for: request.key, deadline: deadline) { [self] in try await produce(request) }
             let (entry, outcome) = done.value
-            if Self.matches(request.ifNoneMatch, entry.etag) { return notModified(entry) }
+            if Self.unchanged(request, etag: entry.etag, lastModified: entry.lastModified) { return notModified(entry) }
             return ok(entry, outcome: done.joined ? .coalesced : outcome)
         } catch {
             throw ServiceError.from(error)
@@ -242,7 +253,7 @@ public final class ImageService: Sendable {
             guard let version = store.recentVersion(of: key, within: configuration.sourceCheckIntervalSeconds) else { return nil }
             request = request.versioned(version)
         }
-        return fromMemory(request)
+        return fromMemory(request)?.disposed(request.disposition)
     }
 
     /// The memory answer to a target resolved before (``ResolvedTargets``), for the memory-hit handler on
@@ -250,19 +261,27 @@ public final class ImageService: Sendable {
     /// memory. A file's last check stands for the source check interval; after it (at once without
     /// one) the file is `stat`ed again, and that check is recorded for `key`. An object stands while its
     /// store's last check of its version does; then `nil`, and the router checks the version.
-    func memoryAnswer(to resolved: ResolvedTargets.Resolved, for key: ResolvedTargets.Key, ifNoneMatch: String?) -> ImageResponse? {
+    func memoryAnswer(to resolved: ResolvedTargets.Resolved, for key: ResolvedTargets.Key, ifNoneMatch: String?,
+                      ifModifiedSince: String? = nil) -> ImageResponse? {
+        let since = ifModifiedSince.flatMap(Self.httpSeconds)
+        let answer: ImageResponse?
         switch resolved.check {
         case .file(let responseKey, let until):
-            if ContinuousClock.now < until { return fromMemory(key: responseKey, ifNoneMatch: ifNoneMatch) }
-            guard let checked = try? checkedAgain(resolved.request) else { return nil }
-            targets.record(key, ResolvedTargets.Resolved(request: checked, route: resolved.route, path: resolved.path))
-            return fromMemory(key: checked.key, ifNoneMatch: ifNoneMatch)
+            if ContinuousClock.now < until {
+                answer = fromMemory(key: responseKey, ifNoneMatch: ifNoneMatch, ifModifiedSince: since)
+            } else {
+                guard let checked = try? checkedAgain(resolved.request) else { return nil }
+                targets.record(key, ResolvedTargets.Resolved(request: checked, route: resolved.route, path: resolved.path))
+                answer = fromMemory(key: checked.key, ifNoneMatch: ifNoneMatch, ifModifiedSince: since)
+            }
         case .object(let store, let objectKey):
             guard let version = store.recentVersion(of: objectKey, within: configuration.sourceCheckIntervalSeconds) else { return nil }
-            return fromMemory(key: resolved.request.versioned(version).key, ifNoneMatch: ifNoneMatch)
+            answer = fromMemory(key: resolved.request.versioned(version).key, ifNoneMatch: ifNoneMatch, ifModifiedSince: since)
         case .none:
             return nil
         }
+        guard let disposition = resolved.request.disposition else { return answer }
+        return answer?.disposed(disposition)
     }
 
     /// The one memory answer, whoever asks (the request path, the memory-hit handler): a hit for a request
@@ -270,13 +289,14 @@ public final class ImageService: Sendable {
     /// computes no hash).
     private func fromMemory(_ request: ServeRequest) -> ImageResponse? {
         guard request.isVersioned else { return nil }
-        return fromMemory(key: request.key, ifNoneMatch: request.ifNoneMatch)
+        return fromMemory(key: request.key, ifNoneMatch: request.ifNoneMatch, ifModifiedSince: request.ifModifiedSince)
     }
 
     /// ``fromMemory(_:)`` of a versioned request's key.
-    private func fromMemory(key: String, ifNoneMatch: String?) -> ImageResponse? {
+    private func fromMemory(key: String, ifNoneMatch: String?, ifModifiedSince: Int?) -> ImageResponse? {
         guard let hit = responses.get(key) else { return nil }
-        return Self.matches(ifNoneMatch, hit.etag) ? notModified(hit) : ok(hit, outcome: .memory)
+        let unchanged = Self.unchanged(ifNoneMatch: ifNoneMatch, ifModifiedSince: ifModifiedSince, etag: hit.etag, lastModified: hit.lastModified)
+        return unchanged ? notModified(hit) : ok(hit, outcome: .memory)
     }
 
     func ok(_ entry: ResponseCache.Entry, outcome: CacheOutcome) -> ImageResponse {
@@ -285,18 +305,20 @@ public final class ImageService: Sendable {
         metrics.outcome(outcome)
         return ImageResponse(status: 200, bodyBuffer: entry.body, contentType: entry.contentType, etag: entry.etag,
                              cacheControl: cacheControl(for: entry.integrity), outcome: outcome, integrity: entry.integrity,
-                             hitFields: outcome == .memory ? entry.hitFields : HTTPHeaders())
+                             lastModified: entry.lastModified, hitFields: outcome == .memory ? entry.hitFields : HTTPHeaders())
     }
 
     /// A `304` for a response whose ETag is `etag`: one of an intact source (see ``etag(_:integrity:)``).
-    private func notModified(_ etag: String) -> ImageResponse {
-        ImageResponse(status: 304, bodyBuffer: ByteBuffer(), contentType: "", etag: etag, cacheControl: cacheControl, outcome: .notModified)
+    private func notModified(_ etag: String, lastModified: Int?) -> ImageResponse {
+        ImageResponse(status: 304, bodyBuffer: ByteBuffer(), contentType: "", etag: etag, cacheControl: cacheControl, outcome: .notModified,
+                      lastModified: lastModified)
     }
 
     /// A `304` for `entry`, with its `Cache-Control` and `X-Tessera-Decode`.
     private func notModified(_ entry: ResponseCache.Entry) -> ImageResponse {
         ImageResponse(status: 304, bodyBuffer: ByteBuffer(), contentType: "", etag: entry.etag,
-                      cacheControl: cacheControl(for: entry.integrity), outcome: .notModified, integrity: entry.integrity)
+                      cacheControl: cacheControl(for: entry.integrity), outcome: .notModified, integrity: entry.integrity,
+                      lastModified: entry.lastModified)
     }
 
     /// The `Cache-Control` of an answer whose source decoded with `integrity`.
@@ -325,6 +347,25 @@ public final class ImageService: Sendable {
     }
 
     /// Whether `If-None-Match` (a list, or `*`) names `etag` (weak comparison, as RFC 9110 asks for it).
+    /// Whether a request's conditions make its answer a `304` (RFC 9110, 13.2.2): `If-None-Match`
+    /// (``matches(_:_:)``) when it is given; else `If-Modified-Since` when the source's modification time is
+    /// known and not after it.
+    static func unchanged(ifNoneMatch: String?, ifModifiedSince: Int?, etag: String, lastModified: Int?) -> Bool {
+        if ifNoneMatch != nil { return matches(ifNoneMatch, etag) }
+        guard let ifModifiedSince, let lastModified else { return false }
+        return lastModified <= ifModifiedSince
+    }
+
+    /// ``unchanged(ifNoneMatch:ifModifiedSince:etag:lastModified:)`` with `request`'s conditions.
+    static func unchanged(_ request: ServeRequest, etag: String, lastModified: Int?) -> Bool {
+        unchanged(ifNoneMatch: request.ifNoneMatch, ifModifiedSince: request.ifModifiedSince, etag: etag, lastModified: lastModified)
+    }
+
+    /// An HTTP date (`If-Modified-Since`) in whole seconds since 1970; `nil` when it is not one.
+    static func httpSeconds(_ text: String) -> Int? {
+        HTTPCacheInfo.parseHTTPDate(text).map { Int($0.timeIntervalSince1970.rounded(.down)) }
+    }
+
     static func matches(_ header: String?, _ etag: String) -> Bool {
         guard let header else { return false }
         if header.trimmingCharacters(in: .whitespaces) == "*" { return true }

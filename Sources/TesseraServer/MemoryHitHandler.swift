@@ -15,7 +15,7 @@ import Tessera
 ///
 /// The handler does not route or resolve: it looks the request target (with the format its `Accept`
 /// chose) up among the targets the service has resolved before (``ResolvedTargets``), and asks the service
-/// for the memory answer of the resolved request (``ImageService/memoryAnswer(to:for:ifNoneMatch:)``), the
+/// for the memory answer of the resolved request (``ImageService/memoryAnswer(to:for:ifNoneMatch:ifModifiedSince:)``), the
 /// same answer the router's path gives. A target the service has not resolved yet, or whose answer is not
 /// in memory, goes to the router.
 ///
@@ -133,7 +133,8 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let service = routes.service
         let key = ResolvedTargets.Key(target: request.uri, accepted: accepted(request.headers.first(name: "accept")))
         guard let resolved = service.targets.get(key),
-              let image = service.memoryAnswer(to: resolved, for: key, ifNoneMatch: request.headers.first(name: "if-none-match"))
+              let image = service.memoryAnswer(to: resolved, for: key, ifNoneMatch: request.headers.first(name: "if-none-match"),
+                                               ifModifiedSince: request.headers.first(name: "if-modified-since"))
         else { return nil }
         return Hit(head: head(of: image), body: image.bodyBuffer, status: image.status, outcome: image.outcome,
                    path: resolved.path, route: resolved.route)
@@ -153,6 +154,8 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// them) and `Date`.
     private func head(of image: ImageService.ImageResponse) -> HTTPResponseHead {
         var headers = image.hitFields.isEmpty ? Self.fields(of: image) : image.hitFields
+        // A cache entry's fields are the same for every URL of it; a disposition is the request's own.
+        if !image.hitFields.isEmpty, let disposition = image.contentDisposition { headers.add(name: "Content-Disposition", value: disposition) }
         let second = time(nil)
         if date.second != second { date = (second, HTTPDate.text(second)) }
         headers.add(name: "Date", value: date.text)

@@ -47,19 +47,18 @@ struct PresetTable: Sendable {
         table = try ImageTable(format: format, directory: directory, observability: observability)
     }
 
-    /// The slot of `recipe`: its box in output pixels (`ImageProcessing.scaledWidth` ×
-    /// `ImageProcessing.scaledHeight`), which no canvas of it exceeds. With one side left out, the other
-    /// is twice the given one: `width: 300` has 300×600 slots, room for every photo up to 1:2 (a portrait
-    /// 3:4 photo takes 300×400 of it); taller images are answered without the table. A recipe turned by a
-    /// quarter (`rotate` 90 or 270) makes canvases with the sides swapped, and so has the slot swapped too.
+    /// The slot of `recipe`: the largest output it makes (`ImageProcessing.maximumOutputSize`: its box in
+    /// output pixels, swapped by a quarter `rotate`, with its `padding`). With one side left out, the box's
+    /// other side is twice the given one: `width: 300` has 300×600 slots, room for every photo up to 1:2 (a
+    /// portrait 3:4 photo takes 300×400 of it); taller images are answered without the table.
     static func slotSize(of recipe: ImageProcessing) -> PixelSize {
+        if let size = recipe.maximumOutputSize { return size }
         let box = switch (recipe.scaledWidth, recipe.scaledHeight) {
-        case let (width?, height?): PixelSize(width: width, height: height)
         case let (width?, nil): PixelSize(width: width, height: 2 * width)
         case let (nil, height?): PixelSize(width: 2 * height, height: height)
-        case (nil, nil): PixelSize(width: 1, height: 1)   // refused by ServerConfiguration.validate()
+        default: PixelSize(width: 1, height: 1)   // no side: refused by ServerConfiguration.validate()
         }
-        return recipe.outputOrientation.swapsAxes ? box.transposed : box
+        return recipe.outputSize(ofCanvas: box)
     }
 
     /// A source as a table sees it: what names it (a file's ``RootDirectory/File/identity``, `@NAME/KEY`

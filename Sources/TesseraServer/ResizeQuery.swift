@@ -4,11 +4,12 @@ import Foundation
 import Tessera
 
 extension ImageService {
-    /// The `ImageProcessing` of a `/v1/resize` query: `w` and/or `h` (one alone keeps the aspect ratio),
+    /// The `ImageProcessing` of a `/v1/resize` query: `w` and/or `h` (one alone keeps the aspect ratio;
+    /// neither keeps the source's size, within the output-pixel limit),
     /// `mode` (`fit` by default, `fill`, `fill-down`, `force`, `pad`), `gravity` (compass points, `smart`, or
     /// `fp` with `fp=X,Y` as fractions; `fp=X,Y` alone means `gravity=fp`), `enlarge=1` (nothing is made larger
     /// than its source without it), `bg=RRGGBB[AA]`, `dpr=1…4`, `blur=SIGMA`, `rotate=0|90|180|270` (clockwise,
-    /// after the resize), `flip=h|v|hv` (after the turn). A bad value is `400` with a code
+    /// after the resize), `flip=h|v|hv` (after the turn), and the operations of ``operations(from:into:)``. A bad value is `400` with a code
     /// naming the parameter (`bad_size`, `bad_mode`, `bad_gravity`, `bad_fp`, `bad_enlarge`, `bad_bg`, `bad_dpr`,
     /// `bad_blur`, `bad_rotate`, `bad_flip`); `fmt` and `q` are read by the caller. The output-pixel limit is checked on `w`×`h`×`dpr²`
     /// here when both are given, and on the real canvas when the image is drawn.
@@ -21,7 +22,6 @@ extension ImageService {
         processing.height = try query["h"].map { (text) throws(ServiceError) in
             try dimension(text, name: "h", parameter: .height, allowed: limits.allowedHeights)
         }
-        guard processing.width != nil || processing.height != nil else { throw ServiceError(.width, "w or h is required") }
         if let text = query["mode"] {
             guard let mode = ImageProcessing.Mode(rawValue: text) else {
                 throw ServiceError(.mode, "mode is " + Self.names(ImageProcessing.Mode.allCases.map(\.rawValue)))
@@ -78,6 +78,8 @@ extension ImageService {
             guard let flip = ImageProcessing.Flip(rawValue: text) else { throw ServiceError(.flip, "flip is h, v or hv") }
             processing.flip = flip
         }
+        try operations(from: query, into: &processing)
+        do throws(ImageProcessing.Invalid) { try processing.validate(ranges) } catch { throw ServiceError(error) }
         if let width = processing.width, let height = processing.height {
             let pixels = (Double(width) * processing.dpr).rounded() * (Double(height) * processing.dpr).rounded()
             guard pixels <= Double(limits.maximumOutputPixels) else {
@@ -85,6 +87,106 @@ extension ImageService {
             }
         }
         return processing
+    }
+
+    /// The operations of a `/v1/resize` query beyond the resize, read into `processing` (their ranges are
+    /// checked by `ImageProcessing.validate`): `crop=W:H` (pixels, fractions below 1, 0 for the whole side)
+    /// with `crop_gravity=G` (a compass point, `smart`, or `fp:X:Y`), `crop_box=LEFT,TOP,RIGHT,BOTTOM`,
+    /// `trim=THRESHOLD`, `padding=T[,R[,B[,L]]]` (CSS's shorthand: one value for all sides, two for
+    /// vertical and horizontal, three for top, horizontal and bottom), `sharpen=SIGMA`, `pixelate=SIZE`,
+    /// `grayscale=0|1`, `watermark=NAME` with `watermark_position`, `watermark_opacity`, `watermark_scale` and
+    /// `watermark_offset=X,Y` (the name is checked against the configured watermarks by the caller).
+    static func operations(from query: [String: String], into processing: inout ImageProcessing) throws(ServiceError) {
+        if let text = query["crop"] {
+            let sides = text.split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
+            guard sides.count == 2, let width = sides[0], let height = sides[1], width.isFinite, height.isFinite else {
+                throw ServiceError(.crop, "crop is W:H (pixels, a fraction below 1, or 0 for the whole side)")
+            }
+            var crop = ImageProcessing.Crop(width: width, height: height)
+            if let gravity = query["crop_gravity"] {
+                guard let parsed = Self.cropGravity(gravity) else {
+                    throw ServiceError(.crop, "crop_gravity is center, north, south, east, west, north-east, north-west, south-east, south-west, smart or fp:X:Y")
+                }
+                crop.gravity = parsed
+            }
+            processing.crop = crop
+        } else if query["crop_gravity"] != nil {
+            throw ServiceError(.crop, "crop_gravity goes with crop=W:H")
+        }
+        if let text = query["crop_box"] {
+            let edges = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
+            guard edges.count == 4, let left = edges[0], let top = edges[1], let right = edges[2], let bottom = edges[3] else {
+                throw ServiceError(.crop, "crop_box is LEFT,TOP,RIGHT,BOTTOM in source pixels")
+            }
+            processing.cropBox = ImageProcessing.CropBox(left: left, top: top, right: right, bottom: bottom)
+        }
+        if let text = query["trim"] {
+            guard let threshold = Int(text) else { throw ServiceError(.trim, "trim is a colour distance from 0 to 255") }
+            processing.trim = threshold
+        }
+        if let text = query["padding"] {
+            let sides = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
+            guard (1...4).contains(sides.count), !sides.contains(nil) else {
+                throw ServiceError(.padding, "padding is TOP[,RIGHT[,BOTTOM[,LEFT]]] in output pixels")
+            }
+            let v = sides.map { $0! }
+            processing.padding = switch v.count {
+            case 1: ImageProcessing.Padding(v[0])
+            case 2: ImageProcessing.Padding(top: v[0], right: v[1], bottom: v[0], left: v[1])
+            case 3: ImageProcessing.Padding(top: v[0], right: v[1], bottom: v[2], left: v[1])
+            default: ImageProcessing.Padding(top: v[0], right: v[1], bottom: v[2], left: v[3])
+            }
+        }
+        if let text = query["sharpen"] {
+            guard let sigma = Double(text), sigma.isFinite else { throw ServiceError(.sharpen, "sharpen is a sigma") }
+            processing.sharpen = sigma
+        }
+        if let text = query["pixelate"] {
+            guard let side = Int(text) else { throw ServiceError(.pixelate, "pixelate is a block side in pixels") }
+            processing.pixelate = side
+        }
+        if let name = query["watermark"] {
+            var mark = ImageProcessing.Watermark(name: name)
+            if let text = query["watermark_position"] {
+                guard let position = ImageProcessing.Watermark.Position(name: text) else {
+                    throw ServiceError(.watermark, "watermark_position is a compass point (center, north, south-east, …) or repeat")
+                }
+                mark.position = position
+            }
+            if let text = query["watermark_opacity"] {
+                guard let opacity = Double(text) else { throw ServiceError(.watermark, "watermark_opacity is a number from 0 to 1") }
+                mark.opacity = opacity
+            }
+            if let text = query["watermark_scale"] {
+                guard let scale = Double(text) else { throw ServiceError(.watermark, "watermark_scale is a fraction above 0 and at most 1") }
+                mark.scale = scale
+            }
+            if let text = query["watermark_offset"] {
+                let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
+                guard parts.count == 2, let x = parts[0], let y = parts[1] else { throw ServiceError(.watermark, "watermark_offset is X,Y in pixels") }
+                (mark.offsetX, mark.offsetY) = (x, y)
+            }
+            processing.watermark = mark
+        } else if let option = ["watermark_position", "watermark_opacity", "watermark_scale", "watermark_offset"].first(where: { query[$0] != nil }) {
+            throw ServiceError(.watermark, "\(option) goes with watermark=NAME")
+        }
+        if let text = query["grayscale"] {
+            switch text {
+            case "1", "true": processing.grayscale = true
+            case "0", "false": processing.grayscale = false
+            default: throw ServiceError(.grayscale, "grayscale is 0 or 1")
+            }
+        }
+    }
+
+    /// A crop's gravity: a name of `ImageProcessing.Gravity(name:)`, or `fp:X:Y` (a focal point).
+    static func cropGravity(_ text: String) -> ImageProcessing.Gravity? {
+        if text.hasPrefix("fp:") {
+            let parts = text.dropFirst(3).split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
+            guard parts.count == 2, let x = parts[0], let y = parts[1] else { return nil }
+            return .focalPoint(x: x, y: y)
+        }
+        return ImageProcessing.Gravity(name: text)
     }
 
     /// `names` as a sentence's list: `a, b or c`.
@@ -107,7 +209,8 @@ extension ImageService {
         defer { metrics.decodeTime.recordSince(start) }
         counters.withLock { $0.decodes += 1 }
         do {
-            return try decoder.render(data, processing: processing, limits: processingLimits)
+            return try decoder.render(data, processing: processing, limits: processingLimits,
+                                      watermark: processing.watermark.flatMap { watermarks[$0.name]?.image })
         } catch {
             switch error {
             case .invalid(let invalid):

@@ -7,7 +7,7 @@
 ///
 /// ``ImageService/respond(to:)`` records every request it resolves whose answer can come from memory (a
 /// file's, or a named source's object's); the ``MemoryHitHandler`` looks the target of each plain `GET` up
-/// here and asks the service for the memory answer of what it finds (``ImageService/memoryAnswer(to:for:ifNoneMatch:)``).
+/// here and asks the service for the memory answer of what it finds (``ImageService/memoryAnswer(to:for:ifNoneMatch:ifModifiedSince:)``).
 /// A target that is not here, or whose answer is not in memory, goes to the router, which resolves it
 /// once. Nothing here is an answer: the response cache alone says what is in memory, and the source's
 /// check says whether the resolved request still stands, so this map needs no invalidation of its own.

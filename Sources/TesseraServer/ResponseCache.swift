@@ -21,17 +21,21 @@ final class ResponseCache: Sendable {
         /// The header fields of this entry's memory hit, all but `Date`, made once with the entry
         /// (``MemoryHitHandler/fields(of:)``): a hit answered on the event loop copies them.
         var hitFields = HTTPHeaders()
+        /// When the source was last modified, in seconds since 1970 (`Last-Modified`); `nil` when unknown.
+        var lastModified: Int?
 
         /// An entry of `body`, with the fields of its memory hit made now (`cacheControl` is the service's
         /// for `integrity`).
-        init(body: ByteBuffer, contentType: String, etag: String, integrity: DecodeIntegrity = .intact, cacheControl: String) {
+        init(body: ByteBuffer, contentType: String, etag: String, integrity: DecodeIntegrity = .intact, cacheControl: String,
+             lastModified: Int? = nil) {
+            self.lastModified = lastModified
             self.body = body
             self.contentType = contentType
             self.etag = etag
             self.integrity = integrity
             hitFields = MemoryHitHandler.fields(of: ImageService.ImageResponse(
                 status: 200, bodyBuffer: body, contentType: contentType, etag: etag, cacheControl: cacheControl,
-                outcome: .memory, integrity: integrity))
+                outcome: .memory, integrity: integrity, lastModified: lastModified))
         }
     }
 

@@ -46,6 +46,8 @@ struct RootDirectory: Sendable {
         /// Changes when the file does: size, modification time (ns) and inode.
         let version: String
         let size: Int
+        /// The modification time in nanoseconds since 1970.
+        let modified: Int64
         /// Whether this request checked the file (`stat`); `false` when a check younger than the recheck
         /// interval was reused.
         let verified: Bool
@@ -58,6 +60,7 @@ struct RootDirectory: Sendable {
             realPath = entry.realPath
             version = entry.version
             size = entry.size
+            modified = entry.modified
             self.verified = verified
             checkedAt = entry.checkedAt
         }

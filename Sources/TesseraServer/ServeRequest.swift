@@ -34,16 +34,20 @@ extension ImageService {
         public var accept: String?
         /// The `If-None-Match` header: a matching tag (or `*`) gets `304`.
         public var ifNoneMatch: String?
+        /// The `If-Modified-Since` header: without `If-None-Match`, a source not modified after it gets `304`.
+        public var ifModifiedSince: String?
 
         /// A request of `route` for `path` with the raw query (parsed into ``query``) and the two headers
         /// that matter.
-        public init(route: Route, path: String, rawQuery: String?, accept: String?, ifNoneMatch: String?) {
+        public init(route: Route, path: String, rawQuery: String?, accept: String?, ifNoneMatch: String?,
+                    ifModifiedSince: String? = nil) {
             self.route = route
             self.path = path
             self.rawQuery = rawQuery
             self.query = Self.parse(rawQuery)
             self.accept = accept
             self.ifNoneMatch = ifNoneMatch
+            self.ifModifiedSince = ifModifiedSince
         }
 
         /// The request target as sent: the path and, when there is one, `?` and the raw query.
@@ -90,7 +94,11 @@ struct ServeRequest: Sendable {
     let output: OutputChoice
     /// `q`, else the preset's quality; `nil`: the output format's default (``ServerConfiguration/quality``).
     let quality: Int?
+    /// `filename` and `attachment`: the answers' `Content-Disposition`, not part of ``key``.
+    let disposition: ContentDisposition?
     var ifNoneMatch: String?
+    /// `If-Modified-Since` in seconds since 1970 (`nil` when absent or not an HTTP date).
+    var ifModifiedSince: Int?
     /// The key of the request's work and, for local sources, of its encoded response (the ETag is its
     /// hash). A remote response's key adds a digest of the downloaded bytes (``key(withDigest:)``), an
     /// object's its version (``versioned(_:)``).
@@ -98,6 +106,13 @@ struct ServeRequest: Sendable {
     /// The parts of ``key`` that a file's fresh check keeps (`rechecked(_:)`): the route's prefix and the
     /// shape's key (``RequestShape/key``).
     let keyPrefix: String, shapeKey: String
+
+    /// When the source was last modified, in whole seconds since 1970 (an HTTP date's precision): a
+    /// file's modification time; `nil` for other sources.
+    var lastModified: Int? {
+        guard case .file(let file, _) = source else { return nil }
+        return Int(file.modified / 1_000_000_000)
+    }
 
     /// The local file, when the source is one.
     var file: RootDirectory.File? {
@@ -153,12 +168,16 @@ struct RequestShape: Sendable {
     let processing: ImageProcessing
     let output: OutputChoice
     let quality: Int?
+    /// `filename` and `attachment` (``ContentDisposition``); not part of ``key``.
+    let disposition: ContentDisposition?
     /// The part of a response key that the shape decides: the processing's identity (worked out once per
     /// preset), so that two requests that differ in any option (gravity, say) never share an answer, and
     /// the encoding.
     let key: String
 
-    init(label: String, preset: PresetTable?, processing: ImageProcessing, output: OutputChoice, quality: Int?) {
+    init(label: String, preset: PresetTable?, processing: ImageProcessing, output: OutputChoice, quality: Int?,
+         disposition: ContentDisposition? = nil) {
+        self.disposition = disposition
         self.label = label
         self.preset = preset
         self.processing = processing
@@ -188,23 +207,32 @@ extension ImageService {
             let recipe = table.preset.processing
             return RequestShape(label: name, preset: table, processing: recipe,
                                 output: try OutputChoice(fmt: info.query["fmt"] ?? recipe.format?.rawValue, accept: info.accept),
-                                quality: try Self.quality(info.query["q"]) ?? recipe.quality)
+                                quality: try Self.quality(info.query["q"]) ?? recipe.quality,
+                                disposition: try ContentDisposition(query: info.query))
         case .resize:
             guard !configuration.onlyPresets else { throw ServiceError(.notFound, "no such route (presets only)") }
             guard info.query["src"].map({ !$0.isEmpty }) == true else { throw ServiceError(.missingSource, "src is required") }
             try Self.refuseUnknownParameters(info, known: Self.resizeParameters)
-            let processing = try Self.processing(from: info.query, limits: limits)
+            var processing = try Self.processing(from: info.query, limits: limits)
+            if let name = processing.watermark?.name {
+                guard let loaded = watermarks[name] else { throw ServiceError(.watermark, "no watermark named '\(name)'") }
+                processing.watermark?.version = loaded.version
+            }
             return RequestShape(label: "resize", preset: nil, processing: processing,
                                 output: try OutputChoice(fmt: info.query["fmt"], accept: info.accept),
-                                quality: try Self.quality(info.query["q"]))
+                                quality: try Self.quality(info.query["q"]),
+                                disposition: try ContentDisposition(query: info.query))
         }
     }
 
     /// The query parameters a preset request takes: `fmt`, `q`, the signature's `s`, `info` (the summary
-    /// route's) and `cb`, a cache-buster that changes nothing but the URL.
-    static let presetParameters: Set<String> = ["fmt", "q", "s", "info", "cb"]
+    /// route's), `cb`, a cache-buster that changes nothing but the URL, and `filename` and `attachment`
+    /// (``ContentDisposition``).
+    static let presetParameters: Set<String> = ["fmt", "q", "s", "info", "cb", "filename", "attachment"]
     /// The query parameters of `/v1/resize`: the preset's, `src` and the processing's (``processing(from:limits:)``).
-    static let resizeParameters = presetParameters.union(["src", "w", "h", "mode", "gravity", "fp", "enlarge", "bg", "dpr", "blur", "rotate", "flip"])
+    static let resizeParameters = presetParameters.union(["src", "w", "h", "mode", "gravity", "fp", "enlarge", "bg", "dpr", "blur", "rotate", "flip",
+                                                                 "crop", "crop_gravity", "crop_box", "trim", "padding", "sharpen", "pixelate", "grayscale",
+                                                                 "watermark", "watermark_position", "watermark_opacity", "watermark_scale", "watermark_offset"])
 
     /// `400 unknown_parameter` for the first parameter of `info` (by name) that is not `known`: an option
     /// Tessera does not have, or a typo, is refused rather than ignored (it would be a silently different image).
@@ -220,7 +248,8 @@ extension ImageService {
         let shape = try shape(info)
         func request(_ source: ServeRequest.Source, prefix: String, key: String) -> ServeRequest {
             ServeRequest(label: shape.label, preset: shape.preset, source: source, processing: shape.processing, output: shape.output,
-                         quality: shape.quality, ifNoneMatch: info.ifNoneMatch, key: key, keyPrefix: prefix, shapeKey: shape.key)
+                         quality: shape.quality, disposition: shape.disposition, ifNoneMatch: info.ifNoneMatch,
+                         ifModifiedSince: info.ifModifiedSince.flatMap(ImageService.httpSeconds), key: key, keyPrefix: prefix, shapeKey: shape.key)
         }
         /// A file of a directory source (`name`) or under the root (`nil`), checked, and its request.
         func fileRequest(_ file: RootDirectory.File, in directory: RootDirectory, source name: String?,

@@ -176,6 +176,8 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     /// option_not_allowed`; a signature's `s` is still read), so that an unsigned deployment cannot be made
     /// to compute arbitrary sizes or encodings. The output format still follows `Accept`.
     public var onlyPresets = false
+    /// Images answers may ask to have drawn over them, by name (``Watermark``); none by default.
+    public var watermarks: [Watermark] = []
     /// The image served when a source is missing or cannot be decoded (``Fallback``); `nil`: JSON errors.
     public var fallback: Fallback? = nil
     /// `Cache-Control` `max-age` of image responses, in seconds.
@@ -241,6 +243,18 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
             let slot = PresetTable.slotSize(of: recipe)
             guard slot.width * slot.height <= 4 * limits.maximumOutputPixels else {
                 throw ServerConfigurationError("preset '\(preset.name)': its table slot of \(slot.width)×\(slot.height) pixels is too large")
+            }
+        }
+        var names = Set<String>()
+        for watermark in watermarks {
+            guard watermark.hasValidName else {
+                throw ServerConfigurationError("watermark name '\(watermark.name)' must be letters, digits, - or _")
+            }
+            guard names.insert(watermark.name).inserted else { throw ServerConfigurationError("watermark '\(watermark.name)' is defined twice") }
+        }
+        for preset in presets {
+            if let mark = preset.processing.watermark, !names.contains(mark.name) {
+                throw ServerConfigurationError("preset '\(preset.name)' asks for watermark '\(mark.name)', which is not configured (--watermark \(mark.name)=FILE)")
             }
         }
         guard sourceCheckIntervalSeconds >= 0, sourceCheckIntervalSeconds.isFinite else {

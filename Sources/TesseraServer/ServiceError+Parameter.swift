@@ -21,6 +21,13 @@ extension ServiceError.Code {
         case .quality: self = .badQuality
         case .rotation: self = .badRotate
         case .flip: self = .badFlip
+        case .crop: self = .badCrop
+        case .trim: self = .badTrim
+        case .padding: self = .badPadding
+        case .sharpen: self = .badSharpen
+        case .pixelate: self = .badPixelate
+        case .grayscale: self = .badGrayscale
+        case .watermark: self = .badWatermark
         case .output: self = .outputTooLarge
         }
     }

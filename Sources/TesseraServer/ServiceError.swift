@@ -53,6 +53,24 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         case badRotate = "bad_rotate"
         /// `flip` is not `h`, `v` or `hv`.
         case badFlip = "bad_flip"
+        /// `crop`, `crop_gravity` or `crop_box` is malformed, both crops are given, or the box lies outside the source (400).
+        case badCrop = "bad_crop"
+        /// `trim` is not a colour distance 0…255 (400).
+        case badTrim = "bad_trim"
+        /// `padding` is not one to four sides of 0…8192 pixels (400).
+        case badPadding = "bad_padding"
+        /// `sharpen` is not a sigma 0…10 (400).
+        case badSharpen = "bad_sharpen"
+        /// `pixelate` is not a block side 1…256 (400).
+        case badPixelate = "bad_pixelate"
+        /// `grayscale` is not 0 or 1 (400).
+        case badGrayscale = "bad_grayscale"
+        /// A `watermark…` parameter is malformed or out of range, or names no configured watermark (400).
+        case badWatermark = "bad_watermark"
+        /// `filename` keeps no letter or digit once sanitised (400).
+        case badFilename = "bad_filename"
+        /// `attachment` is not 0 or 1 (400).
+        case badAttachment = "bad_attachment"
         /// `w` or `h` is not a whole number from 1 to 8192 (400).
         case badSize = "bad_size"
         /// `w` or `h` is not one of the configured sizes (400).
@@ -105,7 +123,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         public var status: HTTPResponse.Status {
             switch self {
             case .notFound, .unknownPreset, .unknownSource: .notFound
-            case .badPath, .pathEscape, .badFormat, .badQuality, .optionNotAllowed, .unknownParameter, .badRotate, .badFlip, .badGravity, .badFocalPoint, .badEnlarge,
+            case .badPath, .pathEscape, .badFormat, .badQuality, .optionNotAllowed, .unknownParameter, .badRotate, .badFlip,
+                 .badCrop, .badTrim, .badPadding, .badSharpen, .badPixelate, .badGrayscale, .badFilename, .badAttachment, .badWatermark, .badGravity, .badFocalPoint, .badEnlarge,
                  .badBackground, .badDPR, .badBlur, .badSize, .sizeNotAllowed, .outputTooLarge, .badMode,
                  .missingSource, .badSource: .badRequest
             case .pathOutsideRoot, .missingSignature, .badSignature, .remoteDisabled, .remoteRefused: .forbidden

@@ -67,6 +67,12 @@ public enum ImageFileFormat: String, Sendable, Hashable, Codable, CaseIterable, 
     /// The media type (`image/jpeg`, `image/png`, …): a response's `Content-Type`.
     public var mediaType: String { "image/\(rawValue)" }
 
+    /// The format whose ``mediaType`` is `mediaType` (`image/jpeg` is ``jpeg``); `nil` for any other text.
+    public init?(mediaType: String) {
+        guard mediaType.hasPrefix("image/"), let format = Self(rawValue: String(mediaType.dropFirst(6))) else { return nil }
+        self = format
+    }
+
     /// The usual file-name extension.
     public var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
 

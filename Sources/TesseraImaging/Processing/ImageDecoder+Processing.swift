@@ -22,28 +22,47 @@ extension ImageDecoder {
     }
 
     /// Decodes `data` and applies `processing` to it: a new premultiplied ``PixelStyle/bgra32`` bitmap of
-    /// the geometry's ``ProcessingGeometry/canvas``.
+    /// ``ImageProcessing/outputSize(of:)`` (the geometry's canvas, turned, padded). The order of operations:
     ///
     /// 1. The processing is validated against `limits`, then the header probed; the
-    ///    ``ProcessingGeometry`` is worked out for the display size (EXIF orientation applied).
+    ///    ``ProcessingGeometry`` is worked out for the display size (EXIF orientation applied), on the region
+    ///    ``ImageProcessing/crop`` or ``ImageProcessing/cropBox`` cuts out.
     /// 2. The image is decoded once, through the codec's cheap downscale, at the smallest size it
     ///    supports that still gives the crop at least the placement's size (the display size scaled by
-    ///    placement ÷ crop on each axis, never more than the stored size).
-    /// 3. For ``ImageProcessing/Gravity/smart`` in ``ContentMode/fill`` and
-    ///    ``ContentMode/fillDown`` the crop keeps its size and ``SmartCrop`` chooses its position
-    ///    on the decoded pixels.
-    /// 4. The crop of the upright image is drawn into ``ProcessingGeometry/placement`` (cairo, box
+    ///    placement ÷ crop on each axis, never more than the stored size); with ``ImageProcessing/trim``, at
+    ///    full size, turned upright.
+    /// 3. A crop with ``ImageProcessing/Gravity/smart`` keeps its size and ``SmartCrop`` moves it; then
+    ///    ``ImageProcessing/trim`` shrinks the region to what lies inside its border (``Trim``), and the
+    ///    geometry is worked out again on the region as it now is.
+    /// 4. For ``ImageProcessing/Gravity/smart`` in ``ContentMode/fill`` and ``ContentMode/fillDown``
+    ///    (on the whole source: inside a crop or a trim the smart gravity is the centre) the crop keeps its
+    ///    size and ``SmartCrop`` chooses its position on the decoded pixels.
+    /// 5. The crop of the upright image is drawn into ``ProcessingGeometry/placement`` (cairo, box
     ///    filter); the rest of the canvas (pad's bars) is ``ImageProcessing/background``.
-    /// 5. ``ImageProcessing/blur`` blurs the drawn image (not the bars) at output size (``Bitmap/blurred(sigma:)``'s method).
-    /// 6. ``ImageProcessing/rotation`` turns and ``ImageProcessing/flip`` mirrors the result
+    /// 6. ``ImageProcessing/blur`` blurs the drawn image (not the bars) at output size (``Bitmap/blurred(sigma:)``'s method).
+    /// 7. ``ImageProcessing/rotation`` turns and ``ImageProcessing/flip`` mirrors the result
     ///    (``Bitmap/oriented(_:)`` with ``ImageProcessing/outputOrientation``): 90 and 270 swap its sides.
+    /// 8. ``ImageProcessing/padding`` surrounds it with ``ImageProcessing/background``.
+    /// 9. The effects, on the whole output (padding included), in this order: ``ImageProcessing/sharpen``
+    ///    (an unsharp mask), ``ImageProcessing/pixelate``, ``ImageProcessing/grayscale``.
+    /// 10. ``ImageProcessing/watermark``, drawn over everything (``render(_:processing:limits:watermark:)``
+    ///    gives its pixels; here there are none, so a processing with a watermark is refused).
     ///
     /// The result carries the decode's ``Bitmap/integrity``. Transparent sources stay transparent;
     /// ``Bitmap/flattened(onto:)`` puts them on the background for formats without alpha.
     public func render(_ data: Data, processing: ImageProcessing,
                        limits: ImageProcessing.Limits = .init()) throws(RenderError) -> Bitmap {
+        try render(data, processing: processing, limits: limits, watermark: nil)
+    }
+
+    /// ``render(_:processing:limits:)`` with the pixels of ``ImageProcessing/watermark`` (any style; drawn
+    /// by the rules of ``ImageProcessing/Watermark``). A processing with a watermark and no `watermark`
+    /// image, or whose repeated watermark would take more than
+    /// ``ImageProcessing/Limits/maximumWatermarkTiles`` tiles, is refused (``ImageProcessing/Parameter/watermark``).
+    public func render(_ data: Data, processing: ImageProcessing, limits: ImageProcessing.Limits = .init(),
+                       watermark: Bitmap?) throws(RenderError) -> Bitmap {
         let result: Result<Bitmap, RenderError> = data.withUnsafeBytes { bytes in
-            do throws(RenderError) { return .success(try render(bytes: bytes, processing: processing, limits: limits)) } catch {
+            do throws(RenderError) { return .success(try render(bytes: bytes, processing: processing, limits: limits, watermark: watermark)) } catch {
                 return .failure(error)
             }
         }
@@ -53,19 +72,32 @@ extension ImageDecoder {
     /// ``render(_:processing:limits:)`` on raw bytes.
     public func render(bytes: UnsafeRawBufferPointer, processing: ImageProcessing,
                        limits: ImageProcessing.Limits = .init()) throws(RenderError) -> Bitmap {
+        try render(bytes: bytes, processing: processing, limits: limits, watermark: nil)
+    }
+
+    /// ``render(_:processing:limits:watermark:)`` on raw bytes.
+    public func render(bytes: UnsafeRawBufferPointer, processing: ImageProcessing, limits: ImageProcessing.Limits = .init(),
+                       watermark: Bitmap?) throws(RenderError) -> Bitmap {
         do throws(ImageProcessing.Invalid) { try processing.validate(limits) } catch { throw .invalid(error) }
+        if let mark = processing.watermark, watermark == nil {
+            throw .invalid(ImageProcessing.Invalid(parameter: .watermark, message: "no image for watermark '\(mark.name)'"))
+        }
         let (decoder, info) = try Self.failing { () throws(TesseraError) in try probe(bytes: bytes) }
         let display = info.displaySize
         var geometry: ProcessingGeometry
-        do throws(ImageProcessing.Invalid) { geometry = try processing.geometry(for: display, limits: limits) } catch {
+        var region: Rect
+        do throws(ImageProcessing.Invalid) {
+            geometry = try processing.geometry(for: display, limits: limits)
+            region = try processing.sourceRegion(in: display)
+        } catch {
             throw .invalid(error)
         }
         let crop = geometry.crop, placement = geometry.placement
-        let needed = PixelSize(
+        let needed = processing.trim != nil ? display : PixelSize(
             width: min(display.width, max(1, Int((Double(display.width) * placement.width / crop.width).rounded(.up)))),
             height: min(display.height, max(1, Int((Double(display.height) * placement.height / crop.height).rounded(.up)))))
         let stored = decoder.decodedSize(for: info, atLeast: info.orientation.swapsAxes ? needed.transposed : needed)
-        let raw = try Self.failing { () throws(TesseraError) in
+        var raw = try Self.failing { () throws(TesseraError) in
             var integrity = DecodeIntegrity.intact
             var bitmap = try Bitmap(width: stored.width, height: stored.height, style: .bgra32) { (view) throws(TesseraError) in
                 integrity = try decoder.decode(bytes, info: info, into: view)
@@ -73,18 +105,54 @@ extension ImageDecoder {
             bitmap.integrity = integrity
             return bitmap
         }
-        if processing.gravity == .smart, processing.mode == .fill || processing.mode == .fillDown {
-            geometry.crop = try Self.failing { () throws(TesseraError) in
-                try SmartCrop.place(crop, in: display, image: raw, orientation: info.orientation)
+        var orientation = info.orientation
+        if processing.crop?.gravity == .smart || processing.trim != nil {
+            if processing.crop?.gravity == .smart {
+                region = try Self.failing { () throws(TesseraError) in
+                    try SmartCrop.place(region, in: display, image: raw, orientation: orientation)
+                }
+                region = Rect(x: region.x.rounded(.down), y: region.y.rounded(.down), width: region.width, height: region.height)
+            }
+            if let threshold = processing.trim {
+                // Decoded at full size (needed = display), so the upright pixels are the display's.
+                raw = raw.oriented(orientation)
+                orientation = .up
+                region = Trim.box(in: raw, region: region, threshold: threshold)
+            }
+            do throws(ImageProcessing.Invalid) { geometry = try processing.geometry(of: region, limits: limits) } catch {
+                throw .invalid(error)
             }
         }
+        if processing.gravity == .smart, processing.mode == .fill || processing.mode == .fillDown, region == Rect(size: display) {
+            geometry.crop = try Self.failing { () throws(TesseraError) in
+                try SmartCrop.place(geometry.crop, in: display, image: raw, orientation: orientation)
+            }
+        }
+        var output = try draw(raw, orientation: orientation, display: display, geometry: geometry, processing: processing)
+        output.integrity = raw.integrity
+        output = output.oriented(processing.outputOrientation)
+        guard processing.padding != nil || processing.hasEffects || processing.watermark != nil else { return output }
+        if let mark = processing.watermark, let watermark, case .repeat = mark.position {
+            let tiles = mark.placements(of: watermark.layout.size, on: processing.padding?.padded(output.layout.size) ?? output.layout.size).count
+            guard tiles <= limits.maximumWatermarkTiles else {
+                throw .invalid(ImageProcessing.Invalid(parameter: .watermark, message: "\(tiles) tiles are more than \(limits.maximumWatermarkTiles)"))
+            }
+        }
+        return try Self.failing { () throws(TesseraError) in try processing.finished(output, watermark: watermark) }
+    }
+
+    /// Step 5 and 6 of ``render(_:processing:limits:)``: the crop of `raw` (the display image, stored
+    /// turned by `orientation`, at any scale) drawn into the placement on a canvas of the background, then
+    /// blurred.
+    private func draw(_ raw: Bitmap, orientation: ImageOrientation, display: PixelSize, geometry: ProcessingGeometry,
+                      processing: ImageProcessing) throws(RenderError) -> Bitmap {
         // The crop in the decoded image's upright pixels.
-        let decoded = info.orientation.displaySize(of: stored)
+        let decoded = orientation.displaySize(of: raw.layout.size)
         let kx = Double(decoded.width) / Double(display.width), ky = Double(decoded.height) / Double(display.height)
         let source = Rect(x: geometry.crop.x * kx, y: geometry.crop.y * ky,
                           width: geometry.crop.width * kx, height: geometry.crop.height * ky)
-        let canvas = geometry.canvas
-        var output = try Self.failing { () throws(TesseraError) in
+        let canvas = geometry.canvas, placement = geometry.placement
+        return try Self.failing { () throws(TesseraError) in
             try Bitmap(width: canvas.width, height: canvas.height, style: .bgra32) { (view) throws(TesseraError) in
                 let context = try DrawingContext(target: view)
                 if placement != Rect(size: canvas) {
@@ -94,7 +162,7 @@ extension ImageDecoder {
                         context.clear(to: .clear)
                     }
                 }
-                try context.draw(raw, from: source, in: placement, orientation: info.orientation)
+                try context.draw(raw, from: source, in: placement, orientation: orientation)
                 context.flush()
                 if let sigma = processing.blur, sigma > 0 {
                     GaussianBlur.apply(sigma: sigma, to: view,
@@ -102,8 +170,6 @@ extension ImageDecoder {
                 }
             }
         }
-        output.integrity = raw.integrity
-        return output.oriented(processing.outputOrientation)
     }
 
     /// `body`'s result, its ``/TesseraCore/TesseraError`` wrapped as ``RenderError/failed(_:)``.

@@ -29,6 +29,22 @@ extension ImageProcessing {
         case rotation
         /// ``ImageProcessing/flip``: not `h`, `v` or `hv`.
         case flip
+        /// ``ImageProcessing/crop`` or ``ImageProcessing/cropBox``: a negative or empty region, both at once,
+        /// or a box outside the source.
+        case crop
+        /// ``ImageProcessing/trim``: not 0…255.
+        case trim
+        /// ``ImageProcessing/padding``: a side not 0…``Limits/maximumDimension``.
+        case padding
+        /// ``ImageProcessing/sharpen``.
+        case sharpen
+        /// ``ImageProcessing/pixelate``.
+        case pixelate
+        /// ``ImageProcessing/grayscale`` (a surface's value that is not a boolean).
+        case grayscale
+        /// ``ImageProcessing/watermark``: an opacity or scale out of range, an offset beyond
+        /// ``Limits/maximumDimension``, no image for its name, or too many tiles.
+        case watermark
         /// The source's size: not 1…``Limits/sourceSideRange`` pixels on each side.
         case source
         /// The output canvas: more than ``Limits/maximumOutputPixels``.

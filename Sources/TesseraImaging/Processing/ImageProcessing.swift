@@ -4,7 +4,7 @@
 ///
 /// A value only describes; ``geometry(for:limits:)`` works out the arithmetic (``ProcessingGeometry``), and
 /// ``identity`` is the text that stands for it in cache and table keys. Values decode from JSON with every
-/// field optional (absent fields take the defaults of ``init(width:height:mode:gravity:enlarge:background:dpr:blur:format:quality:rotation:flip:)``),
+/// field optional (absent fields take the defaults of ``init(width:height:mode:gravity:enlarge:background:dpr:blur:format:quality:rotation:flip:crop:cropBox:trim:padding:sharpen:pixelate:grayscale:watermark:)``),
 /// so presets can be written as recipes in a configuration file.
 public struct ImageProcessing: Sendable, Hashable, Codable {
     /// The width of the box in CSS pixels (multiplied by ``dpr``); `nil` derives it from ``height`` and the
@@ -39,11 +39,34 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     public var rotation: Rotation
     /// A mirroring of the output after ``rotation``; `nil` for none. A recipe's `flip` (`h`, `v` or `hv`).
     public var flip: Flip?
+    /// A region of the source cut out before the resize (``Crop``: a size and a gravity); `nil` for the
+    /// whole source. Excludes ``cropBox``.
+    public var crop: Crop?
+    /// A region of the source given by its edges (``CropBox``, thumbor's manual crop); `nil` for none.
+    /// Excludes ``crop``. A recipe's `cropBox`.
+    public var cropBox: CropBox?
+    /// Removes the border around the (cropped) source: rows and columns within this colour distance,
+    /// 0…255, of its top-left pixel (``Trim``); `nil` for none.
+    public var trim: Int?
+    /// Space around the output after the turn, filled with ``background`` (``Padding``); `nil` for none.
+    public var padding: Padding?
+    /// An unsharp mask's Gaussian standard deviation in output pixels, 0…``Limits/maximumSharpen``; `nil`
+    /// for none.
+    public var sharpen: Double?
+    /// The side of the blocks the output is pixelated into, 1…``Limits/maximumPixelate`` (1 changes
+    /// nothing); `nil` for none.
+    public var pixelate: Int?
+    /// Whether the output's colours become greys (Rec. 709 luma); `false` by default.
+    public var grayscale: Bool
+    /// An image drawn over the output, last of all (``Watermark``); `nil` for none.
+    public var watermark: Watermark?
 
     /// Creates a description; every parameter has the default of "the source as it is".
     public init(width: Int? = nil, height: Int? = nil, mode: Mode = .fit, gravity: Gravity = .center,
                 enlarge: Bool = false, background: Background = .white, dpr: Double = 1, blur: Double? = nil,
-                format: ImageFileFormat? = nil, quality: Int? = nil, rotation: Rotation = .none, flip: Flip? = nil) {
+                format: ImageFileFormat? = nil, quality: Int? = nil, rotation: Rotation = .none, flip: Flip? = nil,
+                crop: Crop? = nil, cropBox: CropBox? = nil, trim: Int? = nil, padding: Padding? = nil,
+                sharpen: Double? = nil, pixelate: Int? = nil, grayscale: Bool = false, watermark: Watermark? = nil) {
         self.width = width
         self.height = height
         self.mode = mode
@@ -56,6 +79,14 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
         self.quality = quality
         self.rotation = rotation
         self.flip = flip
+        self.crop = crop
+        self.cropBox = cropBox
+        self.trim = trim
+        self.padding = padding
+        self.sharpen = sharpen
+        self.pixelate = pixelate
+        self.grayscale = grayscale
+        self.watermark = watermark
     }
 
     /// How the source is brought to the box of ``width`` × ``height`` (the library's one mode type). With
@@ -76,13 +107,14 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     /// The format is `key=value` pairs joined by commas, `-` for `nil`, doubles in Swift's shortest
     /// round-trip form (`2.0`, `0.25`): for `ImageProcessing(width: 300, mode: .fill, gravity: .northEast, dpr: 2)`
     /// it is `w=300,h=-,m=fill,g=north-east,e=0,bg=ffffffff,dpr=2.0,blur=-,f=-,q=-`. A ``rotation`` or a
-    /// ``flip`` adds `,r=90` or `,fl=h` (only when set, so identities without them never changed).
+    /// ``flip`` adds `,r=90` or `,fl=h`, and each later operation its own pair when set (``operationsIdentity``),
+    /// so identities without them never changed.
     public var identity: String {
         func text(_ value: Int?) -> String { value.map(String.init) ?? "-" }
         return ["w=\(text(width))", "h=\(text(height))", "m=\(mode.rawValue)", "g=\(gravity.identity)",
                 "e=\(enlarge ? 1 : 0)", "bg=\(background.hex)", "dpr=\(Self.canonical(dpr))",
                 "blur=\(blur.map(Self.canonical) ?? "-")", "f=\(format?.rawValue ?? "-")", "q=\(text(quality))"]
-            .joined(separator: ",") + orientationIdentity
+            .joined(separator: ",") + orientationIdentity + operationsIdentity
     }
 
     /// The identity's part for ``rotation`` and ``flip``: `,r=90`, `,fl=h`, only when set, so that every
@@ -91,12 +123,28 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
         (rotation == .none ? "" : ",r=\(rotation.rawValue)") + (flip.map { ",fl=\($0.rawValue)" } ?? "")
     }
 
+    /// The identity's part for the operations added after rotation and flip, each only when set, in the
+    /// order they are applied: `,crop=W:H:G`, `,cbox=L,T,R,B`, `,trim=N`, `,pad=T,R,B,L`, `,sh=SIGMA`,
+    /// `,pix=N`, `,gray=1`, `,wm=NAME@VERSION:POSITION:OPACITY:SCALE:X:Y`.
+    private var operationsIdentity: String {
+        var parts: [String] = []
+        if let crop { parts.append("crop=\(crop.identity)") }
+        if let cropBox { parts.append("cbox=\(cropBox.identity)") }
+        if let trim { parts.append("trim=\(trim)") }
+        if let padding { parts.append("pad=\(padding.identity)") }
+        if let sharpen { parts.append("sh=\(Self.canonical(sharpen))") }
+        if let pixelate { parts.append("pix=\(pixelate)") }
+        if grayscale { parts.append("gray=1") }
+        if let watermark { parts.append("wm=\(watermark.identity)") }
+        return parts.map { "," + $0 }.joined()
+    }
+
     /// `value`'s shortest round-trip text, with -0.0 written as `0.0` (they are equal values).
     static func canonical(_ value: Double) -> String { "\(value == 0 ? 0 : value)" }
 
     private enum CodingKeys: String, CodingKey {
         case width, height, mode, gravity, enlarge, background, dpr, blur, format, quality
-        case rotation = "rotate", flip
+        case rotation = "rotate", flip, crop, cropBox, trim, padding, sharpen, pixelate, grayscale, watermark
     }
 
     /// Decodes a recipe; absent fields take their defaults (a size-only recipe is `{"width": 300}`). A
@@ -114,7 +162,21 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
                   format: try Self.decodeFormat(c),
                   quality: try c.decodeIfPresent(Int.self, forKey: .quality),
                   rotation: try c.decodeIfPresent(Rotation.self, forKey: .rotation) ?? .none,
-                  flip: try c.decodeIfPresent(Flip.self, forKey: .flip))
+                  flip: try c.decodeIfPresent(Flip.self, forKey: .flip),
+                  crop: try c.decodeIfPresent(Crop.self, forKey: .crop),
+                  cropBox: try c.decodeIfPresent(CropBox.self, forKey: .cropBox),
+                  trim: try c.decodeIfPresent(Int.self, forKey: .trim),
+                  padding: try Self.decodePadding(c),
+                  sharpen: try c.decodeIfPresent(Double.self, forKey: .sharpen),
+                  pixelate: try c.decodeIfPresent(Int.self, forKey: .pixelate),
+                  grayscale: try c.decodeIfPresent(Bool.self, forKey: .grayscale) ?? false,
+                  watermark: try c.decodeIfPresent(Watermark.self, forKey: .watermark))
+    }
+
+    /// The `padding` field: absent, one number for all four sides, or `{"top": T, "right": R, "bottom": B, "left": L}`.
+    private static func decodePadding(_ c: KeyedDecodingContainer<CodingKeys>) throws -> Padding? {
+        if let all = try? c.decodeIfPresent(Int.self, forKey: .padding) { return Padding(all) }
+        return try c.decodeIfPresent(Padding.self, forKey: .padding)
     }
 
     /// The `format` field: absent, or a format Tessera writes.

@@ -58,19 +58,52 @@ public struct ProcessingGeometry: Sendable, Hashable, CustomStringConvertible {
 
 extension ImageProcessing {
     /// The geometry of this processing applied to a `source`-sized image (display orientation), by the rules
-    /// of ``ProcessingGeometry``. Throws ``Invalid`` when the value fails ``validate(_:)``, when `source` is
-    /// not 1…1,048,576 on each side (`source`), and when the canvas has more than
-    /// ``Limits/maximumOutputPixels`` (`output`).
+    /// of ``ProcessingGeometry``, on the region ``sourceRegion(in:)`` cuts out (the whole source without
+    /// ``crop`` or ``cropBox``): the crop rectangle is in the source's pixels either way. Throws ``Invalid``
+    /// when the value fails ``validate(_:)``, when `source` is not 1…1,048,576 on each side (`source`), for
+    /// a crop box outside the source (`crop`), and when the output (``outputSize(of:)``: the canvas turned
+    /// and padded) has more than ``Limits/maximumOutputPixels`` (`output`).
     public func geometry(for source: PixelSize, limits: Limits = Limits()) throws(Invalid) -> ProcessingGeometry {
         try validate(limits)
         guard limits.sourceSideRange.contains(source.width), limits.sourceSideRange.contains(source.height) else {
             throw Invalid(parameter: .source, message: "\(source) is not \(limits.sourceSideRange) pixels on each side")
         }
-        let geometry = resolved(source)
-        guard geometry.canvas.pixelCount <= limits.maximumOutputPixels else {
-            throw Invalid(parameter: .output, message: "\(geometry.canvas) is more than \(limits.maximumOutputPixels) output pixels")
+        return try geometry(of: try sourceRegion(in: source), limits: limits)
+    }
+
+    /// The geometry of this processing applied to `region` (whole pixels of the source) as if it were the
+    /// whole source, with the crop moved by the region's origin; the output-pixel limit checked as in
+    /// ``geometry(for:limits:)``. What the render calls again once a trim or a smart crop has moved or
+    /// shrunk the region.
+    func geometry(of region: Rect, limits: Limits) throws(Invalid) -> ProcessingGeometry {
+        var geometry = resolved(PixelSize(width: Int(region.width), height: Int(region.height)))
+        geometry.crop.x += region.x
+        geometry.crop.y += region.y
+        let output = outputSize(of: geometry)
+        guard output.pixelCount <= limits.maximumOutputPixels else {
+            throw Invalid(parameter: .output, message: "\(output) is more than \(limits.maximumOutputPixels) output pixels")
         }
         return geometry
+    }
+
+    /// The size of the image the render returns for `geometry`: its canvas, with the sides swapped by a
+    /// quarter ``rotation``, then ``padding`` around it.
+    public func outputSize(of geometry: ProcessingGeometry) -> PixelSize { outputSize(ofCanvas: geometry.canvas) }
+
+    /// The output size for a canvas of `canvas`: its sides swapped by a quarter ``rotation``, then
+    /// ``padding`` around it.
+    public func outputSize(ofCanvas canvas: PixelSize) -> PixelSize {
+        let turned = outputOrientation.swapsAxes ? canvas.transposed : canvas
+        return padding?.padded(turned) ?? turned
+    }
+
+    /// The largest output any source can give when both ``width`` and ``height`` are set: the box in output
+    /// pixels (``scaledWidth`` × ``scaledHeight``: no canvas exceeds it), swapped by a quarter
+    /// ``rotation``, with ``padding`` around it; `nil` when a side is left to the source. What a table's slot
+    /// must hold.
+    public var maximumOutputSize: PixelSize? {
+        guard let width = scaledWidth, let height = scaledHeight else { return nil }
+        return outputSize(ofCanvas: PixelSize(width: width, height: height))
     }
 
     /// ``width`` in output pixels: times ``dpr``, rounded half up (`width: 300, dpr: 1.5` is 450). No

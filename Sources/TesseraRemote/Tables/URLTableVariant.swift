@@ -25,11 +25,10 @@ struct URLTableVariant: Sendable, Hashable {
     /// The variant of `key`, or `nil` when its output size is not fixed.
     init?(_ key: ImageKey) {
         if var processing = key.processing {
-            guard let width = processing.scaledWidth, let height = processing.scaledHeight,
-                  processing.mode != .fit else { return nil }
+            guard let largest = processing.maximumOutputSize, processing.mode != .fit else { return nil }
             processing.format = nil
             processing.quality = nil
-            size = PixelSize(width: width, height: height)
+            size = largest
             style = "processing:" + processing.identity
         } else {
             guard let size = key.size, key.mode != .fit else { return nil }

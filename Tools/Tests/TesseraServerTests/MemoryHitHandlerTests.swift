@@ -5,6 +5,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTPTypes
 import Testing
+import Tessera
 @testable import TesseraServer
 import TesseraTestSupport
 
@@ -33,7 +34,8 @@ struct MemoryHitHandlerTests {
 
         /// `accepts`: besides the photo's JPEG, the answers for these `Accept` headers are made first, so that
         /// they are in memory (before the channel is made: an `EmbeddedChannel` is used on its own thread).
-        init(accepts: [String] = [], _ change: (inout ServerConfiguration) -> Void = { _ in }) async throws {
+        /// `queries`: the photo's answers with these raw queries are made first too.
+        init(accepts: [String] = [], queries: [String] = [], _ change: (inout ServerConfiguration) -> Void = { _ in }) async throws {
             serveFixture = try ServeFixture()
             server = try ImageServer(configuration: serveFixture.configuration(change), logger: Logger(label: "test"))
             let info = ImageService.RequestInfo(route: .preset(name: "thumb", path: "photo.jpg"), path: "/v1/thumb/photo.jpg", rawQuery: nil, accept: nil, ifNoneMatch: nil)
@@ -41,6 +43,10 @@ struct MemoryHitHandlerTests {
             for accept in accepts {
                 var other = info
                 other.accept = accept
+                _ = try await server.service.respond(to: other)
+            }
+            for query in queries {
+                let other = ImageService.RequestInfo(route: info.route, path: info.path, rawQuery: query, accept: nil, ifNoneMatch: nil)
                 _ = try await server.service.respond(to: other)
             }
             channel = EmbeddedChannel()
@@ -217,6 +223,30 @@ struct MemoryHitHandlerTests {
     /// With a source check interval, the loop keeps each memory answer and gives it again while the check
     /// is trusted: the same status, headers and body as the first time, counted as every memory hit, one
     /// answer per request target and per format `Accept` chooses (AVIF before WebP, JPEG without either).
+    /// A hit answered on the event loop carries its request's own `Content-Disposition` (never another
+    /// URL's of the same entry) and the source's `Last-Modified`; `If-Modified-Since` at that time is a `304`
+    /// there, an earlier one a `200`.
+    @Test func aHitCarriesItsDispositionAndLastModified() async throws {
+        let fixture = try await Fixture(queries: ["filename=my%20cat.png&attachment=1"])
+        try fixture.send(Fixture.get("/v1/thumb/photo.jpg?filename=my%20cat.png&attachment=1"))
+        try fixture.send(Fixture.get("/v1/thumb/photo.jpg"))
+        let answers = try Self.responses(try fixture.written())
+        #expect(fixture.router.parts.isEmpty)
+        try #require(answers.count == 2)
+        #expect(answers[0].headers["content-disposition"] == "attachment; filename=\"my_cat.jpg\"")
+        #expect(answers[1].headers["content-disposition"] == nil)
+        #expect(answers[0].body == answers[1].body && answers[0].headers["etag"] == answers[1].headers["etag"])
+        let modified = try #require(answers[1].headers["last-modified"])
+        let file = fixture.serveFixture.root.appendingPathComponent("photo.jpg").path
+        let seconds = try #require(try FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as? Date).timeIntervalSince1970
+        #expect(HTTPCacheInfo.parseHTTPDate(modified)?.timeIntervalSince1970 == seconds.rounded(.down))
+        try fixture.send(Fixture.get("/v1/thumb/photo.jpg", "If-Modified-Since: \(modified)\r\n"))
+        #expect(String(decoding: try fixture.written(), as: UTF8.self).hasPrefix("HTTP/1.1 304 Not Modified\r\n"))
+        try fixture.send(Fixture.get("/v1/thumb/photo.jpg", "If-Modified-Since: Mon, 01 Jan 1990 00:00:00 GMT\r\n"))
+        #expect(String(decoding: try fixture.written(), as: UTF8.self).hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(fixture.router.parts.isEmpty, "conditional hits are answered on the event loop too")
+    }
+
     @Test func keptAnswersAreTheRoutesAnswersPerTargetAndFormat() async throws {
         let accepts: [(header: String?, type: String)] = [
             (nil, "image/jpeg"), ("image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8", "image/avif"),

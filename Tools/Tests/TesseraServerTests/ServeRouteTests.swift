@@ -3,7 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Testing
-import Tessera
+@_spi(Internal) import Tessera
 @testable import TesseraServer
 import TesseraTestSupport
 
@@ -81,7 +81,7 @@ struct ServeRouteTests {
     @Test func unknownParametersAreRefused() async throws {
         let fixture = try ServeFixture()
         try await Self.withRouter(fixture.configuration()) { client in
-            for target in ["/v1/resize?src=photo.jpg&w=50&crop=10:10", "/v1/thumb/photo.jpg?metadata=keep",
+            for target in ["/v1/resize?src=photo.jpg&w=50&frobnicate=1", "/v1/thumb/photo.jpg?metadata=keep",
                            "/v1/resize?src=photo.jpg&w=50&widht=40", "/v1/thumb/photo.jpg?w=10"] {
                 let response = try await client.get(target)
                 #expect(response.status == 400, "\(target)")
@@ -113,6 +113,132 @@ struct ServeRouteTests {
                 let refused = try await client.get(target)
                 #expect(refused.status == 400 && refused.text.contains("\"\(code)\""), "\(target): \(refused.text)")
             }
+        }
+    }
+
+    /// The operations on `/v1/resize`, on the 200×100 quadrants (red, green / blue, white): each answers the
+    /// size and the colours its arithmetic gives, with no `w` or `h` (the source's own size); a bad value is
+    /// `400` with the parameter's code; each operation is part of the cache key.
+    @Test func operationsAreResizeOptions() async throws {
+        let fixture = try ServeFixture()
+        try Data(try Quadrants.png()).write(to: fixture.root.appendingPathComponent("quadrants.png"))
+        try await Self.withRouter(fixture.configuration()) { client in
+            func image(_ query: String) async throws -> Bitmap {
+                let answer = try await client.get("/v1/resize?src=quadrants.png&fmt=png&" + query)
+                #expect(answer.status == 200, "\(query): \(answer.text.prefix(200))")
+                return try ImageDecoder().decode(Data(answer.body))
+            }
+            let whole = try await image("rotate=90")
+            #expect(whole.width == 100 && whole.height == 200, "no size: the source's, turned")
+            let corner = try await image("crop=100:50&crop_gravity=south-east")
+            #expect(corner.width == 100 && corner.height == 50 && Quadrants.close(corner.pixel(x: 50, y: 25), Quadrants.white))
+            let box = try await image("crop_box=0,50,100,100&w=50")
+            #expect(box.width == 50 && box.height == 25 && Quadrants.close(box.pixel(x: 25, y: 12), Quadrants.blue))
+            let padded = try await image("w=20&padding=5,10&bg=000000")
+            #expect(padded.width == 40 && padded.height == 20 && Quadrants.close(padded.pixel(x: 2, y: 2), [0, 0, 0, 255]))
+            #expect(Quadrants.close(padded.pixel(x: 11, y: 6), Quadrants.red))
+            let grey = try await image("crop=100:50&crop_gravity=north-west&grayscale=1")
+            #expect(Quadrants.close(grey.pixel(x: 50, y: 25), [54, 54, 54, 255]), "red's Rec. 709 luma: \(grey.pixel(x: 50, y: 25))")
+            let blocks = try await image("pixelate=200")
+            #expect(Quadrants.close(blocks.pixel(x: 0, y: 0), [128, 128, 128, 255]), "the mean of the four: \(blocks.pixel(x: 0, y: 0))")
+            _ = try await image("trim=0&sharpen=0.5")
+            var tags: Set<String> = []
+            for query in ["w=50", "w=50&crop=10:10", "w=50&crop_box=0,0,10,10", "w=50&trim=1", "w=50&padding=1",
+                          "w=50&sharpen=1", "w=50&pixelate=2", "w=50&grayscale=1"] {
+                tags.insert(try await client.get("/v1/resize?src=quadrants.png&" + query).headers[.eTag] ?? "")
+            }
+            #expect(tags.count == 8, "every operation is part of the cache key")
+            for (query, code) in [("crop=10", "bad_crop"), ("crop=10:10&crop_gravity=up", "bad_crop"), ("crop_gravity=north", "bad_crop"),
+                                  ("crop_box=1,2,3", "bad_crop"), ("crop_box=500,0,600,10", "bad_crop"), ("crop=5:5&crop_box=0,0,1,1", "bad_crop"),
+                                  ("trim=256", "bad_trim"), ("padding=1,2,3,4,5", "bad_padding"), ("padding=-1", "bad_padding"),
+                                  ("sharpen=11", "bad_sharpen"), ("pixelate=0", "bad_pixelate"), ("grayscale=yes", "bad_grayscale"),
+                                  ("w=2000&h=2000&mode=force&enlarge=1&padding=100", "output_too_large")] {
+                let refused = try await client.get("/v1/resize?src=quadrants.png&" + query)
+                #expect(refused.status == 400 && refused.text.contains("\"\(code)\""), "\(query): \(refused.text)")
+            }
+        }
+    }
+
+    /// Watermarks by name (`--watermark NAME=FILE`): drawn where the query or a preset's recipe asks; an
+    /// unknown name or a stray `watermark_…` is `400 bad_watermark`; a preset naming an unconfigured one
+    /// stops the start; new pixels under the same name answer with a new ETag.
+    @Test func watermarksByName() async throws {
+        let fixture = try ServeFixture()
+        try Data(try Quadrants.png()).write(to: fixture.root.appendingPathComponent("quadrants.png"))
+        let black = Bitmap(width: 10, height: 10, style: .bgra32) { view in
+            for y in 0..<10 { for x in 0..<10 { (view.row(y) + x * 4).storeBytes(of: 0xFF00_0000 as UInt32, as: UInt32.self) } }
+        }
+        let markFile = fixture.root.deletingLastPathComponent().appendingPathComponent("mark-\(UUID().uuidString).png")
+        try Data(try PNGEncoder().encode(black)).write(to: markFile)
+        defer { try? FileManager.default.removeItem(at: markFile) }
+        let configuration = fixture.configuration { configuration in
+            configuration.watermarks = [.init(name: "logo", file: markFile.path)]
+            var marked = ServerConfiguration.Preset(name: "marked", width: 200, height: 100, mode: .fit)
+            marked.processing.watermark = .init(name: "logo", position: .gravity(.northEast))
+            configuration.presets.append(marked)
+        }
+        let firstTag = LockedValue<String?>(nil)
+        try await Self.withRouter(configuration) { client in
+            let answer = try await client.get("/v1/resize?src=quadrants.png&fmt=png&watermark=logo&watermark_position=north-west")
+            #expect(answer.status == 200, "\(answer.text.prefix(200))")
+            let image = try ImageDecoder().decode(Data(answer.body))
+            #expect(Quadrants.close(image.pixel(x: 2, y: 2), [0, 0, 0, 255]) && Quadrants.close(image.pixel(x: 12, y: 2), Quadrants.red))
+            firstTag.withLock { $0 = answer.headers[.eTag] }
+            let preset = try ImageDecoder().decode(Data(try await client.get("/v1/marked/quadrants.png?fmt=png").body))
+            #expect(Quadrants.close(preset.pixel(x: 195, y: 2), [0, 0, 0, 255]) && Quadrants.close(preset.pixel(x: 185, y: 2), Quadrants.green))
+            for query in ["watermark=nope", "watermark_opacity=0.5", "watermark=logo&watermark_position=up", "watermark=logo&watermark_scale=2",
+                          "watermark=logo&watermark_offset=1"] {
+                let refused = try await client.get("/v1/resize?src=quadrants.png&" + query)
+                #expect(refused.status == 400 && refused.text.contains("\"bad_watermark\""), "\(query): \(refused.text)")
+            }
+        }
+        // New pixels under the same name: another identity, so another ETag.
+        try Data(try Quadrants.png()).write(to: markFile)
+        try await Self.withRouter(configuration) { client in
+            let answer = try await client.get("/v1/resize?src=quadrants.png&fmt=png&watermark=logo&watermark_position=north-west")
+            #expect(answer.status == 200 && answer.headers[.eTag] != firstTag.withLock { $0 })
+        }
+        var unconfigured = configuration
+        unconfigured.watermarks = []
+        #expect(throws: ServerConfigurationError.self) { _ = try ImageServer(configuration: unconfigured, logger: Logger(label: "test")) }
+    }
+
+    /// `filename` and `attachment` give `Content-Disposition` with the served format's extension, the name
+    /// sanitised; `Last-Modified` is the file's modification time and `If-Modified-Since` is answered `304`
+    /// when the file is not newer (but `If-None-Match`, when given, decides).
+    @Test func dispositionAndLastModified() async throws {
+        let fixture = try ServeFixture()
+        try await Self.withRouter(fixture.configuration()) { client in
+            let cases: [(String, String?)] = [
+                ("/v1/thumb/photo.jpg?filename=holiday", "inline; filename=\"holiday.jpg\""),
+                ("/v1/thumb/photo.jpg?filename=a%22b%2Fc.webp&attachment=1", "attachment; filename=\"a_b_c.jpg\""),
+                ("/v1/resize?src=photo.jpg&w=20&fmt=png&filename=%C3%A9t%C3%A9", "inline; filename=\"_t_.png\""),
+                ("/v1/thumb/photo.jpg?attachment=1", "attachment"),
+                ("/v1/thumb/photo.jpg", nil),
+            ]
+            for (target, expected) in cases {
+                let answer = try await client.get(target)
+                #expect(answer.status == 200, "\(target): \(answer.text.prefix(200))")
+                #expect(answer.headers[.contentDisposition] == expected, "\(target)")
+            }
+            for (target, code) in [("/v1/thumb/photo.jpg?filename=%2F%2F", "bad_filename"), ("/v1/thumb/photo.jpg?attachment=yes", "bad_attachment")] {
+                let refused = try await client.get(target)
+                #expect(refused.status == 400 && refused.text.contains("\"\(code)\""), "\(target): \(refused.text)")
+            }
+            let answer = try await client.get("/v1/resize?src=photo.jpg&w=30")
+            let modified = try #require(answer.headers[.lastModified])
+            let file = fixture.root.appendingPathComponent("photo.jpg").path
+            let seconds = try #require(try FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as? Date).timeIntervalSince1970
+            #expect(HTTPCacheInfo.parseHTTPDate(modified)?.timeIntervalSince1970 == seconds.rounded(.down))
+            for target in ["/v1/resize?src=photo.jpg&w=30", "/v1/resize?src=photo.jpg&w=31"] {   // from memory, then made
+                let notModified = try await client.get(target, headers: [.ifModifiedSince: modified])
+                #expect(notModified.status == 304 && notModified.body.isEmpty, "\(target)")
+                #expect(notModified.headers[.lastModified] == modified, "\(target)")
+            }
+            let older = try await client.get("/v1/resize?src=photo.jpg&w=30", headers: [.ifModifiedSince: "Mon, 01 Jan 1990 00:00:00 GMT"])
+            #expect(older.status == 200)
+            let tagDecides = try await client.get("/v1/resize?src=photo.jpg&w=30", headers: [.ifModifiedSince: modified, .ifNoneMatch: "\"other\""])
+            #expect(tagDecides.status == 200, "If-None-Match, when given, decides alone")
         }
     }
 

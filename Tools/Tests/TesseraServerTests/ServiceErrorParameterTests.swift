@@ -12,6 +12,8 @@ struct ServiceErrorParameterTests {
         .width: "bad_size", .height: "bad_size", .mode: "bad_mode", .gravity: "bad_gravity", .focalPoint: "bad_fp",
         .enlarge: "bad_enlarge", .background: "bad_bg", .dpr: "bad_dpr", .blur: "bad_blur", .format: "bad_format",
         .quality: "bad_quality", .rotation: "bad_rotate", .flip: "bad_flip", .source: "bad_size", .output: "output_too_large",
+        .crop: "bad_crop", .trim: "bad_trim", .padding: "bad_padding", .sharpen: "bad_sharpen", .pixelate: "bad_pixelate",
+        .grayscale: "bad_grayscale", .watermark: "bad_watermark",
     ]
 
     @Test("every parameter has its code, each a 400", arguments: ImageProcessing.Parameter.allCases)
@@ -35,7 +37,7 @@ struct ServiceErrorParameterTests {
     @Test("the resize parser refuses each bad value with the parameter's code")
     func resizeParser() {
         let cases: [([String: String], String?)] = [
-            (["w": "0"], "bad_size"), (["w": "8193"], "bad_size"), (["h": "x"], "bad_size"), ([:], "bad_size"),
+            (["w": "0"], "bad_size"), (["w": "8193"], "bad_size"), (["h": "x"], "bad_size"), ([:], nil),
             (["w": "8192"], nil), (["w": "10", "mode": "stretch"], "bad_mode"), (["w": "10", "mode": "fill-down"], nil),
             (["w": "10", "gravity": "up"], "bad_gravity"), (["w": "10", "gravity": "fp"], "bad_gravity"),
             (["w": "10", "fp": "1.5,0"], "bad_fp"), (["w": "10", "fp": "0.5,0.5", "gravity": "north"], "bad_gravity"),
@@ -45,6 +47,12 @@ struct ServiceErrorParameterTests {
             (["w": "2000", "h": "2000", "dpr": "2"], "output_too_large"),
             (["w": "10", "rotate": "45"], "bad_rotate"), (["w": "10", "rotate": "-90"], "bad_rotate"), (["w": "10", "rotate": "270"], nil),
             (["w": "10", "flip": "x"], "bad_flip"), (["w": "10", "flip": "hv"], nil),
+            (["crop": "10:0.5"], nil), (["crop": "10:-1"], "bad_crop"), (["crop": "a:b"], "bad_crop"),
+            (["crop": "10:10", "crop_gravity": "fp:0.2:0.8"], nil), (["crop": "10:10", "crop_gravity": "fp:2:0"], "bad_crop"),
+            (["crop_box": "0,0,10,10"], nil), (["crop_box": "10,0,10,10"], "bad_crop"), (["crop_box": "-1,0,10,10"], "bad_crop"),
+            (["trim": "255"], nil), (["trim": "-1"], "bad_trim"), (["padding": "1,2,3"], nil), (["padding": "8193"], "bad_padding"),
+            (["padding": ""], "bad_padding"), (["sharpen": "10"], nil), (["sharpen": "nan"], "bad_sharpen"),
+            (["pixelate": "256"], nil), (["pixelate": "257"], "bad_pixelate"), (["grayscale": "true"], nil),
         ]
         for (query, code) in cases {
             #expect(Self.refusal(query) == code, "\(query)")
