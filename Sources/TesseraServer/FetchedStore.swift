@@ -78,7 +78,7 @@ final class FetchedStore: ObjectStore {
         default: tag = ObjectVersion.digest(of: response.data)
         }
         versions.record(key, tag: tag)
-        return ObjectVersion(tag: tag, data: response.data)
+        return ObjectVersion(tag: tag, data: response.data, lastModified: response.lastModified.flatMap(ImageService.httpSeconds))
     }
 
     func shutdown() async { try? await loader.shutdown() }

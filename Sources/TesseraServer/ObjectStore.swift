@@ -14,6 +14,9 @@ struct ObjectVersion: Sendable {
     /// When the store last confirmed the version (`ContinuousClock.now`), when it answers from that check
     /// (``ObjectStore/recentVersion(of:within:)``).
     var confirmedAt: ContinuousClock.Instant? = nil
+    /// The object's `Last-Modified` in seconds since 1970, when it came with the bytes (a check that answers
+    /// from memory does not keep it: the answer cached for the version does).
+    var lastModified: Int? = nil
 }
 
 /// Originals that are fetched rather than `stat`ed: an S3 bucket or a private HTTP origin.

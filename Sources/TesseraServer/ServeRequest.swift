@@ -108,10 +108,14 @@ struct ServeRequest: Sendable {
     let keyPrefix: String, shapeKey: String
 
     /// When the source was last modified, in whole seconds since 1970 (an HTTP date's precision): a
-    /// file's modification time; `nil` for other sources.
+    /// file's modification time, an object's `Last-Modified` when its version came with its bytes; `nil`
+    /// otherwise (a remote URL; an object whose version a recent check confirmed: its cached answer keeps it).
     var lastModified: Int? {
-        guard case .file(let file, _) = source else { return nil }
-        return Int(file.modified / 1_000_000_000)
+        switch source {
+        case .file(let file, _): Int(file.modified / 1_000_000_000)
+        case .object(_, _, let version): version?.lastModified
+        case .remote: nil
+        }
     }
 
     /// The local file, when the source is one.

@@ -46,7 +46,7 @@ struct DataJob: Sendable {
         if key.readsDisk, let disk = pipeline.disk, disk.contains(key.url) { cached = await disk.entry(for: key.url) }
         if let cached, offline || cached.info.isFresh(at: pipeline.now()) {
             pipeline.recorder.diskHit()
-            return FetchedData(data: cached.data, cacheType: .disk, etag: cached.info.etag)
+            return FetchedData(data: cached.data, cacheType: .disk, etag: cached.info.etag, lastModified: cached.info.lastModified)
         }
         if key.readsDisk, pipeline.disk != nil { pipeline.recorder.diskMiss() }
         if offline { throw TesseraError(.fetching(.offlineMiss(url: source.absoluteString))) }
@@ -79,7 +79,7 @@ struct DataJob: Sendable {
             pipeline.logger.debug("revalidated: 304 Not Modified", metadata: ["url": "\(source.absoluteString)"])
             let info = cached.info.refreshed(by: response, now: pipeline.now(), defaultMaxAge: configuration.defaultMaxAge)
             if key.writesDisk { try? await pipeline.disk?.store(cached.data, info: info, for: key.url) }
-            return FetchedData(data: cached.data, cacheType: .disk, response: answer, etag: info.etag)
+            return FetchedData(data: cached.data, cacheType: .disk, response: answer, etag: info.etag, lastModified: info.lastModified)
         }
         // Only what looks like an image is kept on disk (an HTML error page served as 200 is not).
         if key.writesDisk, let disk = pipeline.disk, HTTPCacheInfo.isStorable(response),
@@ -88,6 +88,7 @@ struct DataJob: Sendable {
                                      defaultMaxAge: configuration.defaultMaxAge)
             try? await disk.store(response.data, info: info, for: key.url)
         }
-        return FetchedData(data: response.data, cacheType: .network, response: answer, etag: response.headers["etag"])
+        return FetchedData(data: response.data, cacheType: .network, response: answer, etag: response.headers["etag"],
+                           lastModified: response.headers["last-modified"])
     }
 }

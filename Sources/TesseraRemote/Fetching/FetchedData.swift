@@ -13,6 +13,9 @@ struct FetchedData: Sendable {
     /// The bytes' entity tag, as the server sent it: from the download, the `304`, or the disk copy's
     /// validators; `nil` for a local URL or a server that sends none.
     var etag: String? = nil
+    /// The bytes' `Last-Modified`, as the server sent it (the download's, or the disk copy's stored one);
+    /// `nil` for a local URL or a server that sends none.
+    var lastModified: String? = nil
 
     var fromDisk: Bool { cacheType == .disk }
 }

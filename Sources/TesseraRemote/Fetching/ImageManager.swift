@@ -205,7 +205,7 @@ public final class ImageManager: Sendable {
         do {
             try Task.checkCancellation()
             let fetched = try await jobs.data(for: DataKey(url: url), source: url, caller: CallerPriority(priority), progress: progress)
-            return DataResponse(data: fetched.data, etag: fetched.etag, cacheType: fetched.cacheType)
+            return DataResponse(data: fetched.data, etag: fetched.etag, cacheType: fetched.cacheType, lastModified: fetched.lastModified)
         } catch {
             throw Self.typed(error, url: url)
         }

@@ -158,6 +158,11 @@ struct ServeSourcesEndToEndTests {
         let fresh = try await restarted.get("/v1/resize?src=@photos/one.jpg&w=150&h=150&mode=fit&fmt=png")
         #expect(fresh.status == 200, "\(fresh.text.prefix(300))")
         #expect(try await Self.downloads(restarted) == 0, "the disk copy was revalidated (304 at most), not downloaded")
+        // The object's Last-Modified (moto's, kept with the disk copy) is the answer's, and answers If-Modified-Since.
+        let modified = try #require(fresh.headers["last-modified"], "an object's answer carries its Last-Modified")
+        #expect(HTTPCacheInfo.parseHTTPDate(modified) != nil)
+        let unchanged = try await restarted.get("/v1/resize?src=@photos/one.jpg&w=150&h=150&mode=fit&fmt=png", headers: ["If-Modified-Since": modified])
+        #expect(unchanged.status == 304 && unchanged.body.isEmpty)
         #expect(await restarted.terminate().status == 0)
     }
 }
