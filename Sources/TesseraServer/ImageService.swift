@@ -280,7 +280,7 @@ public final class ImageService: Sendable {
         case .none:
             return nil
         }
-        guard let disposition = resolved.request.disposition else { return answer }
+        guard let disposition = resolved.disposition else { return answer }
         return answer?.disposed(disposition)
     }
 

@@ -32,6 +32,9 @@ final class ResolvedTargets: Sendable {
         /// What a memory answer needs, read from ``request`` once: a file's response key and until when its
         /// check stands, or an object's store and key.
         let check: Check
+        /// The request's `Content-Disposition` (``ServeRequest/disposition``), read from ``request`` once so
+        /// that a hit does not copy the request to read it.
+        let disposition: ContentDisposition?
 
         /// What the memory answer of a resolved request rests on.
         enum Check: Sendable {
@@ -44,6 +47,7 @@ final class ResolvedTargets: Sendable {
             self.request = request
             self.route = route
             self.path = path
+            disposition = request.disposition
             switch request.source {
             case .file(let file, let directory): check = .file(key: request.key, until: file.checkedAt + directory.recheck)
             case .object(let store, let key, nil): check = .object(store, key: key)
