@@ -32,7 +32,7 @@ extension ImageDecoder {
     ///    placement ÷ crop on each axis, never more than the stored size); with ``ImageProcessing/trim``, at
     ///    full size, turned upright.
     /// 3. A crop with ``ImageProcessing/Gravity/smart`` keeps its size and ``SmartCrop`` moves it; then
-    ///    ``ImageProcessing/trim`` shrinks the region to what lies inside its border (``Trim``), and the
+    ///    ``ImageProcessing/trim`` shrinks the region to what lies inside its border, and the
     ///    geometry is worked out again on the region as it now is.
     /// 4. For ``ImageProcessing/Gravity/smart`` in ``ContentMode/fill`` and ``ContentMode/fillDown``
     ///    (on the whole source: inside a crop or a trim the smart gravity is the centre) the crop keeps its

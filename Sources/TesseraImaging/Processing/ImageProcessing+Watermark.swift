@@ -7,7 +7,7 @@ extension ImageProcessing {
     /// Placement, with an output of W×H and the watermark drawn w×h: ``scale`` makes w = W × scale (at
     /// least 1, h keeping the image's aspect ratio); without it the image keeps its own size. A compass
     /// ``position`` puts it at that edge or corner (x = (W − w) × 0, ½ or 1, likewise y, rounded down), then
-    /// the ``offset`` moves it away from the edges it touches (towards the centre) and, at the centre, right
+    /// the offset (``offsetX``, ``offsetY``) moves it away from the edges it touches (towards the centre) and, at the centre, right
     /// and down: south-east with offset (10, 5) is at (W − w − 10, H − h − 5). ``Position/repeat`` tiles it
     /// from the top-left corner with the offset as the gap between tiles. Drawn with cairo's "over" at
     /// ``opacity``, clipped to the output.

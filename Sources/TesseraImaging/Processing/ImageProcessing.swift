@@ -46,7 +46,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     /// Excludes ``crop``. A recipe's `cropBox`.
     public var cropBox: CropBox?
     /// Removes the border around the (cropped) source: rows and columns within this colour distance,
-    /// 0…255, of its top-left pixel (``Trim``); `nil` for none.
+    /// 0…255, of its top-left pixel (every channel within it, premultiplied, so transparent borders too); `nil` for none.
     public var trim: Int?
     /// Space around the output after the turn, filled with ``background`` (``Padding``); `nil` for none.
     public var padding: Padding?
@@ -107,7 +107,8 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     /// The format is `key=value` pairs joined by commas, `-` for `nil`, doubles in Swift's shortest
     /// round-trip form (`2.0`, `0.25`): for `ImageProcessing(width: 300, mode: .fill, gravity: .northEast, dpr: 2)`
     /// it is `w=300,h=-,m=fill,g=north-east,e=0,bg=ffffffff,dpr=2.0,blur=-,f=-,q=-`. A ``rotation`` or a
-    /// ``flip`` adds `,r=90` or `,fl=h`, and each later operation its own pair when set (``operationsIdentity``),
+    /// ``flip`` adds `,r=90` or `,fl=h`, and each later operation its own pair when set (`,crop=W:H:G`, `,cbox=L,T,R,B`,
+    /// `,trim=N`, `,pad=T,R,B,L`, `,sh=SIGMA`, `,pix=N`, `,gray=1`, `,wm=NAME@VERSION:POSITION:OPACITY:SCALE:X:Y`),
     /// so identities without them never changed.
     public var identity: String {
         func text(_ value: Int?) -> String { value.map(String.init) ?? "-" }
