@@ -20,10 +20,11 @@ struct ContentDisposition: Sendable, Hashable {
     /// `attachment` is `0`, `1`, `false` or `true` (`400 bad_attachment`).
     init?(query: [String: String]) throws(ServiceError) {
         guard query["filename"] != nil || query["attachment"] != nil else { return nil }
-        switch query["attachment"] {
-        case nil, "0", "false": attachment = false
-        case "1", "true": attachment = true
-        default: throw ServiceError(.badAttachment, "attachment is 0 or 1")
+        if let text = query["attachment"] {
+            guard let flag = ImageService.flag(text) else { throw ServiceError(.badAttachment, "attachment is 0 or 1") }
+            attachment = flag
+        } else {
+            attachment = false
         }
         guard let raw = query["filename"] else {
             name = nil

@@ -1,5 +1,4 @@
 #if Serving
-import Crypto
 import Foundation
 import NIOCore
 @_spi(Internal) import TesseraImaging
@@ -60,7 +59,7 @@ extension ImageService {
             let start = ContinuousClock.now
             let data = try await remote.manager.data(for: url)
             metrics.downloadTime.recordSince(start)
-            let digest = SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
+            let digest = ObjectVersion.digest(of: data)
             let key = request.key(withDigest: digest)
             if let hit = responses.get(key) { return (hit, .memory) }
             let image = try await draw(.loaded(data), processing: request.processing)

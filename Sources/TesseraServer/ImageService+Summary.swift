@@ -52,7 +52,7 @@ extension ImageService {
         } catch {
             throw ServiceError(.internal, "the served image could not be summarised: \(error)")
         }
-        let format = image.contentType.hasPrefix("image/") ? String(image.contentType.dropFirst(6)) : image.contentType
+        let format = ImageFileFormat(mediaType: image.contentType)?.rawValue ?? image.contentType
         var summary = ImageSummary(width: size.width, height: size.height, format: format, thumbHash: hash.base64)
         summary.cacheControl = image.cacheControl
         return summary

@@ -1,5 +1,4 @@
 #if Serving
-import Crypto
 import Foundation
 import Tessera
 
@@ -27,7 +26,7 @@ extension ImageService {
             do { image = try decoder.decode(data) } catch {
                 throw ServerConfigurationError("watermark '\(watermark.name)': \(watermark.file) cannot be decoded: \(error)")
             }
-            let version = SHA256.hash(data: data).prefix(8).map { String(format: "%02x", $0) }.joined()
+            let version = hexDigest(data, bytes: 8)
             loaded[watermark.name] = LoadedWatermark(image: image, version: version)
         }
         return loaded

@@ -1,5 +1,4 @@
 #if Serving
-import Crypto
 import Foundation
 @_spi(Internal) import TesseraImaging
 import Tessera
@@ -82,7 +81,7 @@ extension ObjectVersion {
 
     /// The first 12 bytes of SHA-256 of `data`, in hex: the version of bytes that carry no validator.
     static func digest(of data: Data) -> String {
-        SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
+        hexDigest(data, bytes: 12)
     }
 }
 #endif

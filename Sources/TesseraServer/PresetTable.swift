@@ -1,5 +1,4 @@
 #if Serving
-import Crypto
 import Foundation
 @_spi(Internal) import TesseraImaging
 import Tessera
@@ -40,7 +39,7 @@ struct PresetTable: Sendable {
         slot = Self.slotSize(of: pixels)
         // One row more than the slot for the slot record. The name carries the recipe's hash, so a table
         // made for another recipe of the same name (or of the layout before records) is never opened as this one.
-        let recipe = SHA256.hash(data: Data(pixels.identity.utf8)).prefix(6).map { String(format: "%02x", $0) }.joined()
+        let recipe = hexDigest(Data(pixels.identity.utf8), bytes: 6)
         let format = ImageFormat(name: "serve-\(preset.name)-\(slot.width)x\(slot.height)-\(recipe)-r2",
                                  family: "serve-\(preset.name)", style: .bgra32,
                                  size: PixelSize(width: slot.width, height: slot.height + 1), maximumCount: capacity)

@@ -29,15 +29,14 @@ extension ImageService {
             processing.mode = mode
         }
         if let text = query["fp"] {
-            let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0) }
-            guard parts.count == 2, let x = parts[0], let y = parts[1], ranges.focalPointRange.contains(x),
-                  ranges.focalPointRange.contains(y) else {
+            guard let point: [Double] = Self.numbers(text, separator: ",", count: 2...2), ranges.focalPointRange.contains(point[0]),
+                  ranges.focalPointRange.contains(point[1]) else {
                 throw ServiceError(.focalPoint, "fp is X,Y with fractions from \(ranges.focalPointRange)")
             }
             guard query["gravity"] == nil || query["gravity"] == "fp" else {
                 throw ServiceError(.gravity, "fp goes with gravity=fp (or alone)")
             }
-            processing.gravity = .focalPoint(x: x, y: y)
+            processing.gravity = .focalPoint(x: point[0], y: point[1])
         } else if let text = query["gravity"] {
             guard let gravity = ImageProcessing.Gravity(name: text) else {
                 throw ServiceError(.gravity, text == "fp" ? "gravity=fp needs fp=X,Y"
@@ -46,11 +45,8 @@ extension ImageService {
             processing.gravity = gravity
         }
         if let text = query["enlarge"] {
-            switch text {
-            case "1", "true": processing.enlarge = true
-            case "0", "false": processing.enlarge = false
-            default: throw ServiceError(.enlarge, "enlarge is 0 or 1")
-            }
+            guard let enlarge = Self.flag(text) else { throw ServiceError(.enlarge, "enlarge is 0 or 1") }
+            processing.enlarge = enlarge
         }
         if let text = query["bg"] {
             guard let background = ImageProcessing.Background(hex: text) else { throw ServiceError(.background, "bg is RRGGBB or RRGGBBAA") }
@@ -98,11 +94,10 @@ extension ImageService {
     /// `watermark_offset=X,Y` (the name is checked against the configured watermarks by the caller).
     static func operations(from query: [String: String], into processing: inout ImageProcessing) throws(ServiceError) {
         if let text = query["crop"] {
-            let sides = text.split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
-            guard sides.count == 2, let width = sides[0], let height = sides[1], width.isFinite, height.isFinite else {
+            guard let sides: [Double] = Self.numbers(text, separator: ":", count: 2...2), sides.allSatisfy(\.isFinite) else {
                 throw ServiceError(.crop, "crop is W:H (pixels, a fraction below 1, or 0 for the whole side)")
             }
-            var crop = ImageProcessing.Crop(width: width, height: height)
+            var crop = ImageProcessing.Crop(width: sides[0], height: sides[1])
             if let gravity = query["crop_gravity"] {
                 guard let parsed = Self.cropGravity(gravity) else {
                     throw ServiceError(.crop, "crop_gravity is center, north, south, east, west, north-east, north-west, south-east, south-west, smart or fp:X:Y")
@@ -114,22 +109,19 @@ extension ImageService {
             throw ServiceError(.crop, "crop_gravity goes with crop=W:H")
         }
         if let text = query["crop_box"] {
-            let edges = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
-            guard edges.count == 4, let left = edges[0], let top = edges[1], let right = edges[2], let bottom = edges[3] else {
+            guard let edges: [Int] = Self.numbers(text, separator: ",", count: 4...4) else {
                 throw ServiceError(.crop, "crop_box is LEFT,TOP,RIGHT,BOTTOM in source pixels")
             }
-            processing.cropBox = ImageProcessing.CropBox(left: left, top: top, right: right, bottom: bottom)
+            processing.cropBox = ImageProcessing.CropBox(left: edges[0], top: edges[1], right: edges[2], bottom: edges[3])
         }
         if let text = query["trim"] {
             guard let threshold = Int(text) else { throw ServiceError(.trim, "trim is a colour distance from 0 to 255") }
             processing.trim = threshold
         }
         if let text = query["padding"] {
-            let sides = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
-            guard (1...4).contains(sides.count), !sides.contains(nil) else {
+            guard let v: [Int] = Self.numbers(text, separator: ",", count: 1...4) else {
                 throw ServiceError(.padding, "padding is TOP[,RIGHT[,BOTTOM[,LEFT]]] in output pixels")
             }
-            let v = sides.map { $0! }
             processing.padding = switch v.count {
             case 1: ImageProcessing.Padding(v[0])
             case 2: ImageProcessing.Padding(top: v[0], right: v[1], bottom: v[0], left: v[1])
@@ -162,31 +154,52 @@ extension ImageService {
                 mark.scale = scale
             }
             if let text = query["watermark_offset"] {
-                let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
-                guard parts.count == 2, let x = parts[0], let y = parts[1] else { throw ServiceError(.watermark, "watermark_offset is X,Y in pixels") }
-                (mark.offsetX, mark.offsetY) = (x, y)
+                guard let offset: [Int] = Self.numbers(text, separator: ",", count: 2...2) else {
+                    throw ServiceError(.watermark, "watermark_offset is X,Y in pixels")
+                }
+                (mark.offsetX, mark.offsetY) = (offset[0], offset[1])
             }
             processing.watermark = mark
         } else if let option = ["watermark_position", "watermark_opacity", "watermark_scale", "watermark_offset"].first(where: { query[$0] != nil }) {
             throw ServiceError(.watermark, "\(option) goes with watermark=NAME")
         }
         if let text = query["grayscale"] {
-            switch text {
-            case "1", "true": processing.grayscale = true
-            case "0", "false": processing.grayscale = false
-            default: throw ServiceError(.grayscale, "grayscale is 0 or 1")
-            }
+            guard let grayscale = Self.flag(text) else { throw ServiceError(.grayscale, "grayscale is 0 or 1") }
+            processing.grayscale = grayscale
         }
     }
 
     /// A crop's gravity: a name of `ImageProcessing.Gravity(name:)`, or `fp:X:Y` (a focal point).
     static func cropGravity(_ text: String) -> ImageProcessing.Gravity? {
         if text.hasPrefix("fp:") {
-            let parts = text.dropFirst(3).split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
-            guard parts.count == 2, let x = parts[0], let y = parts[1] else { return nil }
-            return .focalPoint(x: x, y: y)
+            guard let point: [Double] = numbers(text.dropFirst(3), separator: ":", count: 2...2) else { return nil }
+            return .focalPoint(x: point[0], y: point[1])
         }
         return ImageProcessing.Gravity(name: text)
+    }
+
+    /// The numbers of `text` split at `separator` (empty parts kept, so `1,,2` fails), when there are
+    /// `count` of them and each reads as `Number`; `nil` otherwise. Every list-valued parameter (`fp`,
+    /// `crop`, `crop_box`, `padding`, `watermark_offset`) is read through it.
+    static func numbers<Number: LosslessStringConvertible>(_ text: some StringProtocol, separator: Character,
+                                                            count: ClosedRange<Int>) -> [Number]? {
+        let parts = text.split(separator: separator, omittingEmptySubsequences: false)
+        guard count.contains(parts.count) else { return nil }
+        var numbers: [Number] = []
+        for part in parts {
+            guard let number = Number(String(part)) else { return nil }
+            numbers.append(number)
+        }
+        return numbers
+    }
+
+    /// A boolean parameter's value: `1` or `true`, `0` or `false`; `nil` for anything else.
+    static func flag(_ text: String) -> Bool? {
+        switch text {
+        case "1", "true": true
+        case "0", "false": false
+        default: nil
+        }
     }
 
     /// `names` as a sentence's list: `a, b or c`.

@@ -25,8 +25,6 @@ extension ServerConfiguration {
             self.init(name: String(text[..<equals]), file: String(text[text.index(after: equals)...]))
         }
 
-        /// Whether ``name`` is letters, digits, `-` and `_` only (and not empty).
-        var hasValidName: Bool { !name.isEmpty && name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } }
     }
 }
 

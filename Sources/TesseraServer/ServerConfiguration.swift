@@ -221,13 +221,17 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         self = try ServeSettingsReader().read(file: JSONValue(from: decoder), named: "the configuration").server
     }
 
+    /// Whether `text` can name a preset or a watermark: letters, digits, `-` and `_`, and not empty.
+    static func isName(_ text: String) -> Bool {
+        !text.isEmpty && text.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+    }
+
     /// Checks the values that would make the service misbehave.
     public func validate() throws(ServerConfigurationError) {
         guard !root.isEmpty else { throw ServerConfigurationError("--root is required") }
         var seen = Set<String>()
         for preset in presets {
-            guard !preset.name.isEmpty, preset.name != "resize",
-                  preset.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            guard Self.isName(preset.name), preset.name != "resize" else {
                 throw ServerConfigurationError("preset name '\(preset.name)' must be letters, digits, - or _, and not 'resize'")
             }
             guard seen.insert(preset.name).inserted else { throw ServerConfigurationError("preset '\(preset.name)' is defined twice") }
@@ -247,7 +251,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         }
         var names = Set<String>()
         for watermark in watermarks {
-            guard watermark.hasValidName else {
+            guard Self.isName(watermark.name) else {
                 throw ServerConfigurationError("watermark name '\(watermark.name)' must be letters, digits, - or _")
             }
             guard names.insert(watermark.name).inserted else { throw ServerConfigurationError("watermark '\(watermark.name)' is defined twice") }

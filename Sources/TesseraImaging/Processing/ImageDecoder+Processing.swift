@@ -132,8 +132,8 @@ extension ImageDecoder {
         output.integrity = raw.integrity
         output = output.oriented(processing.outputOrientation)
         guard processing.padding != nil || processing.hasEffects || processing.watermark != nil else { return output }
-        if let mark = processing.watermark, let watermark, case .repeat = mark.position {
-            let tiles = mark.placements(of: watermark.layout.size, on: processing.padding?.padded(output.layout.size) ?? output.layout.size).count
+        if let mark = processing.watermark, let watermark {
+            let tiles = mark.tileCount(of: watermark.layout.size, on: processing.padding?.padded(output.layout.size) ?? output.layout.size)
             guard tiles <= limits.maximumWatermarkTiles else {
                 throw .invalid(ImageProcessing.Invalid(parameter: .watermark, message: "\(tiles) tiles are more than \(limits.maximumWatermarkTiles)"))
             }

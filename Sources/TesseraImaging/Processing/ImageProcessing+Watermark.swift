@@ -108,10 +108,26 @@ extension ImageProcessing {
             "\(name)@\(version ?? "-"):\(position.name):\(canonical(opacity)):\(scale.map(canonical) ?? "-"):\(offsetX):\(offsetY)"
         }
 
+        /// The size `image` is drawn at on an output of `size` (``scale``, or its own).
+        private func drawnSize(of image: PixelSize, on size: PixelSize) -> PixelSize {
+            guard let scale else { return image }
+            let w = max(1, Int((Double(size.width) * scale).rounded()))
+            return PixelSize(width: w, height: max(1, Int((Double(w) * Double(image.height) / Double(image.width)).rounded())))
+        }
+
+        /// How many rectangles ``placements(of:on:)`` gives, worked out without making them: 1, or for
+        /// ``Position/repeat`` ⌈W ÷ (w + gap)⌉ × ⌈H ÷ (h + gap)⌉ (what a bound is checked against first).
+        func tileCount(of image: PixelSize, on size: PixelSize) -> Int {
+            guard case .repeat = position else { return 1 }
+            let drawn = drawnSize(of: image, on: size)
+            let stepX = drawn.width + max(0, offsetX), stepY = drawn.height + max(0, offsetY)
+            return ((size.width + stepX - 1) / stepX) * ((size.height + stepY - 1) / stepY)
+        }
+
         /// The rectangles `image` is drawn into on an output of `size` (one, or the tiles of ``Position/repeat``).
         func placements(of image: PixelSize, on size: PixelSize) -> [Rect] {
-            let w = scale.map { max(1, Int((Double(size.width) * $0).rounded())) } ?? image.width
-            let h = scale.map { _ in max(1, Int((Double(w) * Double(image.height) / Double(image.width)).rounded())) } ?? image.height
+            let drawn = drawnSize(of: image, on: size)
+            let w = drawn.width, h = drawn.height
             switch position {
             case .repeat:
                 let stepX = w + max(0, offsetX), stepY = h + max(0, offsetY)
