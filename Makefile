@@ -8,8 +8,9 @@ TOOLS = --package-path Tools
 # The release build's own flags, the same for `make release`, `make demo` and `make test` (a change of flags
 # rebuilds): whole-module optimisation splits each module's LLVM optimisation and code generation over the
 # cores (-num-threads, as Xcode passes it for whole-module builds), where SwiftPM alone leaves one core
-# idle while it optimises one large module at a time.
-RELEASE_FLAGS = -Xswiftc -num-threads -Xswiftc $(shell nproc 2>/dev/null || echo 2)
+# idle while it optimises one large module at a time; -enable-testing lets the tests' `@testable import`
+# use the release build, so that `make test` builds once and tests the binary `make release` makes.
+RELEASE_FLAGS = -Xswiftc -num-threads -Xswiftc $(shell nproc 2>/dev/null || echo 2) -Xswiftc -enable-testing
 # The release tessera binary (what `make release` builds), as a shell expression.
 TESSERA_RELEASE = "$$($(SWIFT) build $(TOOLS) -c release $(RELEASE_FLAGS) --show-bin-path)/tessera"
 
@@ -31,21 +32,23 @@ release: setup-build
 demo: setup release
 	scripts/demo $(DEMO_ARGS)
 
-# Every public symbol documented (scripts/check-docs, on the debug build the tests use), the DocC archive
-# built with warnings as errors from that same build (scripts/build-docs --no-build: every symbol link and
-# article resolves), the unit and integration tests (debug) with the compiled documentation snippets, then
-# the end-to-end suites on the release binary that users run. scripts/test-builds makes the release binary
-# and, beside it, the fuzz smoke (the libFuzzer binary built, then every fuzz target FUZZ_SMOKE_SECONDS from
-# its seeds; a build error or a crash fails `make test`) and the PyPI virtualenvs of thumbor (bench serve's
-# test; without it that test leaves thumbor out and says so) and moto (the S3 client tests; skipped without
-# it), with the debug tessera. scripts/test-run bounds the run (TESSERA_TEST_MINUTES, 20 by default)
-# and, past the bound, names the tests still running and prints the test process's threads. scripts/timed
-# prints each step's seconds ("timed: STEP: N s"); docs/DEVELOPMENT.md, "Where `make test`'s time goes".
+# One build serves every step: the tools package in release configuration with its tests (RELEASE_FLAGS,
+# -enable-testing among them, so `make release` makes the same build and the binary the end-to-end suites
+# run is the one it ships). scripts/test-builds makes it through scripts/check-docs (every public symbol
+# documented; a compiler warning in Sources/ fails it) and, beside it, the fuzz smoke (the libFuzzer binary
+# built, then every fuzz target FUZZ_SMOKE_SECONDS from its seeds; a build error or a crash fails
+# `make test`), then the PyPI virtualenvs of thumbor (bench serve's test; without it that test leaves
+# thumbor out and says so) and moto (the S3 client tests; skipped without it). Then the DocC archive from
+# that build with warnings as errors (scripts/build-docs --no-build: every symbol link and article
+# resolves), and every suite (unit, integration, compiled documentation snippets, end to end) from it with
+# `swift test --skip-build`. scripts/test-run bounds the run (TESSERA_TEST_MINUTES, 20 by default) and,
+# past the bound, names the tests still running and prints the test process's threads. scripts/timed prints
+# each step's seconds ("timed: STEP: N s"); docs/DEVELOPMENT.md, "Where `make test`'s time goes".
+TEST_BUILD = TESSERA_TOOLS_CONFIGURATION=release TESSERA_TOOLS_BUILD_FLAGS="$(RELEASE_FLAGS)"
 test: setup-build
-	scripts/timed check-docs scripts/check-docs
-	scripts/timed build-docs scripts/build-docs --no-build $(DOCS_TARGETS)
-	SWIFT=$(SWIFT) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) TESSERA_RELEASE_FLAGS="$(RELEASE_FLAGS)" scripts/timed "release, fuzz smoke and virtualenvs" scripts/test-builds
-	TESSERA_RELEASE_BINARY=$(TESSERA_RELEASE) SWIFT=$(SWIFT) scripts/timed test-run scripts/test-run $(TOOLS)
+	SWIFT=$(SWIFT) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) $(TEST_BUILD) scripts/timed "build, fuzz smoke and virtualenvs" scripts/test-builds
+	$(TEST_BUILD) scripts/timed build-docs scripts/build-docs --no-build $(DOCS_TARGETS)
+	TESSERA_RELEASE_BINARY=$(TESSERA_RELEASE) SWIFT=$(SWIFT) scripts/timed test-run scripts/test-run $(TOOLS) -c release $(RELEASE_FLAGS) --skip-build
 
 bench: setup release
 	$(TESSERA_RELEASE) bench peers

@@ -1,13 +1,17 @@
-"""The tools package's debug build as scripts/check-docs and scripts/build-docs read it (a module, not a command).
+"""The tools package's build as scripts/check-docs and scripts/build-docs read it (a module, not a command).
 
-Both need the library's modules compiled and the flags that compiled them: `build()` makes the build
-`swift test` makes (Tools/, debug, with its tests), `compile_arguments()` reads each module's swiftc
-arguments from its build manifest (debug.yaml), and `extract()` runs `swift-symbolgraph-extract` on a module
-with the search flags of those arguments. TESSERA_TOOLS_SCRATCH names another scratch directory than
-Tools/.build (`swift build --scratch-path`).
+Both need the library's modules compiled and the flags that compiled them: `build()` makes the build the
+tests run from (Tools/ with its tests), `compile_arguments()` reads each module's swiftc arguments from its
+build manifest (CONFIGURATION.yaml), and `extract()` runs `swift-symbolgraph-extract` on a module with the
+search flags of those arguments. The configuration is debug unless TESSERA_TOOLS_CONFIGURATION says
+release, with the extra `swift build` arguments of TESSERA_TOOLS_BUILD_FLAGS (`make test` passes release
+and the Makefile's RELEASE_FLAGS: one release build, with -enable-testing, serves the documentation, the
+tests and the end-to-end suites). TESSERA_TOOLS_SCRATCH names another scratch directory than Tools/.build
+(`swift build --scratch-path`).
 """
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -16,6 +20,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOLS = os.path.join(ROOT, "Tools")
 SCRATCH = os.environ.get("TESSERA_TOOLS_SCRATCH") or os.path.join(TOOLS, ".build")
 SWIFT = os.environ.get("SWIFT", "swift")
+CONFIGURATION = os.environ.get("TESSERA_TOOLS_CONFIGURATION") or "debug"
+BUILD_FLAGS = shlex.split(os.environ.get("TESSERA_TOOLS_BUILD_FLAGS", ""))
 
 
 def run_logged(arguments, echo=True):
@@ -32,12 +38,12 @@ def run_logged(arguments, echo=True):
 
 
 def build(script):
-    """The build `swift test` makes (with -enable-testing): in `make test` the tests then start without building
-    anything more (building only the library with `--target` would use other compiler flags and make `swift test`
-    rebuild every module). A compiler warning in the library's own sources (Sources/) fails it, as it failed the
+    """The build the tests run from (with -enable-testing: SwiftPM's own in debug, RELEASE_FLAGS' in release):
+    in `make test` the tests then start without building anything more (building only the library with
+    `--target` would use other compiler flags and rebuild every module). A compiler warning in the library's own sources (Sources/) fails it, as it failed the
     documentation build when that built the library itself; the dependencies' warnings are SwiftPM's to suppress.
     Exits on failure."""
-    arguments = [SWIFT, "build", "--package-path", TOOLS, "--build-tests"]
+    arguments = [SWIFT, "build", "--package-path", TOOLS, "--build-tests", "-c", CONFIGURATION] + BUILD_FLAGS
     if os.environ.get("TESSERA_TOOLS_SCRATCH"):
         arguments += ["--scratch-path", SCRATCH]
     status, lines = run_logged(arguments)
@@ -50,11 +56,11 @@ def build(script):
 
 
 def compile_arguments(modules, script):
-    """The swiftc arguments SwiftPM used for each of `modules`, keyed by module name, from debug.yaml."""
+    """The swiftc arguments SwiftPM used for each of `modules`, keyed by module name, from CONFIGURATION.yaml."""
     found = {}
-    manifest_path = os.path.join(SCRATCH, "debug.yaml")
+    manifest_path = os.path.join(SCRATCH, f"{CONFIGURATION}.yaml")
     if not os.path.exists(manifest_path):
-        sys.exit(f"{script}: no {manifest_path}: build the tools package first (swift build --package-path Tools --build-tests)")
+        sys.exit(f"{script}: no {manifest_path}: build the tools package first (swift build --package-path Tools --build-tests -c {CONFIGURATION})")
     with open(manifest_path, encoding="utf-8") as manifest:
         for line in manifest:
             line = line.strip()

@@ -47,8 +47,8 @@ extension ImageService {
             if let table = request.preset {
                 return try await fromTable(table, source: PresetTable.Source(file), request: request, bytes: .file(file.realPath))
             } else {
-                let image = try await draw(.file(file.realPath), processing: request.processing)
-                entry = try await encode(image, integrity: image.integrity, request: request, key: request.key)
+                let (image, metadata) = try await draw(.file(file.realPath), processing: request.processing)
+                entry = try await encode(image, integrity: image.integrity, request: request, key: request.key, metadata: metadata)
                 outcome = .produced
             }
             return (entry, outcome)
@@ -62,8 +62,8 @@ extension ImageService {
             let digest = ObjectVersion.digest(of: data)
             let key = request.key(withDigest: digest)
             if let hit = responses.get(key) { return (hit, .memory) }
-            let image = try await draw(.loaded(data), processing: request.processing)
-            return (try await encode(image, integrity: image.integrity, request: request, key: key), .remote)
+            let (image, metadata) = try await draw(.loaded(data), processing: request.processing)
+            return (try await encode(image, integrity: image.integrity, request: request, key: key, metadata: metadata), .remote)
         case .object(let store, let key, let version):
             if let hit = responses.get(request.key) { return (hit, .memory) }
             let bytes = SourceBytes.object(store, key: key, tag: version?.tag ?? "", known: version?.data)
@@ -71,26 +71,37 @@ extension ImageService {
                 return try await fromTable(table, source: PresetTable.Source(identity: "@\(store.name)/\(key)", version: version.tag),
                                            request: request, bytes: bytes)
             }
-            let image = try await draw(bytes, processing: request.processing)
-            return (try await encode(image, integrity: image.integrity, request: request, key: request.key), .produced)
+            let (image, metadata) = try await draw(bytes, processing: request.processing)
+            return (try await encode(image, integrity: image.integrity, request: request, key: request.key, metadata: metadata), .produced)
         }
     }
 
     /// The answer of a preset request from `table`: the slot of `source` when the table holds it, else a
-    /// fill from `bytes`; then one encode.
+    /// fill from `bytes`; then one encode. A table holds pixels only: a recipe that keeps metadata reads
+    /// the source's again for it, first (once per response, which the memory cache then keeps).
     private func fromTable(_ table: PresetTable, source: PresetTable.Source, request: ServeRequest,
                            bytes: SourceBytes) async throws -> (ResponseCache.Entry, CacheOutcome) {
+        let metadata = try await kept(request.processing.metadata, of: bytes)
         if let hit = table.image(of: source) {
             counters.withLock { $0.tableHits += 1 }
             metrics.tableHits.increment()
-            return (try await encode(hit, integrity: hit.integrity, request: request, key: request.key), .table)
+            return (try await encode(hit, integrity: hit.integrity, request: request, key: request.key, metadata: metadata), .table)
         }
         counters.withLock { $0.tableMisses += 1 }
         metrics.tableMisses.increment()
         switch try await fill(table, with: source, bytes: bytes).value {
-        case .slot(let image): return (try await encode(image, integrity: image.integrity, request: request, key: request.key), .produced)
-        case .unstored(let image): return (try await encode(image, integrity: image.integrity, request: request, key: request.key), .produced)
+        case .slot(let image):
+            return (try await encode(image, integrity: image.integrity, request: request, key: request.key, metadata: metadata), .produced)
+        case .unstored(let image):
+            return (try await encode(image, integrity: image.integrity, request: request, key: request.key, metadata: metadata), .produced)
         }
+    }
+
+    /// What `policy` keeps of the metadata of `bytes`, read under a permit of the work limit; nothing read for ``ImageProcessing/Metadata/strip``.
+    private func kept(_ policy: ImageProcessing.Metadata, of bytes: SourceBytes) async throws -> ImageMetadata {
+        guard policy != .strip else { return ImageMetadata() }
+        let fetched = try await bytes.fetched()
+        return try await work.run { ImageMetadata(reading: try bytes.contents(fetched: fetched)).kept(policy) }
     }
 
     /// Fills `table`'s slot for `source`: once per preset and source version, whatever the output format.
@@ -100,20 +111,26 @@ extension ImageService {
         let key = "\(table.preset.name)|\(source.identity)|\(source.version)"
         return try await fills.value(for: key, deadline: nil) { [self] in
             if let hit = table.image(of: source) { return .slot(hit) }   // filled just before this job started
-            return try table.store(try await draw(bytes, processing: table.pixels), of: source)
+            return try table.store(try await draw(bytes, processing: table.pixels).image, of: source)
         }
     }
 
-    /// `bytes` drawn by `processing` under a permit of the work limit (see ``SourceBytes`` for when they are read).
-    func draw(_ bytes: SourceBytes, processing: ImageProcessing) async throws -> Bitmap {
+    /// `bytes` drawn by `processing` under a permit of the work limit (see ``SourceBytes`` for when they are
+    /// read), with what ``ImageProcessing/metadata`` keeps of their metadata (nothing read for `strip`).
+    func draw(_ bytes: SourceBytes, processing: ImageProcessing) async throws -> (image: Bitmap, metadata: ImageMetadata) {
         let fetched = try await bytes.fetched()
-        return try await work.run { [self] in try render(try bytes.contents(fetched: fetched), processing: processing) }
+        return try await work.run { [self] in
+            let data = try bytes.contents(fetched: fetched)
+            let metadata = processing.metadata == .strip ? ImageMetadata() : ImageMetadata(reading: data).kept(processing.metadata)
+            return (try render(data, processing: processing), metadata)
+        }
     }
 
-    /// ``encode(_:integrity:output:quality:background:key:lastModified:)`` with `request`'s output, quality and background.
-    func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, request: ServeRequest, key: String) async throws -> ResponseCache.Entry {
+    /// ``encode(_:integrity:output:quality:background:metadata:key:lastModified:)`` with `request`'s output, quality and background.
+    func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, request: ServeRequest, key: String,
+                metadata: ImageMetadata) async throws -> ResponseCache.Entry {
         try await encode(image, integrity: integrity, output: request.output, quality: request.quality,
-                         background: request.processing.background, key: key, lastModified: request.lastModified)
+                         background: request.processing.background, metadata: metadata, key: key, lastModified: request.lastModified)
     }
 
     /// Encodes in the negotiated format (PNG instead of JPEG for an image with transparent pixels), with the
@@ -122,15 +139,17 @@ extension ImageService {
     /// the memory cache before any waiter resumes, so that a later request hits it. `integrity` is the
     /// source decode's, kept with the response (its headers, and the ETag of a truncated source).
     /// `quality` is `q`, or `nil` for the format's default (``ServerConfiguration/quality``).
-    /// A transparent image encoded as JPEG is flattened onto `background` (white by default).
+    /// A transparent image encoded as JPEG is flattened onto `background` (white by default); `metadata` is
+    /// written into the file (``ImageMetadata``).
     func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, output: OutputChoice, quality: Int?,
-                background: ImageProcessing.Background = .white, key: String, lastModified: Int? = nil) async throws -> ResponseCache.Entry {
+                background: ImageProcessing.Background = .white, metadata: ImageMetadata = ImageMetadata(),
+                key: String, lastModified: Int? = nil) async throws -> ResponseCache.Entry {
         let etag = Self.etag(key, integrity: integrity)
         let entry = try await work.run { [self] in
             let hasAlpha = image.hasTransparentPixels
             let format = output.format(hasAlpha: hasAlpha)
             let encoder = ImageEncoder(format: format, quality: quality ?? configuration.quality.value(for: format),
-                                       speed: configuration.avifSpeed, background: background)
+                                       speed: configuration.avifSpeed, background: background, metadata: metadata)
             let start = ContinuousClock.now
             defer { metrics.encodeTime.recordSince(start) }
             counters.withLock { $0.encodes += 1 }

@@ -9,10 +9,10 @@ import Tessera
 ///
 /// The table holds pixels, so its identity is the recipe without its encoding (``pixels``): a preset that
 /// changes its gravity or blur gets a new table (the name carries a hash of the recipe), one that changes
-/// only its format or quality keeps its table and re-encodes.
+/// only its format, quality or metadata keeps its table and re-encodes.
 struct PresetTable: Sendable {
     let preset: ServerConfiguration.Preset
-    /// The preset's recipe without `ImageProcessing.format` and `ImageProcessing.quality`: everything
+    /// The preset's recipe without `ImageProcessing.format`, `ImageProcessing.quality` and `ImageProcessing.metadata`: everything
     /// that shapes the pixels.
     let pixels: ImageProcessing
     /// The whole recipe's `ImageProcessing.identity`, worked out once (it is part of every response key).
@@ -34,6 +34,7 @@ struct PresetTable: Sendable {
         var pixels = preset.processing
         pixels.format = nil
         pixels.quality = nil
+        pixels.metadata = .strip
         self.pixels = pixels
         identity = preset.processing.identity
         slot = Self.slotSize(of: pixels)

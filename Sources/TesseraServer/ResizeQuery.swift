@@ -91,7 +91,8 @@ extension ImageService {
     /// `trim=THRESHOLD`, `padding=T[,R[,B[,L]]]` (CSS's shorthand: one value for all sides, two for
     /// vertical and horizontal, three for top, horizontal and bottom), `sharpen=SIGMA`, `pixelate=SIZE`,
     /// `grayscale=0|1`, `watermark=NAME` with `watermark_position`, `watermark_opacity`, `watermark_scale` and
-    /// `watermark_offset=X,Y` (the name is checked against the configured watermarks by the caller).
+    /// `watermark_offset=X,Y` (the name is checked against the configured watermarks by the caller), and
+    /// `metadata=strip|copyright|keep`.
     static func operations(from query: [String: String], into processing: inout ImageProcessing) throws(ServiceError) {
         if let text = query["crop"] {
             guard let sides: [Double] = Self.numbers(text, separator: ":", count: 2...2), sides.allSatisfy(\.isFinite) else {
@@ -166,6 +167,10 @@ extension ImageService {
         if let text = query["grayscale"] {
             guard let grayscale = Self.flag(text) else { throw ServiceError(.grayscale, "grayscale is 0 or 1") }
             processing.grayscale = grayscale
+        }
+        if let text = query["metadata"] {
+            guard let metadata = ImageProcessing.Metadata(rawValue: text) else { throw ServiceError(.metadata, "metadata is strip, copyright or keep") }
+            processing.metadata = metadata
         }
     }
 

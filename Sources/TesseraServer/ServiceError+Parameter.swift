@@ -28,6 +28,7 @@ extension ServiceError.Code {
         case .pixelate: self = .badPixelate
         case .grayscale: self = .badGrayscale
         case .watermark: self = .badWatermark
+        case .metadata: self = .badMetadata
         case .output: self = .outputTooLarge
         }
     }

@@ -67,6 +67,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         case badGrayscale = "bad_grayscale"
         /// A `watermark…` parameter is malformed or out of range, or names no configured watermark (400).
         case badWatermark = "bad_watermark"
+        /// `metadata` is not `strip`, `copyright` or `keep` (400).
+        case badMetadata = "bad_metadata"
         /// `filename` keeps no letter or digit once sanitised (400).
         case badFilename = "bad_filename"
         /// `attachment` is not 0 or 1 (400).
@@ -124,7 +126,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
             switch self {
             case .notFound, .unknownPreset, .unknownSource: .notFound
             case .badPath, .pathEscape, .badFormat, .badQuality, .optionNotAllowed, .unknownParameter, .badRotate, .badFlip,
-                 .badCrop, .badTrim, .badPadding, .badSharpen, .badPixelate, .badGrayscale, .badFilename, .badAttachment, .badWatermark, .badGravity, .badFocalPoint, .badEnlarge,
+                 .badCrop, .badTrim, .badPadding, .badSharpen, .badPixelate, .badGrayscale, .badMetadata, .badFilename, .badAttachment, .badWatermark, .badGravity, .badFocalPoint, .badEnlarge,
                  .badBackground, .badDPR, .badBlur, .badSize, .sizeNotAllowed, .outputTooLarge, .badMode,
                  .missingSource, .badSource: .badRequest
             case .pathOutsideRoot, .missingSignature, .badSignature, .remoteDisabled, .remoteRefused: .forbidden

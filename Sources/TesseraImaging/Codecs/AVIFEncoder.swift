@@ -23,6 +23,8 @@ public struct AVIFEncoder: ImageEncoding {
     /// How a viewer must turn the stored pixels (EXIF semantics), written as the file's `irot` and
     /// `imir` boxes instead of turning the pixels. Default ``ImageOrientation/up`` (no boxes).
     public var orientation: ImageOrientation
+    /// EXIF and XMP written as the image's metadata items (IPTC has no place in AVIF); empty by default.
+    public var metadata = ImageMetadata()
 
     /// Creates an encoder with `quality` (default 60), `speed` (default 8), `threads` (default 1)
     /// and `orientation` (default ``ImageOrientation/up``).
@@ -61,7 +63,16 @@ public struct AVIFEncoder: ImageEncoding {
         defer { heif_encoding_options_free(options) }
         // libheif's orientation values are EXIF's (1…8), as ImageOrientation's raw values are.
         options.pointee.image_orientation = heif_orientation(rawValue: UInt32(orientation.rawValue))
-        try check(heif_context_encode_image(context, pixels, encoder, options, nil))
+        var handle: OpaquePointer?
+        try check(heif_context_encode_image(context, pixels, encoder, options, &handle))
+        defer { if let handle { heif_image_handle_release(handle) } }
+        // libheif writes the EXIF item's 4-byte offset to the TIFF header itself.
+        if let exif = metadata.exif, exif.count <= ImageMetadata.maximumPartBytes {
+            try check(heif_context_add_exif_metadata(context, handle, exif, Int32(exif.count)))
+        }
+        if let xmp = metadata.xmp, xmp.count <= ImageMetadata.maximumPartBytes {
+            try check(heif_context_add_XMP_metadata(context, handle, xmp, Int32(xmp.count)))
+        }
         let sink = ByteSink()
         var writer = heif_writer(writer_api_version: 1) { _, data, size, userdata in
             let sink = Unmanaged<ByteSink>.fromOpaque(userdata!).takeUnretainedValue()

@@ -1,5 +1,5 @@
 /// Reads the few JPEG header facts TurboJPEG does not report: the EXIF orientation (tag 0x0112 of
-/// IFD0 in the APP1 "Exif" segment), whether an Adobe APP14 segment is present (which tells
+/// IFD0 in the APP1 "Exif" segment), where the EXIF, XMP and Photoshop (IPTC) segments are, whether an Adobe APP14 segment is present (which tells
 /// how CMYK values are stored) and where the APP2 "ICC_PROFILE" segments are (assembled by
 /// ``EmbeddedProfile/jpeg(_:segments:)``).
 ///
@@ -20,6 +20,12 @@ enum ExifOrientationReader {
         var scanOffset: Int?
         /// The payloads of the APP2 segments that start with "ICC_PROFILE\0", in file order.
         var iccSegments: [Range<Int>] = []
+        /// The TIFF structure of the first APP1 "Exif\0\0" segment (after those six bytes).
+        var exif: Range<Int>?
+        /// The packet of the first APP1 XMP segment (after its namespace and zero byte).
+        var xmp: Range<Int>?
+        /// The payload of the first APP13 "Photoshop 3.0\0" segment (after that signature).
+        var photoshop: Range<Int>?
     }
 
     /// Whether a JPEG was cut short: its headers end before the first scan, or it has a scan but no
@@ -85,6 +91,11 @@ enum ExifOrientationReader {
             if marker == 0xE1, !foundExif, starts(segment, with: [0x45, 0x78, 0x69, 0x66, 0, 0]) {   // "Exif\0\0"
                 foundExif = true
                 findings.orientation = orientation(inTIFF: UnsafeRawBufferPointer(rebasing: segment[6...]))
+                findings.exif = (i + 8)..<(i + length)
+            } else if marker == 0xE1, findings.xmp == nil, starts(segment, with: xmpSignature) {
+                findings.xmp = (i + 2 + xmpSignature.count)..<(i + length)
+            } else if marker == 0xED, findings.photoshop == nil, starts(segment, with: photoshopSignature) {
+                findings.photoshop = (i + 2 + photoshopSignature.count)..<(i + length)
             } else if marker == 0xEE, starts(segment, with: [0x41, 0x64, 0x6F, 0x62, 0x65]) {   // "Adobe"
                 findings.hasAdobeMarker = true
             } else if marker == 0xE2, starts(segment, with: EmbeddedProfile.jpegSignature) {
@@ -147,6 +158,11 @@ enum ExifOrientationReader {
         }
         return .up
     }
+
+    /// The start of an APP1 XMP segment: the XMP namespace and a zero byte.
+    static let xmpSignature: [UInt8] = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
+    /// The start of an APP13 segment of Photoshop image resources (where IPTC-IIM lives).
+    static let photoshopSignature: [UInt8] = Array("Photoshop 3.0".utf8) + [0]
 
     static func starts(_ bytes: UnsafeRawBufferPointer, with prefix: [UInt8]) -> Bool {
         guard bytes.count >= prefix.count else { return false }

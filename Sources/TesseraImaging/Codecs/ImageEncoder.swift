@@ -24,15 +24,19 @@ public struct ImageEncoder: ImageEncoding {
     /// The colour transparent pixels are flattened onto for a format without transparency (JPEG); `nil`
     /// leaves them to the codec (JPEG: premultiplied colour, which is the image over black).
     public var background: ImageProcessing.Background?
+    /// The EXIF, XMP and IPTC written into the file (``ImageMetadata``'s table says where, per format);
+    /// empty by default, which writes none.
+    public var metadata: ImageMetadata
 
     /// Creates an encoder of `format`; the other parameters are the documented properties' defaults.
     public init(format: ImageFileFormat, quality: Int? = nil, lossless: Bool = false, speed: Int = 8,
-                background: ImageProcessing.Background? = nil) {
+                background: ImageProcessing.Background? = nil, metadata: ImageMetadata = ImageMetadata()) {
         self.format = format
         self.quality = quality
         self.lossless = lossless
         self.speed = speed
         self.background = background
+        self.metadata = metadata
     }
 
     /// Encodes `image` (any ``PixelStyle``) in ``format``.
@@ -43,6 +47,12 @@ public struct ImageEncoder: ImageEncoding {
     /// ``encode(_:)`` for a caller that already knows whether `image` has transparent pixels
     /// (``BitmapImage/hasTransparentPixels``), which spares the encoder that scan.
     public func encode(_ image: some BitmapImage, transparent: Bool) throws(TesseraError) -> [UInt8] {
+        let file = try encodePixels(image, transparent: transparent)
+        return metadata.embedded(in: file, format: format, width: image.width, height: image.height)
+    }
+
+    /// The codec's file, without metadata (AVIF's is written by ``AVIFEncoder``).
+    private func encodePixels(_ image: some BitmapImage, transparent: Bool) throws(TesseraError) -> [UInt8] {
         switch format {
         case .jpeg:
             let encoder = quality.map { JPEGEncoder(quality: $0) } ?? JPEGEncoder()
@@ -55,7 +65,9 @@ public struct ImageEncoder: ImageEncoding {
         case .webp:
             return try (quality.map { WebPEncoder(quality: $0, lossless: lossless) } ?? WebPEncoder(lossless: lossless)).encode(image)
         case .avif:
-            return try (quality.map { AVIFEncoder(quality: $0, speed: speed) } ?? AVIFEncoder(speed: speed)).encode(image)
+            var encoder = quality.map { AVIFEncoder(quality: $0, speed: speed) } ?? AVIFEncoder(speed: speed)
+            encoder.metadata = metadata
+            return try encoder.encode(image)
         case .gif, .heic:
             throw TesseraError(.encoding(format: format, message: "Tessera reads \(format) but does not write it"))
         }

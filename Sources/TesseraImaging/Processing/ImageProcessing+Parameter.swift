@@ -45,6 +45,8 @@ extension ImageProcessing {
         /// ``ImageProcessing/watermark``: an opacity or scale out of range, an offset beyond
         /// ``Limits/maximumDimension``, no image for its name, or too many tiles.
         case watermark
+        /// ``ImageProcessing/metadata``: not `strip`, `copyright` or `keep`.
+        case metadata
         /// The source's size: not 1…``Limits/sourceSideRange`` pixels on each side.
         case source
         /// The output canvas: more than ``Limits/maximumOutputPixels``.

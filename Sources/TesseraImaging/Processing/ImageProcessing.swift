@@ -60,6 +60,8 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     public var grayscale: Bool
     /// An image drawn over the output, last of all (``Watermark``); `nil` for none.
     public var watermark: Watermark?
+    /// Which of the source's EXIF, XMP and IPTC the output carries (``Metadata``): none by default.
+    public var metadata: Metadata = .strip
 
     /// Creates a description; every parameter has the default of "the source as it is".
     public init(width: Int? = nil, height: Int? = nil, mode: Mode = .fit, gravity: Gravity = .center,
@@ -108,7 +110,8 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     /// round-trip form (`2.0`, `0.25`): for `ImageProcessing(width: 300, mode: .fill, gravity: .northEast, dpr: 2)`
     /// it is `w=300,h=-,m=fill,g=north-east,e=0,bg=ffffffff,dpr=2.0,blur=-,f=-,q=-`. A ``rotation`` or a
     /// ``flip`` adds `,r=90` or `,fl=h`, and each later operation its own pair when set (`,crop=W:H:G`, `,cbox=L,T,R,B`,
-    /// `,trim=N`, `,pad=T,R,B,L`, `,sh=SIGMA`, `,pix=N`, `,gray=1`, `,wm=NAME@VERSION:POSITION:OPACITY:SCALE:X:Y`),
+    /// `,trim=N`, `,pad=T,R,B,L`, `,sh=SIGMA`, `,pix=N`, `,gray=1`, `,wm=NAME@VERSION:POSITION:OPACITY:SCALE:X:Y`,
+    /// `,meta=keep`),
     /// so identities without them never changed.
     public var identity: String {
         func text(_ value: Int?) -> String { value.map(String.init) ?? "-" }
@@ -126,7 +129,8 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
 
     /// The identity's part for the operations added after rotation and flip, each only when set, in the
     /// order they are applied: `,crop=W:H:G`, `,cbox=L,T,R,B`, `,trim=N`, `,pad=T,R,B,L`, `,sh=SIGMA`,
-    /// `,pix=N`, `,gray=1`, `,wm=NAME@VERSION:POSITION:OPACITY:SCALE:X:Y`.
+    /// `,pix=N`, `,gray=1`, `,wm=NAME@VERSION:POSITION:OPACITY:SCALE:X:Y`, then `,meta=keep` or
+    /// `,meta=copyright` (what the encoder writes beside the pixels).
     private var operationsIdentity: String {
         var parts: [String] = []
         if let crop { parts.append("crop=\(crop.identity)") }
@@ -137,6 +141,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
         if let pixelate { parts.append("pix=\(pixelate)") }
         if grayscale { parts.append("gray=1") }
         if let watermark { parts.append("wm=\(watermark.identity)") }
+        if metadata != .strip { parts.append("meta=\(metadata.rawValue)") }
         return parts.map { "," + $0 }.joined()
     }
 
@@ -145,7 +150,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case width, height, mode, gravity, enlarge, background, dpr, blur, format, quality
-        case rotation = "rotate", flip, crop, cropBox, trim, padding, sharpen, pixelate, grayscale, watermark
+        case rotation = "rotate", flip, crop, cropBox, trim, padding, sharpen, pixelate, grayscale, watermark, metadata
     }
 
     /// Decodes a recipe; absent fields take their defaults (a size-only recipe is `{"width": 300}`). A
@@ -172,6 +177,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
                   pixelate: try c.decodeIfPresent(Int.self, forKey: .pixelate),
                   grayscale: try c.decodeIfPresent(Bool.self, forKey: .grayscale) ?? false,
                   watermark: try c.decodeIfPresent(Watermark.self, forKey: .watermark))
+        metadata = try c.decodeIfPresent(Metadata.self, forKey: .metadata) ?? .strip
     }
 
     /// The `padding` field: absent, one number for all four sides, or `{"top": T, "right": R, "bottom": B, "left": L}`.

@@ -13,7 +13,7 @@ struct ServiceErrorParameterTests {
         .enlarge: "bad_enlarge", .background: "bad_bg", .dpr: "bad_dpr", .blur: "bad_blur", .format: "bad_format",
         .quality: "bad_quality", .rotation: "bad_rotate", .flip: "bad_flip", .source: "bad_size", .output: "output_too_large",
         .crop: "bad_crop", .trim: "bad_trim", .padding: "bad_padding", .sharpen: "bad_sharpen", .pixelate: "bad_pixelate",
-        .grayscale: "bad_grayscale", .watermark: "bad_watermark",
+        .grayscale: "bad_grayscale", .watermark: "bad_watermark", .metadata: "bad_metadata",
     ]
 
     @Test("every parameter has its code, each a 400", arguments: ImageProcessing.Parameter.allCases)
@@ -53,6 +53,7 @@ struct ServiceErrorParameterTests {
             (["trim": "255"], nil), (["trim": "-1"], "bad_trim"), (["padding": "1,2,3"], nil), (["padding": "8193"], "bad_padding"),
             (["padding": ""], "bad_padding"), (["sharpen": "10"], nil), (["sharpen": "nan"], "bad_sharpen"),
             (["pixelate": "256"], nil), (["pixelate": "257"], "bad_pixelate"), (["grayscale": "true"], nil),
+            (["metadata": "keep"], nil), (["metadata": "copyright"], nil), (["metadata": "all"], "bad_metadata"), (["metadata": "Keep"], "bad_metadata"),
         ]
         for (query, code) in cases {
             #expect(Self.refusal(query) == code, "\(query)")
