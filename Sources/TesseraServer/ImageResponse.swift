@@ -34,6 +34,10 @@ extension ImageService {
         public var lastModified: Int?
         /// `Content-Disposition` (`inline; filename="NAME.EXT"`), when the request has `filename` or `attachment`.
         public var contentDisposition: String?
+        /// `X-Tessera-Animation`, for an animated source: `N frames` when the answer animates, `first frame`
+        /// when the request or the output format asked for a still, `first frame: over the limit` when the
+        /// source is over the animation limits; `nil` for a still source.
+        public var animation: String?
         /// A memory hit's header fields but `Date`, as its cache entry keeps them
         /// (``ResponseCache/Entry/hitFields``); empty for every other answer.
         var hitFields = HTTPHeaders()

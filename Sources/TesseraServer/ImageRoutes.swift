@@ -153,6 +153,7 @@ public struct ImageRoutes: Sendable {
         if image.status != 304 { body(.contentType, image.contentType) }
         if let disposition = image.contentDisposition { body(.contentDisposition, disposition) }
         if let seconds = image.lastModified { body(.lastModified, HTTPDate.text(seconds)) }
+        if let animation = image.animation { body(animationField, animation) }
     }
 
     /// A preset's name from the URL, percent-decoded (undecodable: empty, an unknown preset).
@@ -181,6 +182,8 @@ public struct ImageRoutes: Sendable {
     static let cacheOutcomeField = HTTPFields.Element.Name("X-Tessera-Cache")!
     /// `X-Tessera-Decode`: `partial` when the source ended early, `damaged` when its codec recovered from damage.
     static let decodeField = HTTPFields.Element.Name("X-Tessera-Decode")!
+    /// `X-Tessera-Animation` (``ImageService/ImageResponse/animation``).
+    static let animationField = HTTPFields.Element.Name("X-Tessera-Animation")!
     /// `X-Tessera-Fallback: 1` on the fallback image.
     static let fallbackField = HTTPFields.Element.Name("X-Tessera-Fallback")!
 }

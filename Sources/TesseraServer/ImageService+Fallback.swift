@@ -31,7 +31,7 @@ extension ImageService {
             do {
                 let done = try await jobs.value(for: key, deadline: deadline) { [self] in
                     if let hit = responses.get(key) { return (hit, CacheOutcome.memory) }
-                    let image = try await draw(.loaded(fallback.data), processing: shape.processing).image
+                    let image = try await draw(.loaded(fallback.data), processing: shape.processing, animates: false).drawn.still
                     return (try await encode(image, integrity: image.integrity, output: shape.output, quality: shape.quality,
                                              background: shape.processing.background, key: key),
                             CacheOutcome.produced)

@@ -34,6 +34,28 @@ enum SourceBytes: Sendable {
     }
 }
 
+/// What a produce drew from its source: the pixels, the metadata the processing keeps, and the answer's
+/// `X-Tessera-Animation` (`nil` for a still source).
+struct Drawing: Sendable {
+    var drawn: Drawn
+    var metadata: ImageMetadata
+    var animation: String?
+}
+
+/// A still image, or every frame of an animation.
+enum Drawn: Sendable {
+    case still(Bitmap)
+    case animation(Animation)
+
+    /// The still, or the animation's first frame.
+    var still: Bitmap {
+        switch self {
+        case .still(let image): image
+        case .animation(let animation): animation.frames[0].image
+        }
+    }
+}
+
 extension ImageService {
     /// The work of one response key (run once per key by the work pool): the pixels from the preset's
     /// table, a decode of the file, or a download and decode; then one encode, kept in the memory cache.
@@ -47,8 +69,8 @@ extension ImageService {
             if let table = request.preset {
                 return try await fromTable(table, source: PresetTable.Source(file), request: request, bytes: .file(file.realPath))
             } else {
-                let (image, metadata) = try await draw(.file(file.realPath), processing: request.processing)
-                entry = try await encode(image, integrity: image.integrity, request: request, key: request.key, metadata: metadata)
+                let drawing = try await draw(.file(file.realPath), processing: request.processing, animates: request.output.animatedFormat != nil)
+                entry = try await encode(drawing, request: request, key: request.key)
                 outcome = .produced
             }
             return (entry, outcome)
@@ -62,8 +84,8 @@ extension ImageService {
             let digest = ObjectVersion.digest(of: data)
             let key = request.key(withDigest: digest)
             if let hit = responses.get(key) { return (hit, .memory) }
-            let (image, metadata) = try await draw(.loaded(data), processing: request.processing)
-            return (try await encode(image, integrity: image.integrity, request: request, key: key, metadata: metadata), .remote)
+            let drawing = try await draw(.loaded(data), processing: request.processing, animates: request.output.animatedFormat != nil)
+            return (try await encode(drawing, request: request, key: key), .remote)
         case .object(let store, let key, let version):
             if let hit = responses.get(request.key) { return (hit, .memory) }
             let bytes = SourceBytes.object(store, key: key, tag: version?.tag ?? "", known: version?.data)
@@ -71,14 +93,16 @@ extension ImageService {
                 return try await fromTable(table, source: PresetTable.Source(identity: "@\(store.name)/\(key)", version: version.tag),
                                            request: request, bytes: bytes)
             }
-            let (image, metadata) = try await draw(bytes, processing: request.processing)
-            return (try await encode(image, integrity: image.integrity, request: request, key: request.key, metadata: metadata), .produced)
+            let drawing = try await draw(bytes, processing: request.processing, animates: request.output.animatedFormat != nil)
+            return (try await encode(drawing, request: request, key: request.key), .produced)
         }
     }
 
     /// The answer of a preset request from `table`: the slot of `source` when the table holds it, else a
     /// fill from `bytes`; then one encode. A table holds pixels only: a recipe that keeps metadata reads
-    /// the source's again for it, first (once per response, which the memory cache then keeps).
+    /// the source's again for it, first (once per response, which the memory cache then keeps). A table
+    /// holds still sources only (``fill(_:with:bytes:)``): on a miss, when the answer may animate, an
+    /// animated source is drawn here, every frame, and never stored.
     private func fromTable(_ table: PresetTable, source: PresetTable.Source, request: ServeRequest,
                            bytes: SourceBytes) async throws -> (ResponseCache.Entry, CacheOutcome) {
         let metadata = try await kept(request.processing.metadata, of: bytes)
@@ -89,12 +113,24 @@ extension ImageService {
         }
         counters.withLock { $0.tableMisses += 1 }
         metrics.tableMisses.increment()
+        if request.processing.frames == .all, request.output.animatedFormat != nil, try await frameCount(of: bytes) > 1 {
+            var drawing = try await draw(bytes, processing: request.processing, animates: true)
+            drawing.metadata = metadata
+            return (try await encode(drawing, request: request, key: request.key), .produced)
+        }
         switch try await fill(table, with: source, bytes: bytes).value {
         case .slot(let image):
             return (try await encode(image, integrity: image.integrity, request: request, key: request.key, metadata: metadata), .produced)
         case .unstored(let image):
             return (try await encode(image, integrity: image.integrity, request: request, key: request.key, metadata: metadata), .produced)
         }
+    }
+
+    /// The number of frames of the image in `bytes` (the GIF decoder counts up to its limit + 1), read under a
+    /// permit of the work limit.
+    private func frameCount(of bytes: SourceBytes) async throws -> Int {
+        let fetched = try await bytes.fetched()
+        return try await work.run { [self] in try decoder.probe(try bytes.contents(fetched: fetched)).frameCount }
     }
 
     /// What `policy` keeps of the metadata of `bytes`, read under a permit of the work limit; nothing read for ``ImageProcessing/Metadata/strip``.
@@ -105,32 +141,63 @@ extension ImageService {
     }
 
     /// Fills `table`'s slot for `source`: once per preset and source version, whatever the output format.
-    /// A fill whose waiters all left still stores what it drew.
+    /// A fill whose waiters all left still stores what it drew. The first frame of an animated source is
+    /// drawn but not stored, so that a table hit is always a still source's whole answer.
     private func fill(_ table: PresetTable, with source: PresetTable.Source,
                       bytes: SourceBytes) async throws -> WorkPool<PresetTable.Filled>.Outcome {
         let key = "\(table.preset.name)|\(source.identity)|\(source.version)"
         return try await fills.value(for: key, deadline: nil) { [self] in
             if let hit = table.image(of: source) { return .slot(hit) }   // filled just before this job started
-            return try table.store(try await draw(bytes, processing: table.pixels).image, of: source)
+            let drawing = try await draw(bytes, processing: table.pixels, animates: false)
+            guard drawing.animation == nil else { return .unstored(drawing.drawn.still) }
+            return try table.store(drawing.drawn.still, of: source)
         }
     }
 
     /// `bytes` drawn by `processing` under a permit of the work limit (see ``SourceBytes`` for when they are
-    /// read), with what ``ImageProcessing/metadata`` keeps of their metadata (nothing read for `strip`).
-    func draw(_ bytes: SourceBytes, processing: ImageProcessing) async throws -> (image: Bitmap, metadata: ImageMetadata) {
+    /// read): every frame of an animated source when `animates` (``draw(_:processing:animates:)``), with what
+    /// ``ImageProcessing/metadata`` keeps of their metadata (nothing read for `strip`).
+    func draw(_ bytes: SourceBytes, processing: ImageProcessing, animates: Bool) async throws -> Drawing {
         let fetched = try await bytes.fetched()
         return try await work.run { [self] in
             let data = try bytes.contents(fetched: fetched)
             let metadata = processing.metadata == .strip ? ImageMetadata() : ImageMetadata(reading: data).kept(processing.metadata)
-            return (try render(data, processing: processing), metadata)
+            let (drawn, animation) = try draw(data, processing: processing, animates: animates)
+            return Drawing(drawn: drawn, metadata: metadata, animation: animation)
         }
     }
 
-    /// ``encode(_:integrity:output:quality:background:metadata:key:lastModified:)`` with `request`'s output, quality and background.
+    /// `drawing` encoded for `request`: a still by ``encode(_:integrity:output:quality:background:metadata:animation:key:lastModified:)``,
+    /// an animation in the request's animated format (``OutputChoice/animatedFormat``).
+    func encode(_ drawing: Drawing, request: ServeRequest, key: String) async throws -> ResponseCache.Entry {
+        switch drawing.drawn {
+        case .still(let image):
+            return try await encode(image, integrity: image.integrity, request: request, key: key, metadata: drawing.metadata,
+                                    animation: drawing.animation)
+        case .animation(let animation):
+            let format = request.output.animatedFormat ?? .gif
+            let etag = Self.etag(key, integrity: .intact)
+            let entry = try await work.run { [self] in
+                let encoder = ImageEncoder(format: format, quality: request.quality ?? configuration.quality.value(for: format))
+                let start = ContinuousClock.now
+                defer { metrics.encodeTime.recordSince(start) }
+                counters.withLock { $0.encodes += 1 }
+                return ResponseCache.Entry(body: ByteBuffer(bytes: try encoder.encode(animation)), contentType: format.mediaType, etag: etag,
+                                           cacheControl: cacheControl(for: .intact), lastModified: request.lastModified,
+                                           animation: drawing.animation)
+            }
+            responses.set(key, entry)
+            metrics.responseCacheBytes.set(responses.byteCount)
+            return entry
+        }
+    }
+
+    /// ``encode(_:integrity:output:quality:background:metadata:animation:key:lastModified:)`` with `request`'s output, quality and background.
     func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, request: ServeRequest, key: String,
-                metadata: ImageMetadata) async throws -> ResponseCache.Entry {
+                metadata: ImageMetadata, animation: String? = nil) async throws -> ResponseCache.Entry {
         try await encode(image, integrity: integrity, output: request.output, quality: request.quality,
-                         background: request.processing.background, metadata: metadata, key: key, lastModified: request.lastModified)
+                         background: request.processing.background, metadata: metadata, animation: animation, key: key,
+                         lastModified: request.lastModified)
     }
 
     /// Encodes in the negotiated format (PNG instead of JPEG for an image with transparent pixels), with the
@@ -143,7 +210,7 @@ extension ImageService {
     /// written into the file (``ImageMetadata``).
     func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, output: OutputChoice, quality: Int?,
                 background: ImageProcessing.Background = .white, metadata: ImageMetadata = ImageMetadata(),
-                key: String, lastModified: Int? = nil) async throws -> ResponseCache.Entry {
+                animation: String? = nil, key: String, lastModified: Int? = nil) async throws -> ResponseCache.Entry {
         let etag = Self.etag(key, integrity: integrity)
         let entry = try await work.run { [self] in
             let hasAlpha = image.hasTransparentPixels
@@ -155,7 +222,7 @@ extension ImageService {
             counters.withLock { $0.encodes += 1 }
             let bytes = try encoder.encode(image, transparent: hasAlpha)
             return ResponseCache.Entry(body: ByteBuffer(bytes: bytes), contentType: format.mediaType, etag: etag, integrity: integrity,
-                                       cacheControl: cacheControl(for: integrity), lastModified: lastModified)
+                                       cacheControl: cacheControl(for: integrity), lastModified: lastModified, animation: animation)
         }
         responses.set(key, entry)
         metrics.responseCacheBytes.set(responses.byteCount)

@@ -82,7 +82,9 @@ public final class ImageService: Sendable {
         tablesDirectory = tables
         let limits = configuration.limits
         decoder = ImageDecoder(limits: DecodingLimits(maximumPixelCount: limits.maximumSourcePixels,
-                                                      maximumInputBytes: limits.maximumSourceBytes, policy: configuration.decoding))
+                                                      maximumInputBytes: limits.maximumSourceBytes,
+                                                      maximumFrameCount: limits.maximumAnimationFrames,
+                                                      maximumAnimationPixelCount: limits.maximumAnimationPixels, policy: configuration.decoding))
         let metrics = ServiceMetrics(factory: metricsFactory ?? MetricsSystem.factory)
         self.metrics = metrics
         work = ParallelismLimit(width: limits.maximumConcurrentDecodes, queueLimit: limits.maximumQueuedDecodes) { running, waiting in
@@ -305,7 +307,8 @@ public final class ImageService: Sendable {
         metrics.outcome(outcome)
         return ImageResponse(status: 200, bodyBuffer: entry.body, contentType: entry.contentType, etag: entry.etag,
                              cacheControl: cacheControl(for: entry.integrity), outcome: outcome, integrity: entry.integrity,
-                             lastModified: entry.lastModified, hitFields: outcome == .memory ? entry.hitFields : HTTPHeaders())
+                             lastModified: entry.lastModified, animation: entry.animation,
+                             hitFields: outcome == .memory ? entry.hitFields : HTTPHeaders())
     }
 
     /// A `304` for a response whose ETag is `etag`: one of an intact source (see ``etag(_:integrity:)``).

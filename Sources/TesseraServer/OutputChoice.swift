@@ -8,9 +8,18 @@ struct OutputChoice: Sendable {
     private let explicit: ImageFileFormat?
     /// The best format `Accept` names: AVIF, else WebP, else `nil` (JPEG or PNG).
     private let accepted: ImageFileFormat?
-
     /// The part of the cache key and ETag that decides the format.
     var key: String { explicit.map { "f:\($0.rawValue)" } ?? accepted.map { "a:\($0.rawValue)" } ?? "a:legacy" }
+
+    /// The format of an animated answer: `fmt` when it animates (GIF, WebP), `nil` (a still) for another
+    /// `fmt`; without `fmt`, WebP when `Accept` chose AVIF or WebP, else GIF. Never AVIF, which Tessera
+    /// writes still. AVIF's choice counts as WebP's because every browser that takes AVIF takes WebP
+    /// (Chrome, Firefox, Safari 16 on), and so that the format `Accept` chose is still the one key of a
+    /// resolved request (``ResolvedTargets``).
+    var animatedFormat: ImageFileFormat? {
+        if let explicit { return explicit.canAnimate ? explicit : nil }
+        return accepted == nil ? .gif : .webp
+    }
 
     init(fmt: String?, accept: String?) throws(ServiceError) {
         if let fmt {

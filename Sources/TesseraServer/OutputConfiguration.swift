@@ -23,7 +23,7 @@ extension ServerConfiguration {
             self = try ServeSettingsReader.section("quality", of: decoder, \.quality)
         }
 
-        /// The quality of `format` (PNG is lossless, and GIF and HEIC are not written: their value is unused).
+        /// The quality of `format` (PNG and GIF take none, and HEIC is not written: their value is unused).
         func value(for format: ImageFileFormat) -> Int {
             switch format {
             case .jpeg: jpeg

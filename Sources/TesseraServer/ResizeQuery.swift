@@ -92,7 +92,7 @@ extension ImageService {
     /// vertical and horizontal, three for top, horizontal and bottom), `sharpen=SIGMA`, `pixelate=SIZE`,
     /// `grayscale=0|1`, `watermark=NAME` with `watermark_position`, `watermark_opacity`, `watermark_scale` and
     /// `watermark_offset=X,Y` (the name is checked against the configured watermarks by the caller), and
-    /// `metadata=strip|copyright|keep`.
+    /// `metadata=strip|copyright|keep` and `animation=all|first`.
     static func operations(from query: [String: String], into processing: inout ImageProcessing) throws(ServiceError) {
         if let text = query["crop"] {
             guard let sides: [Double] = Self.numbers(text, separator: ":", count: 2...2), sides.allSatisfy(\.isFinite) else {
@@ -172,6 +172,10 @@ extension ImageService {
             guard let metadata = ImageProcessing.Metadata(rawValue: text) else { throw ServiceError(.metadata, "metadata is strip, copyright or keep") }
             processing.metadata = metadata
         }
+        if let text = query["animation"] {
+            guard let frames = ImageProcessing.Frames(rawValue: text) else { throw ServiceError(.animation, "animation is all or first") }
+            processing.frames = frames
+        }
     }
 
     /// A crop's gravity: a name of `ImageProcessing.Gravity(name:)`, or `fp:X:Y` (a focal point).
@@ -223,12 +227,55 @@ extension ImageService {
     func render(_ data: Data, processing: ImageProcessing) throws -> Bitmap {
         try decoder.limits.checkInput(byteCount: data.count)
         _ = try decoder.probe(data)   // the pixel limit, before the decode is counted
+        return try rendering { () throws(ImageDecoder.RenderError) in
+            try decoder.render(data, processing: processing, limits: processingLimits,
+                               watermark: processing.watermark.flatMap { watermarks[$0.name]?.image })
+        }
+    }
+
+    /// `data` drawn by `processing` for an answer that can animate when `animates` (the caller holds a permit of
+    /// the work limit), and the answer's `X-Tessera-Animation` (``ImageResponse/animation``). An animated source
+    /// (more than one frame) gives every frame when `processing` keeps them (``ImageProcessing/Frames/all``),
+    /// `animates`, and it is within the animation limits (``ServerConfiguration/Limits/maximumAnimationFrames``
+    /// and ``ServerConfiguration/Limits/maximumAnimationPixels``, on the source and on the output frames);
+    /// otherwise its first frame, as any still source.
+    func draw(_ data: Data, processing: ImageProcessing, animates: Bool) throws -> (Drawn, animation: String?) {
+        try decoder.limits.checkInput(byteCount: data.count)
+        let info = try decoder.probe(data)
+        guard info.frameCount > 1 else { return (.still(try render(data, processing: processing)), nil) }
+        guard processing.frames == .all, animates else { return (.still(try render(data, processing: processing)), "first frame") }
+        let overLimit = "first frame: over the limit"
+        do {
+            try decoder.limits.checkAnimation(frames: info.frameCount, width: info.width, height: info.height)
+        } catch {
+            return (.still(try render(data, processing: processing)), overLimit)
+        }
+        do {
+            let animation = try rendering { () throws(ImageDecoder.RenderError) in
+                try decoder.renderAnimation(data, processing: processing, limits: processingLimits,
+                                            watermark: processing.watermark.flatMap { watermarks[$0.name]?.image })
+            }
+            return (.animation(animation), "\(animation.frames.count) frames")
+        } catch let error as TesseraError where Self.isAnimationLimit(error) {
+            return (.still(try render(data, processing: processing)), overLimit)
+        }
+    }
+
+    /// Whether `error` is a decoder's refusal of an animation over its limits.
+    private static func isAnimationLimit(_ error: TesseraError) -> Bool {
+        switch error.reason {
+        case .decoding(.tooManyFrames), .decoding(.animationTooLarge): true
+        default: false
+        }
+    }
+
+    /// A render (counted, timed), its refusals as the service's errors by their parameter.
+    private func rendering<R>(_ body: () throws(ImageDecoder.RenderError) -> R) throws -> R {
         let start = ContinuousClock.now
         defer { metrics.decodeTime.recordSince(start) }
         counters.withLock { $0.decodes += 1 }
         do {
-            return try decoder.render(data, processing: processing, limits: processingLimits,
-                                      watermark: processing.watermark.flatMap { watermarks[$0.name]?.image })
+            return try body()
         } catch {
             switch error {
             case .invalid(let invalid):

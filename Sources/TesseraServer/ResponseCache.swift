@@ -23,19 +23,22 @@ final class ResponseCache: Sendable {
         var hitFields = HTTPHeaders()
         /// When the source was last modified, in seconds since 1970 (`Last-Modified`); `nil` when unknown.
         var lastModified: Int?
+        /// `X-Tessera-Animation` (``ImageService/ImageResponse/animation``).
+        var animation: String?
 
         /// An entry of `body`, with the fields of its memory hit made now (`cacheControl` is the service's
         /// for `integrity`).
         init(body: ByteBuffer, contentType: String, etag: String, integrity: DecodeIntegrity = .intact, cacheControl: String,
-             lastModified: Int? = nil) {
+             lastModified: Int? = nil, animation: String? = nil) {
             self.lastModified = lastModified
+            self.animation = animation
             self.body = body
             self.contentType = contentType
             self.etag = etag
             self.integrity = integrity
             hitFields = MemoryHitHandler.fields(of: ImageService.ImageResponse(
                 status: 200, bodyBuffer: body, contentType: contentType, etag: etag, cacheControl: cacheControl,
-                outcome: .memory, integrity: integrity, lastModified: lastModified))
+                outcome: .memory, integrity: integrity, lastModified: lastModified, animation: animation))
         }
     }
 

@@ -236,7 +236,7 @@ extension ImageService {
     /// The query parameters of `/v1/resize`: the preset's, `src` and the processing's (``processing(from:limits:)``).
     static let resizeParameters = presetParameters.union(["src", "w", "h", "mode", "gravity", "fp", "enlarge", "bg", "dpr", "blur", "rotate", "flip",
                                                                  "crop", "crop_gravity", "crop_box", "trim", "padding", "sharpen", "pixelate", "grayscale",
-                                                                 "watermark", "watermark_position", "watermark_opacity", "watermark_scale", "watermark_offset", "metadata"])
+                                                                 "watermark", "watermark_position", "watermark_opacity", "watermark_scale", "watermark_offset", "metadata", "animation"])
 
     /// `400 unknown_parameter` for the first parameter of `info` (by name) that is not `known`: an option
     /// Tessera does not have, or a typo, is refused rather than ignored (it would be a silently different image).

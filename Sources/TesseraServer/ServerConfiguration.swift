@@ -84,6 +84,12 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         public var maximumSourcePixels: Int = 50_000_000
         /// Largest output image, in pixels (400 above it).
         public var maximumOutputPixels: Int = 4_000_000
+        /// Largest animation kept animated, in pixels over all frames (frames × width × height, the source's
+        /// and the output's): 25 megapixels, 100 MB of decoded frames. A source over it is answered with its
+        /// first frame (`X-Tessera-Animation: first frame: over the limit`), not an error.
+        public var maximumAnimationPixels: Int = 25_000_000
+        /// Most frames an animation kept animated may have; more are answered with the first frame, as above.
+        public var maximumAnimationFrames: Int = 256
         /// Longest time a request may take: at this deadline it is answered `504 timeout`, whatever it
         /// still waits for (the work itself goes on for other requests of the same image).
         public var requestTimeoutSeconds: Double = 30

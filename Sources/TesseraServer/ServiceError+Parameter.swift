@@ -29,6 +29,7 @@ extension ServiceError.Code {
         case .grayscale: self = .badGrayscale
         case .watermark: self = .badWatermark
         case .metadata: self = .badMetadata
+        case .animation: self = .badAnimation
         case .output: self = .outputTooLarge
         }
     }

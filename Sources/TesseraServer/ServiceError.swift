@@ -28,7 +28,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         case missingSignature = "missing_signature"
         /// The `s=` signature is not by any configured key (403).
         case badSignature = "bad_signature"
-        /// `fmt` is not `jpeg`, `png`, `webp` or `avif` (400).
+        /// `fmt` is not `jpeg`, `png`, `webp`, `gif` or `avif` (400).
         case badFormat = "bad_format"
         /// `q` is not 1…100 (400).
         case badQuality = "bad_quality"
@@ -69,6 +69,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         case badWatermark = "bad_watermark"
         /// `metadata` is not `strip`, `copyright` or `keep` (400).
         case badMetadata = "bad_metadata"
+        /// `animation` is not `all` or `first` (400).
+        case badAnimation = "bad_animation"
         /// `filename` keeps no letter or digit once sanitised (400).
         case badFilename = "bad_filename"
         /// `attachment` is not 0 or 1 (400).
@@ -126,7 +128,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
             switch self {
             case .notFound, .unknownPreset, .unknownSource: .notFound
             case .badPath, .pathEscape, .badFormat, .badQuality, .optionNotAllowed, .unknownParameter, .badRotate, .badFlip,
-                 .badCrop, .badTrim, .badPadding, .badSharpen, .badPixelate, .badGrayscale, .badMetadata, .badFilename, .badAttachment, .badWatermark, .badGravity, .badFocalPoint, .badEnlarge,
+                 .badCrop, .badTrim, .badPadding, .badSharpen, .badPixelate, .badGrayscale, .badMetadata, .badAnimation, .badFilename, .badAttachment, .badWatermark, .badGravity, .badFocalPoint, .badEnlarge,
                  .badBackground, .badDPR, .badBlur, .badSize, .sizeNotAllowed, .outputTooLarge, .badMode,
                  .missingSource, .badSource: .badRequest
             case .pathOutsideRoot, .missingSignature, .badSignature, .remoteDisabled, .remoteRefused: .forbidden

@@ -9,8 +9,9 @@
 ///
 /// A transparent image encoded as JPEG (which has no alpha) is flattened onto ``background`` when one is
 /// given; without one the JPEG encoder composites the premultiplied pixels over black, as ``JPEGEncoder``
-/// does. Formats Tessera only reads (``/TesseraImaging/TesseraCore/ImageFileFormat/isEncodable`` false:
-/// GIF, HEIC) throw `.encoding(format:message:)` from ``encode(_:)``.
+/// does. A format Tessera only reads (``/TesseraImaging/TesseraCore/ImageFileFormat/isEncodable`` false:
+/// HEIC) throws `.encoding(format:message:)` from `encode(_:)`. GIF and WebP also write animations
+/// (`encode(_:)` given an ``Animation``).
 public struct ImageEncoder: ImageEncoding {
     /// The format written.
     public var format: ImageFileFormat
@@ -44,7 +45,7 @@ public struct ImageEncoder: ImageEncoding {
         try encode(image, transparent: format.supportsTransparency || background == nil ? false : image.hasTransparentPixels)
     }
 
-    /// ``encode(_:)`` for a caller that already knows whether `image` has transparent pixels
+    /// `encode(_:)` for a caller that already knows whether `image` has transparent pixels
     /// (``BitmapImage/hasTransparentPixels``), which spares the encoder that scan.
     public func encode(_ image: some BitmapImage, transparent: Bool) throws(TesseraError) -> [UInt8] {
         let file = try encodePixels(image, transparent: transparent)
@@ -68,8 +69,24 @@ public struct ImageEncoder: ImageEncoding {
             var encoder = quality.map { AVIFEncoder(quality: $0, speed: speed) } ?? AVIFEncoder(speed: speed)
             encoder.metadata = metadata
             return try encoder.encode(image)
-        case .gif, .heic:
+        case .gif:
+            return try GIFEncoder().encode(image)
+        case .heic:
             throw TesseraError(.encoding(format: format, message: "Tessera reads \(format) but does not write it"))
+        }
+    }
+
+    /// Encodes every frame of `animation` in a format that animates (GIF, WebP: `ImageFileFormat.canAnimate`),
+    /// else its first frame as `encode(_:)` does. Metadata is not written into animations.
+    public func encode(_ animation: Animation) throws(TesseraError) -> [UInt8] {
+        switch format {
+        case .gif: return try GIFEncoder().encode(animation)
+        case .webp: return try (quality.map { WebPEncoder(quality: $0, lossless: lossless) } ?? WebPEncoder(lossless: lossless)).encode(animation)
+        default:
+            guard let first = animation.frames.first else {
+                throw TesseraError(.encoding(format: format, message: "an animation without frames"))
+            }
+            return try encode(first.image)
         }
     }
 }

@@ -78,26 +78,16 @@ extension ImageDecoder {
     /// ``render(_:processing:limits:watermark:)`` on raw bytes.
     public func render(bytes: UnsafeRawBufferPointer, processing: ImageProcessing, limits: ImageProcessing.Limits = .init(),
                        watermark: Bitmap?) throws(RenderError) -> Bitmap {
-        do throws(ImageProcessing.Invalid) { try processing.validate(limits) } catch { throw .invalid(error) }
-        if let mark = processing.watermark, watermark == nil {
-            throw .invalid(ImageProcessing.Invalid(parameter: .watermark, message: "no image for watermark '\(mark.name)'"))
-        }
+        try Self.check(processing, limits: limits, watermark: watermark)
         let (decoder, info) = try Self.failing { () throws(TesseraError) in try probe(bytes: bytes) }
         let display = info.displaySize
-        var geometry: ProcessingGeometry
-        var region: Rect
-        do throws(ImageProcessing.Invalid) {
-            geometry = try processing.geometry(for: display, limits: limits)
-            region = try processing.sourceRegion(in: display)
-        } catch {
-            throw .invalid(error)
-        }
+        let (geometry, region) = try Self.plan(processing, display: display, limits: limits)
         let crop = geometry.crop, placement = geometry.placement
         let needed = processing.trim != nil ? display : PixelSize(
             width: min(display.width, max(1, Int((Double(display.width) * placement.width / crop.width).rounded(.up)))),
             height: min(display.height, max(1, Int((Double(display.height) * placement.height / crop.height).rounded(.up)))))
         let stored = decoder.decodedSize(for: info, atLeast: info.orientation.swapsAxes ? needed.transposed : needed)
-        var raw = try Self.failing { () throws(TesseraError) in
+        let raw = try Self.failing { () throws(TesseraError) in
             var integrity = DecodeIntegrity.intact
             var bitmap = try Bitmap(width: stored.width, height: stored.height, style: .bgra32) { (view) throws(TesseraError) in
                 integrity = try decoder.decode(bytes, info: info, into: view)
@@ -105,7 +95,37 @@ extension ImageDecoder {
             bitmap.integrity = integrity
             return bitmap
         }
-        var orientation = info.orientation
+        let settled = try settle(raw, orientation: info.orientation, display: display, region: region, geometry: geometry,
+                                 processing: processing, limits: limits)
+        return try compose(settled.raw, orientation: settled.orientation, display: display, geometry: settled.geometry,
+                           processing: processing, limits: limits, watermark: watermark)
+    }
+
+    /// Step 1's checks: `processing` valid under `limits`, and a watermark's pixels given when it asks for one.
+    static func check(_ processing: ImageProcessing, limits: ImageProcessing.Limits, watermark: Bitmap?) throws(RenderError) {
+        do throws(ImageProcessing.Invalid) { try processing.validate(limits) } catch { throw .invalid(error) }
+        if let mark = processing.watermark, watermark == nil {
+            throw .invalid(ImageProcessing.Invalid(parameter: .watermark, message: "no image for watermark '\(mark.name)'"))
+        }
+    }
+
+    /// Step 1's geometry for a source of `display` size, and the region its crop or crop box cuts out.
+    static func plan(_ processing: ImageProcessing, display: PixelSize,
+                     limits: ImageProcessing.Limits) throws(RenderError) -> (ProcessingGeometry, Rect) {
+        do throws(ImageProcessing.Invalid) {
+            return (try processing.geometry(for: display, limits: limits), try processing.sourceRegion(in: display))
+        } catch {
+            throw .invalid(error)
+        }
+    }
+
+    /// Steps 3 and 4: the smart crop's and the trim's decisions on `raw` (the display image stored turned
+    /// by `orientation`), and the geometry worked out again on the region they leave. With a trim, `raw`
+    /// (decoded at full size) comes back upright.
+    func settle(_ raw: Bitmap, orientation: ImageOrientation, display: PixelSize, region: Rect, geometry: ProcessingGeometry,
+                processing: ImageProcessing, limits: ImageProcessing.Limits)
+        throws(RenderError) -> (raw: Bitmap, orientation: ImageOrientation, geometry: ProcessingGeometry) {
+        var raw = raw, orientation = orientation, region = region, geometry = geometry
         if processing.crop?.gravity == .smart || processing.trim != nil {
             if processing.crop?.gravity == .smart {
                 region = try Self.failing { () throws(TesseraError) in
@@ -128,6 +148,13 @@ extension ImageDecoder {
                 try SmartCrop.place(geometry.crop, in: display, image: raw, orientation: orientation)
             }
         }
+        return (raw, orientation, geometry)
+    }
+
+    /// Steps 5 to 10 on `raw` with the settled `geometry`: drawn, blurred, turned, padded, the effects, the
+    /// watermark. The result carries `raw`'s integrity.
+    func compose(_ raw: Bitmap, orientation: ImageOrientation, display: PixelSize, geometry: ProcessingGeometry,
+                 processing: ImageProcessing, limits: ImageProcessing.Limits, watermark: Bitmap?) throws(RenderError) -> Bitmap {
         var output = try draw(raw, orientation: orientation, display: display, geometry: geometry, processing: processing)
         output.integrity = raw.integrity
         output = output.oriented(processing.outputOrientation)
@@ -173,7 +200,7 @@ extension ImageDecoder {
     }
 
     /// `body`'s result, its ``/TesseraCore/TesseraError`` wrapped as ``RenderError/failed(_:)``.
-    private static func failing<R>(_ body: () throws(TesseraError) -> R) throws(RenderError) -> R {
+    static func failing<R>(_ body: () throws(TesseraError) -> R) throws(RenderError) -> R {
         do throws(TesseraError) { return try body() } catch { throw .failed(error) }
     }
 }

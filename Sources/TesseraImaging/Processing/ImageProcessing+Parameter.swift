@@ -47,6 +47,8 @@ extension ImageProcessing {
         case watermark
         /// ``ImageProcessing/metadata``: not `strip`, `copyright` or `keep`.
         case metadata
+        /// ``ImageProcessing/frames``: not `all` or `first`.
+        case animation
         /// The source's size: not 1…``Limits/sourceSideRange`` pixels on each side.
         case source
         /// The output canvas: more than ``Limits/maximumOutputPixels``.

@@ -62,6 +62,8 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     public var watermark: Watermark?
     /// Which of the source's EXIF, XMP and IPTC the output carries (``Metadata``): none by default.
     public var metadata: Metadata = .strip
+    /// Which frames of an animated source the output keeps (``Frames``): all by default.
+    public var frames: Frames = .all
 
     /// Creates a description; every parameter has the default of "the source as it is".
     public init(width: Int? = nil, height: Int? = nil, mode: Mode = .fit, gravity: Gravity = .center,
@@ -111,7 +113,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     /// it is `w=300,h=-,m=fill,g=north-east,e=0,bg=ffffffff,dpr=2.0,blur=-,f=-,q=-`. A ``rotation`` or a
     /// ``flip`` adds `,r=90` or `,fl=h`, and each later operation its own pair when set (`,crop=W:H:G`, `,cbox=L,T,R,B`,
     /// `,trim=N`, `,pad=T,R,B,L`, `,sh=SIGMA`, `,pix=N`, `,gray=1`, `,wm=NAME@VERSION:POSITION:OPACITY:SCALE:X:Y`,
-    /// `,meta=keep`),
+    /// `,meta=keep`, `,anim=first`),
     /// so identities without them never changed.
     public var identity: String {
         func text(_ value: Int?) -> String { value.map(String.init) ?? "-" }
@@ -130,7 +132,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     /// The identity's part for the operations added after rotation and flip, each only when set, in the
     /// order they are applied: `,crop=W:H:G`, `,cbox=L,T,R,B`, `,trim=N`, `,pad=T,R,B,L`, `,sh=SIGMA`,
     /// `,pix=N`, `,gray=1`, `,wm=NAME@VERSION:POSITION:OPACITY:SCALE:X:Y`, then `,meta=keep` or
-    /// `,meta=copyright` (what the encoder writes beside the pixels).
+    /// `,meta=copyright` (what the encoder writes beside the pixels) and `,anim=first`.
     private var operationsIdentity: String {
         var parts: [String] = []
         if let crop { parts.append("crop=\(crop.identity)") }
@@ -142,6 +144,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
         if grayscale { parts.append("gray=1") }
         if let watermark { parts.append("wm=\(watermark.identity)") }
         if metadata != .strip { parts.append("meta=\(metadata.rawValue)") }
+        if frames != .all { parts.append("anim=\(frames.rawValue)") }
         return parts.map { "," + $0 }.joined()
     }
 
@@ -150,11 +153,11 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case width, height, mode, gravity, enlarge, background, dpr, blur, format, quality
-        case rotation = "rotate", flip, crop, cropBox, trim, padding, sharpen, pixelate, grayscale, watermark, metadata
+        case rotation = "rotate", flip, crop, cropBox, trim, padding, sharpen, pixelate, grayscale, watermark, metadata, frames = "animation"
     }
 
     /// Decodes a recipe; absent fields take their defaults (a size-only recipe is `{"width": 300}`). A
-    /// `format` that Tessera reads but does not write (`gif`, `heic`) is refused here, as any unknown one is.
+    /// `format` that Tessera reads but does not write (`heic`) is refused here, as any unknown one is.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(width: try c.decodeIfPresent(Int.self, forKey: .width),
@@ -178,6 +181,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
                   grayscale: try c.decodeIfPresent(Bool.self, forKey: .grayscale) ?? false,
                   watermark: try c.decodeIfPresent(Watermark.self, forKey: .watermark))
         metadata = try c.decodeIfPresent(Metadata.self, forKey: .metadata) ?? .strip
+        frames = try c.decodeIfPresent(Frames.self, forKey: .frames) ?? .all
     }
 
     /// The `padding` field: absent, one number for all four sides, or `{"top": T, "right": R, "bottom": B, "left": L}`.

@@ -211,6 +211,29 @@ public final class ImageManager: Sendable {
         }
     }
 
+    /// Every frame of the animated GIF or WebP at `url` (a still image as one frame), each through
+    /// `processing` with one geometry (``/TesseraImaging/ImageDecoder/renderAnimation(_:processing:limits:watermark:)``),
+    /// with its duration and the loop count: what a view that plays animations shows. The bytes come
+    /// through ``data(for:priority:progress:)`` (the disk cache, one download for concurrent callers); the
+    /// frames are decoded off the caller's actor under the manager's ``/TesseraImaging/DecodingLimits``
+    /// (frames and pixels over all frames), and are not kept in the memory cache.
+    ///
+    /// ```swift
+    /// let animation = try await manager.animation(for: url, processing: ImageProcessing(width: 200))
+    /// for frame in animation.frames { show(frame.image, for: frame.duration) }
+    /// ```
+    /// - Throws: ``/TesseraImaging/ImageDecoder/RenderError/failed(_:)`` with the fetch's error or the decoder's
+    ///   (an animation over the limits), ``/TesseraImaging/ImageDecoder/RenderError/invalid(_:)`` for a refused processing.
+    @concurrent
+    public func animation(for url: URL, processing: ImageProcessing = ImageProcessing(), priority: FetchPriority = .urgent,
+                          progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(ImageDecoder.RenderError) -> Animation {
+        let data: Data
+        do throws(TesseraError) { data = try await self.data(for: url, priority: priority, progress: progress) } catch {
+            throw .failed(error)
+        }
+        return try pipeline.decoder.renderAnimation(data, processing: processing)
+    }
+
     /// Callback form of ``image(for:progress:)`` (SGImageCache's `getImageForURL:thenDo:`): `completion`
     /// is always called later from another task, never before this method returns.
     @discardableResult

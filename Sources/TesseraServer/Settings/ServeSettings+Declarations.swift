@@ -43,6 +43,14 @@ extension ServeSettings {
                "Largest source, in pixels (413 above)", as: Int.self) { $1.server.limits.maximumSourcePixels = $0 },
         .value("limits.maximumOutputPixels", flag: "max-output-pixels", environment: "TESSERA_MAX_OUTPUT_PIXELS", default: "4000000",
                "Largest output, in pixels (400 above)", as: Int.self) { $1.server.limits.maximumOutputPixels = $0 },
+        .value("limits.maximumAnimationPixels", flag: "max-animation-pixels", environment: "TESSERA_MAX_ANIMATION_PIXELS", default: "25000000",
+               "Largest animation kept animated, in pixels over all frames (its first frame above)", as: Int.self) {
+            $1.server.limits.maximumAnimationPixels = $0
+        },
+        .value("limits.maximumAnimationFrames", flag: "max-animation-frames", environment: "TESSERA_MAX_ANIMATION_FRAMES", default: "256",
+               "Most frames of an animation kept animated (its first frame above)", as: Int.self) {
+            $1.server.limits.maximumAnimationFrames = $0
+        },
         .value("limits.requestTimeoutSeconds", flag: "request-timeout", environment: "TESSERA_REQUEST_TIMEOUT", default: "30",
                "Longest a request may take before it is answered 504", as: SettingDuration.self) {
             $1.server.limits.requestTimeoutSeconds = $0.seconds

@@ -13,7 +13,7 @@ struct ServiceErrorParameterTests {
         .enlarge: "bad_enlarge", .background: "bad_bg", .dpr: "bad_dpr", .blur: "bad_blur", .format: "bad_format",
         .quality: "bad_quality", .rotation: "bad_rotate", .flip: "bad_flip", .source: "bad_size", .output: "output_too_large",
         .crop: "bad_crop", .trim: "bad_trim", .padding: "bad_padding", .sharpen: "bad_sharpen", .pixelate: "bad_pixelate",
-        .grayscale: "bad_grayscale", .watermark: "bad_watermark", .metadata: "bad_metadata",
+        .grayscale: "bad_grayscale", .watermark: "bad_watermark", .metadata: "bad_metadata", .animation: "bad_animation",
     ]
 
     @Test("every parameter has its code, each a 400", arguments: ImageProcessing.Parameter.allCases)
@@ -54,6 +54,7 @@ struct ServiceErrorParameterTests {
             (["padding": ""], "bad_padding"), (["sharpen": "10"], nil), (["sharpen": "nan"], "bad_sharpen"),
             (["pixelate": "256"], nil), (["pixelate": "257"], "bad_pixelate"), (["grayscale": "true"], nil),
             (["metadata": "keep"], nil), (["metadata": "copyright"], nil), (["metadata": "all"], "bad_metadata"), (["metadata": "Keep"], "bad_metadata"),
+            (["animation": "first"], nil), (["animation": "all"], nil), (["animation": "none"], "bad_animation"),
         ]
         for (query, code) in cases {
             #expect(Self.refusal(query) == code, "\(query)")
@@ -71,13 +72,13 @@ struct ServiceErrorParameterTests {
             }
         }
         #expect(try ImageService.quality("100") == 100)
-        for fmt in ["gif", "heic", "bmp"] {
+        for fmt in ["heic", "bmp"] {
             do throws(ServiceError) {
                 _ = try OutputChoice(fmt: fmt, accept: nil)
                 Issue.record("fmt=\(fmt) was accepted")
             } catch {
                 #expect(error.code == .badFormat)
-                #expect(error.message == "fmt is jpeg, png, webp or avif")
+                #expect(error.message == "fmt is jpeg, png, webp, gif or avif")
             }
         }
         #expect(try OutputChoice(fmt: "JPG", accept: nil).key == "f:jpeg")

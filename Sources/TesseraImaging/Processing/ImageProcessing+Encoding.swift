@@ -12,3 +12,14 @@ extension ImageProcessing {
         case keep
     }
 }
+
+extension ImageProcessing {
+    /// Which frames of an animated source (GIF, WebP) the output keeps.
+    public enum Frames: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Every frame, each with the same geometry, when the output format animates (GIF, WebP); the first
+        /// otherwise. The default.
+        case all
+        /// The first frame only: a still image in any format.
+        case first
+    }
+}
