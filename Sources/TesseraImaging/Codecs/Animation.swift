@@ -21,6 +21,12 @@ public struct Animation: Sendable {
         /// The file's display time for the frame. GIF stores hundredths of a second; browsers show
         /// frames stored as 0 or 10 ms for 100 ms instead, which is left to the player.
         public var duration: Duration
+
+        /// A frame of `image` shown for `duration`.
+        public init(image: Bitmap, duration: Duration) {
+            self.image = image
+            self.duration = duration
+        }
     }
 
     /// The canvas size (GIF's logical screen, WebP's canvas).
@@ -30,6 +36,14 @@ public struct Animation: Sendable {
     /// How many times the file asks to play the animation: `0` forever, `nil` when it does not say
     /// (GIF without a NETSCAPE2.0 loop extension: play once). For GIF this is the stored repeat count.
     public var loopCount: Int?
+
+    /// An animation of `frames` on a canvas of `canvasSize` (each frame that size, for the encoders), played
+    /// `loopCount` times (`0` for ever; `nil`: once).
+    public init(canvasSize: PixelSize, frames: [Frame], loopCount: Int?) {
+        self.canvasSize = canvasSize
+        self.frames = frames
+        self.loopCount = loopCount
+    }
 }
 
 /// A decoder that also decodes every frame of an animation.

@@ -6,6 +6,6 @@ struct BenchCommand: AsyncParsableCommand {
         commandName: "bench",
         abstract: "Benchmarks. Each reports medians and a ratio against the obvious alternative measured in the same run.",
         subcommands: [DecodeBenchmark.self, IngestBenchmark.self, RetrievalBenchmark.self, FormatsBenchmark.self, FetchBenchmark.self,
-                      ColourBenchmark.self, ServeBenchmark.self, PeersCommand.self]
+                      ColourBenchmark.self, ServeBenchmark.self, AnimationBenchmark.self, PeersCommand.self]
     )
 }
