@@ -8,11 +8,17 @@ TOOLS = --package-path Tools
 # The release build's own flags, the same for `make release`, `make demo` and `make test` (a change of flags
 # rebuilds): whole-module optimisation splits each module's LLVM optimisation and code generation over the
 # cores (-num-threads, as Xcode passes it for whole-module builds), where SwiftPM alone leaves one core
-# idle while it optimises one large module at a time; -enable-testing lets the tests' `@testable import`
-# use the release build, so that `make test` builds once and tests the binary `make release` makes.
-RELEASE_FLAGS = -Xswiftc -num-threads -Xswiftc $(shell nproc 2>/dev/null || echo 2) -Xswiftc -enable-testing
+# idle while it optimises one large module at a time.
+RELEASE_FLAGS = -Xswiftc -num-threads -Xswiftc $(shell nproc 2>/dev/null || echo 2)
+# `make test`'s one build: the release build with -enable-testing, so that the tests' `@testable import`
+# compiles against it and the unit tests, the documentation and the end-to-end suites share one build.
+# `make release` leaves -enable-testing out: it keeps every internal symbol visible, which cost the hot path
+# about 5 % of its CPU per request (docs/DEVELOPMENT.md); the code is the same, the flag is the difference.
+TEST_RELEASE_FLAGS = $(RELEASE_FLAGS) -Xswiftc -enable-testing
 # The release tessera binary (what `make release` builds), as a shell expression.
 TESSERA_RELEASE = "$$($(SWIFT) build $(TOOLS) -c release $(RELEASE_FLAGS) --show-bin-path)/tessera"
+# The release tessera binary of `make test`'s build.
+TESSERA_TEST_RELEASE = "$$($(SWIFT) build $(TOOLS) -c release $(TEST_RELEASE_FLAGS) --show-bin-path)/tessera"
 
 .PHONY: setup setup-build build release demo test bench bench-serve soak-serve sanitize fuzz fuzz-smoke crash-test docs check-docs clean
 
@@ -32,9 +38,9 @@ release: setup-build
 demo: setup release
 	scripts/demo $(DEMO_ARGS)
 
-# One build serves every step: the tools package in release configuration with its tests (RELEASE_FLAGS,
-# -enable-testing among them, so `make release` makes the same build and the binary the end-to-end suites
-# run is the one it ships). scripts/test-builds makes it through scripts/check-docs (every public symbol
+# One build serves every step: the tools package in release configuration with its tests
+# (TEST_RELEASE_FLAGS: `make release`'s flags and -enable-testing). scripts/test-builds makes it through
+# scripts/check-docs (every public symbol
 # documented; a compiler warning in Sources/ fails it) and, beside it, the fuzz smoke (the libFuzzer binary
 # built, then every fuzz target FUZZ_SMOKE_SECONDS from its seeds; a build error or a crash fails
 # `make test`), then the PyPI virtualenvs of thumbor (bench serve's test; without it that test leaves
@@ -44,11 +50,11 @@ demo: setup release
 # `swift test --skip-build`. scripts/test-run bounds the run (TESSERA_TEST_MINUTES, 20 by default) and,
 # past the bound, names the tests still running and prints the test process's threads. scripts/timed prints
 # each step's seconds ("timed: STEP: N s"); docs/DEVELOPMENT.md, "Where `make test`'s time goes".
-TEST_BUILD = TESSERA_TOOLS_CONFIGURATION=release TESSERA_TOOLS_BUILD_FLAGS="$(RELEASE_FLAGS)"
+TEST_BUILD = TESSERA_TOOLS_CONFIGURATION=release TESSERA_TOOLS_BUILD_FLAGS="$(TEST_RELEASE_FLAGS)"
 test: setup-build
 	SWIFT=$(SWIFT) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) $(TEST_BUILD) scripts/timed "build, fuzz smoke and virtualenvs" scripts/test-builds
 	$(TEST_BUILD) scripts/timed build-docs scripts/build-docs --no-build $(DOCS_TARGETS)
-	TESSERA_RELEASE_BINARY=$(TESSERA_RELEASE) SWIFT=$(SWIFT) scripts/timed test-run scripts/test-run $(TOOLS) -c release $(RELEASE_FLAGS) --skip-build
+	TESSERA_RELEASE_BINARY=$(TESSERA_TEST_RELEASE) SWIFT=$(SWIFT) scripts/timed test-run scripts/test-run $(TOOLS) -c release $(TEST_RELEASE_FLAGS) --skip-build
 
 bench: setup release
 	$(TESSERA_RELEASE) bench peers

@@ -5,8 +5,8 @@ tests run from (Tools/ with its tests), `compile_arguments()` reads each module'
 build manifest (CONFIGURATION.yaml), and `extract()` runs `swift-symbolgraph-extract` on a module with the
 search flags of those arguments. The configuration is debug unless TESSERA_TOOLS_CONFIGURATION says
 release, with the extra `swift build` arguments of TESSERA_TOOLS_BUILD_FLAGS (`make test` passes release
-and the Makefile's RELEASE_FLAGS: one release build, with -enable-testing, serves the documentation, the
-tests and the end-to-end suites). TESSERA_TOOLS_SCRATCH names another scratch directory than Tools/.build
+and the Makefile's TEST_RELEASE_FLAGS: one release build, with -enable-testing, serves the documentation,
+the tests and the end-to-end suites). TESSERA_TOOLS_SCRATCH names another scratch directory than Tools/.build
 (`swift build --scratch-path`).
 """
 import json
@@ -38,7 +38,7 @@ def run_logged(arguments, echo=True):
 
 
 def build(script):
-    """The build the tests run from (with -enable-testing: SwiftPM's own in debug, RELEASE_FLAGS' in release):
+    """The build the tests run from (with -enable-testing: SwiftPM's own in debug, TEST_RELEASE_FLAGS' in release):
     in `make test` the tests then start without building anything more (building only the library with
     `--target` would use other compiler flags and rebuild every module). A compiler warning in the library's own sources (Sources/) fails it, as it failed the
     documentation build when that built the library itself; the dependencies' warnings are SwiftPM's to suppress.
