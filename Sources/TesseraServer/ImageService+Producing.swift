@@ -105,20 +105,21 @@ extension ImageService {
     /// animated source is drawn here, every frame, and never stored.
     private func fromTable(_ table: PresetTable, source: PresetTable.Source, request: ServeRequest,
                            bytes: SourceBytes) async throws -> (ResponseCache.Entry, CacheOutcome) {
-        let metadata = try await kept(request.processing.metadata, of: bytes)
         if let hit = table.image(of: source) {
             counters.withLock { $0.tableHits += 1 }
             metrics.tableHits.increment()
+            let metadata = try await kept(request.processing.metadata, of: bytes)
             return (try await encode(hit, integrity: hit.integrity, request: request, key: request.key, metadata: metadata), .table)
         }
         counters.withLock { $0.tableMisses += 1 }
         metrics.tableMisses.increment()
         if request.processing.frames == .all, request.output.animatedFormat != nil, try await frameCount(of: bytes) > 1 {
-            var drawing = try await draw(bytes, processing: request.processing, animates: true)
-            drawing.metadata = metadata
+            let drawing = try await draw(bytes, processing: request.processing, animates: true)
             return (try await encode(drawing, request: request, key: request.key), .produced)
         }
-        switch try await fill(table, with: source, bytes: bytes).value {
+        let filled = try await fill(table, with: source, bytes: bytes).value
+        let metadata = try await kept(request.processing.metadata, of: bytes)
+        switch filled {
         case .slot(let image):
             return (try await encode(image, integrity: image.integrity, request: request, key: request.key, metadata: metadata), .produced)
         case .unstored(let image):
@@ -137,7 +138,7 @@ extension ImageService {
     private func kept(_ policy: ImageProcessing.Metadata, of bytes: SourceBytes) async throws -> ImageMetadata {
         guard policy != .strip else { return ImageMetadata() }
         let fetched = try await bytes.fetched()
-        return try await work.run { ImageMetadata(reading: try bytes.contents(fetched: fetched)).kept(policy) }
+        return try await work.run { ImageMetadata(reading: try bytes.contents(fetched: fetched), keeping: policy) }
     }
 
     /// Fills `table`'s slot for `source`: once per preset and source version, whatever the output format.
@@ -161,7 +162,7 @@ extension ImageService {
         let fetched = try await bytes.fetched()
         return try await work.run { [self] in
             let data = try bytes.contents(fetched: fetched)
-            let metadata = processing.metadata == .strip ? ImageMetadata() : ImageMetadata(reading: data).kept(processing.metadata)
+            let metadata = ImageMetadata(reading: data, keeping: processing.metadata)
             let (drawn, animation) = try draw(data, processing: processing, animates: animates)
             return Drawing(drawn: drawn, metadata: metadata, animation: animation)
         }
@@ -176,19 +177,9 @@ extension ImageService {
                                     animation: drawing.animation)
         case .animation(let animation):
             let format = request.output.animatedFormat ?? .gif
-            let etag = Self.etag(key, integrity: .intact)
-            let entry = try await work.run { [self] in
-                let encoder = ImageEncoder(format: format, quality: request.quality ?? configuration.quality.value(for: format))
-                let start = ContinuousClock.now
-                defer { metrics.encodeTime.recordSince(start) }
-                counters.withLock { $0.encodes += 1 }
-                return ResponseCache.Entry(body: ByteBuffer(bytes: try encoder.encode(animation)), contentType: format.mediaType, etag: etag,
-                                           cacheControl: cacheControl(for: .intact), lastModified: request.lastModified,
-                                           animation: drawing.animation)
+            return try await cached(key: key, integrity: .intact, lastModified: request.lastModified, animation: drawing.animation) {
+                (format, try ImageEncoder(format: format, quality: request.quality ?? configuration.quality.value(for: format)).encode(animation))
             }
-            responses.set(key, entry)
-            metrics.responseCacheBytes.set(responses.byteCount)
-            return entry
         }
     }
 
@@ -211,16 +202,25 @@ extension ImageService {
     func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, output: OutputChoice, quality: Int?,
                 background: ImageProcessing.Background = .white, metadata: ImageMetadata = ImageMetadata(),
                 animation: String? = nil, key: String, lastModified: Int? = nil) async throws -> ResponseCache.Entry {
-        let etag = Self.etag(key, integrity: integrity)
-        let entry = try await work.run { [self] in
+        try await cached(key: key, integrity: integrity, lastModified: lastModified, animation: animation) { [self] in
             let hasAlpha = image.hasTransparentPixels
             let format = output.format(hasAlpha: hasAlpha)
             let encoder = ImageEncoder(format: format, quality: quality ?? configuration.quality.value(for: format),
                                        speed: configuration.avifSpeed, background: background, metadata: metadata)
+            return (format, try encoder.encode(image, transparent: hasAlpha))
+        }
+    }
+
+    /// The response `encode` makes (the format and the file's bytes), made under the work limit, counted and
+    /// timed, kept in the memory cache under `key` before any waiter resumes, so that a later request hits it.
+    private func cached(key: String, integrity: DecodeIntegrity, lastModified: Int?, animation: String?,
+                        _ encode: () throws -> (ImageFileFormat, [UInt8])) async throws -> ResponseCache.Entry {
+        let etag = Self.etag(key, integrity: integrity)
+        let entry = try await work.run { [self] in
             let start = ContinuousClock.now
             defer { metrics.encodeTime.recordSince(start) }
             counters.withLock { $0.encodes += 1 }
-            let bytes = try encoder.encode(image, transparent: hasAlpha)
+            let (format, bytes) = try encode()
             return ResponseCache.Entry(body: ByteBuffer(bytes: bytes), contentType: format.mediaType, etag: etag, integrity: integrity,
                                        cacheControl: cacheControl(for: integrity), lastModified: lastModified, animation: animation)
         }

@@ -221,13 +221,12 @@ extension ImageService {
         ImageProcessing.Limits(maximumOutputPixels: configuration.limits.maximumOutputPixels)
     }
 
-    /// `data` drawn by `processing` (the caller holds a permit of the work limit): the library's render,
-    /// its refusals as the service's errors by their parameter (``ServiceError/Code/init(_:)``: a canvas over the
-    /// output-pixel limit is `400 output_too_large`, a source size out of range `400 bad_size`).
-    func render(_ data: Data, processing: ImageProcessing) throws -> Bitmap {
-        try decoder.limits.checkInput(byteCount: data.count)
-        _ = try decoder.probe(data)   // the pixel limit, before the decode is counted
-        return try rendering { () throws(ImageDecoder.RenderError) in
+    /// `data` drawn by `processing` (the caller holds a permit of the work limit, and ``draw(_:processing:animates:)``
+    /// has checked its size and probed its header): the library's render, its refusals as the service's errors
+    /// by their parameter (``ServiceError/Code/init(_:)``: a canvas over the output-pixel limit is
+    /// `400 output_too_large`, a source size out of range `400 bad_size`).
+    private func render(_ data: Data, processing: ImageProcessing) throws -> Bitmap {
+        try rendering { () throws(ImageDecoder.RenderError) in
             try decoder.render(data, processing: processing, limits: processingLimits,
                                watermark: processing.watermark.flatMap { watermarks[$0.name]?.image })
         }
@@ -241,7 +240,7 @@ extension ImageService {
     /// otherwise its first frame, as any still source.
     func draw(_ data: Data, processing: ImageProcessing, animates: Bool) throws -> (Drawn, animation: String?) {
         try decoder.limits.checkInput(byteCount: data.count)
-        let info = try decoder.probe(data)
+        let info = try decoder.probe(data)   // the pixel limit, before the decode is counted
         guard info.frameCount > 1 else { return (.still(try render(data, processing: processing)), nil) }
         guard processing.frames == .all, animates else { return (.still(try render(data, processing: processing)), "first frame") }
         let overLimit = "first frame: over the limit"

@@ -88,7 +88,7 @@ enum ExifOrientationReader {
             guard length >= 2 else { findings.endedEarly = false; break }
             guard i + length <= count else { break }
             let segment = UnsafeRawBufferPointer(rebasing: data[(i + 2)..<(i + length)])
-            if marker == 0xE1, !foundExif, starts(segment, with: [0x45, 0x78, 0x69, 0x66, 0, 0]) {   // "Exif\0\0"
+            if marker == 0xE1, !foundExif, starts(segment, with: exifSignature) {
                 foundExif = true
                 findings.orientation = orientation(inTIFF: UnsafeRawBufferPointer(rebasing: segment[6...]))
                 findings.exif = (i + 8)..<(i + length)
@@ -125,40 +125,20 @@ enum ExifOrientationReader {
 
     /// The orientation tag of IFD0 in a TIFF structure (the EXIF payload after "Exif\0\0").
     static func orientation(inTIFF tiff: UnsafeRawBufferPointer) -> ImageOrientation {
-        let count = tiff.count
-        guard count >= 8 else { return .up }
-        let littleEndian: Bool
-        switch (tiff[0], tiff[1]) {
-        case (0x49, 0x49): littleEndian = true    // "II"
-        case (0x4D, 0x4D): littleEndian = false   // "MM"
-        default: return .up
+        guard let reader = TIFFMetadata.Reader(tiff) else { return .up }
+        guard let entry = reader.ifd0Entries().first(where: { reader.u16($0) == 0x0112 }) else { return .up }
+        let value: Int?
+        switch reader.u16(entry + 2) {
+        case 3: value = reader.u16(entry + 8)            // SHORT, the specified type
+        case 4: value = reader.u32(entry + 8)            // LONG, seen in some writers
+        case 1, 7: value = Int(tiff[entry + 8])          // BYTE / UNDEFINED, ditto
+        default: value = nil
         }
-        func u16(_ at: Int) -> Int? {
-            guard at >= 0, at + 2 <= count else { return nil }
-            let a = Int(tiff[at]), b = Int(tiff[at + 1])
-            return littleEndian ? a | b << 8 : a << 8 | b
-        }
-        func u32(_ at: Int) -> Int? {
-            guard let lo = u16(littleEndian ? at : at + 2), let hi = u16(littleEndian ? at + 2 : at) else { return nil }
-            return hi << 16 | lo
-        }
-        guard u16(2) == 42, let ifd = u32(4), let entries = u16(ifd) else { return .up }
-        for k in 0..<entries {
-            let entry = ifd + 2 + 12 * k
-            guard entry + 12 <= count, let tag = u16(entry), let type = u16(entry + 2) else { return .up }
-            guard tag == 0x0112 else { continue }
-            let value: Int?
-            switch type {
-            case 3: value = u16(entry + 8)            // SHORT, the specified type
-            case 4: value = u32(entry + 8)            // LONG, seen in some writers
-            case 1, 7: value = Int(tiff[entry + 8])   // BYTE / UNDEFINED, ditto
-            default: value = nil
-            }
-            return value.flatMap { ImageOrientation(rawValue: $0) } ?? .up
-        }
-        return .up
+        return value.flatMap { ImageOrientation(rawValue: $0) } ?? .up
     }
 
+    /// The start of an APP1 EXIF segment: `Exif` and two zero bytes, then the TIFF structure.
+    static let exifSignature: [UInt8] = [0x45, 0x78, 0x69, 0x66, 0, 0]
     /// The start of an APP1 XMP segment: the XMP namespace and a zero byte.
     static let xmpSignature: [UInt8] = Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]
     /// The start of an APP13 segment of Photoshop image resources (where IPTC-IIM lives).

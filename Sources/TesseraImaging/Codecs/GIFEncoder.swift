@@ -1,4 +1,5 @@
 import CGIF
+@_spi(Internal) import TesseraCore
 
 /// Encodes GIF with giflib: a still image as one frame, an ``Animation`` frame by frame
 /// (`encode(_:)` given an ``Animation``).
@@ -115,9 +116,7 @@ public struct GIFEncoder: ImageEncoding {
 
     /// `duration` in hundredths of a second, rounded, within GIF's 16 bits.
     static func hundredths(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        let value = (Double(seconds) * 100 + Double(attoseconds) / 1e16).rounded()
-        return Int(min(max(value, 0), 65_535))
+        Int(min(max((duration.timeInterval * 100).rounded(), 0), 65_535))
     }
 
     private func check(_ result: Int32, _ file: UnsafeMutablePointer<GifFileType>) throws(TesseraError) {

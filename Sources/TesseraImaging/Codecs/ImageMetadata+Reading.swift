@@ -58,10 +58,10 @@ extension ImageMetadata {
     /// with a TIFF byte-order mark.
     private static func tiff(_ bytes: Slice<UnsafeRawBufferPointer>) -> [UInt8]? {
         var bytes = bytes
-        if ExifOrientationReader.starts(UnsafeRawBufferPointer(rebasing: bytes), with: [0x45, 0x78, 0x69, 0x66, 0, 0]) {
+        if ExifOrientationReader.starts(UnsafeRawBufferPointer(rebasing: bytes), with: ExifOrientationReader.exifSignature) {
             bytes = bytes.dropFirst(6)
         }
-        guard let tiff = part(bytes), TIFFMetadata.byteOrder(tiff) != nil else { return nil }
+        guard let tiff = part(bytes), TIFFMetadata.Reader(tiff) != nil else { return nil }
         return tiff
     }
 

@@ -30,7 +30,7 @@ extension ImageMetadata {
             guard payload.count <= Self.jpegSegmentPayload else { return }
             segments += [0xFF, marker, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
         }
-        if let exif { segment(0xE1, [0x45, 0x78, 0x69, 0x66, 0, 0] + exif) }
+        if let exif { segment(0xE1, ExifOrientationReader.exifSignature + exif) }
         if let xmp { segment(0xE1, ExifOrientationReader.xmpSignature + xmp) }
         if let iptc {
             // One Photoshop resource: 8BIM, id 0x0404, an empty Pascal name padded to two bytes, the size, the data padded to even.
@@ -63,8 +63,11 @@ extension ImageMetadata {
     /// gets a `VP8X` chunk: flags (alpha from the `VP8L` header's alpha bit), the canvas's width − 1 and
     /// height − 1 in 24 bits each.
     private func webp(_ file: [UInt8], width: Int, height: Int) -> [UInt8] {
-        let chunks = file.withUnsafeBytes { ContainerChunks.riff($0) }
-        guard let first = chunks.first, width >= 1, height >= 1, width <= 1 << 24, height <= 1 << 24 else { return file }
+        let first = file.withUnsafeBytes { bytes in
+            var chunks = ContainerChunks.riff(bytes)
+            return chunks.next()
+        }
+        guard let first, width >= 1, height >= 1, width <= 1 << 24, height <= 1 << 24 else { return file }
         var body = Array(file[12...])
         var flags: UInt8 = (exif == nil ? 0 : 0x08) | (xmp == nil ? 0 : 0x04)
         switch first.type {

@@ -49,6 +49,12 @@ public struct ImageMetadata: Sendable, Hashable {
         self = data.withUnsafeBytes { Self.read($0) }
     }
 
+    /// What `policy` keeps of the metadata of `data` (``kept(_:)``); for ``ImageProcessing/Metadata/strip``
+    /// nothing, without reading `data`.
+    public init(reading data: Data, keeping policy: ImageProcessing.Metadata) {
+        self = policy == .strip ? ImageMetadata() : ImageMetadata(reading: data).kept(policy)
+    }
+
     /// What `policy` keeps of this metadata: nothing for ``ImageProcessing/Metadata/strip``.
     public func kept(_ policy: ImageProcessing.Metadata) -> ImageMetadata {
         switch policy {

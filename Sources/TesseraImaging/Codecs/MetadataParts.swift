@@ -2,20 +2,22 @@
 /// an IFD is a 2-byte entry count, 12-byte entries (tag, type, count, value or its offset) and the offset of
 /// the next IFD. Every read is bounds-checked; a malformed structure is left as it is or left out.
 enum TIFFMetadata {
-    /// `true` for little-endian, `false` for big-endian, `nil` when `tiff` is not a TIFF structure.
-    static func byteOrder(_ tiff: [UInt8]) -> Bool? {
-        guard tiff.count >= 8 else { return nil }
-        switch (tiff[0], tiff[1]) {
-        case (0x49, 0x49): return tiff[2] == 42 && tiff[3] == 0 ? true : nil
-        case (0x4D, 0x4D): return tiff[2] == 0 && tiff[3] == 42 ? false : nil
-        default: return nil
-        }
-    }
-
-    /// A bounds-checked reader of one structure.
-    private struct Reader {
-        let bytes: [UInt8]
+    /// A bounds-checked reader of one structure (its bytes indexed from 0: an array or a raw buffer).
+    struct Reader<Bytes: RandomAccessCollection> where Bytes.Element == UInt8, Bytes.Index == Int {
+        let bytes: Bytes
+        /// `true` for `II`, `false` for `MM`.
         let littleEndian: Bool
+
+        /// A reader of `bytes`, when they start with a byte-order mark and 42 in that order.
+        init?(_ bytes: Bytes) {
+            guard bytes.count >= 8 else { return nil }
+            switch (bytes[0], bytes[1], bytes[2], bytes[3]) {
+            case (0x49, 0x49, 42, 0): littleEndian = true
+            case (0x4D, 0x4D, 0, 42): littleEndian = false
+            default: return nil
+            }
+            self.bytes = bytes
+        }
 
         func u16(_ at: Int) -> Int? {
             guard at >= 0, at + 2 <= bytes.count else { return nil }
@@ -28,17 +30,19 @@ enum TIFFMetadata {
             return littleEndian ? second << 16 | first : first << 16 | second
         }
 
-        /// The offsets of IFD0's entries.
+        /// The offsets of IFD0's entries that lie within the bytes (the entries follow each other, so those are
+        /// the first ones).
         func ifd0Entries() -> [Int] {
             guard let ifd = u32(4), let count = u16(ifd) else { return [] }
-            return (0..<count).map { ifd + 2 + 12 * $0 }.filter { $0 + 12 <= bytes.count }
+            let fitting = max(0, min(count, (bytes.count - ifd - 2) / 12))
+            return (0..<fitting).map { ifd + 2 + 12 * $0 }
         }
     }
 
     /// `tiff` with IFD0's orientation (tag `0x0112`, a SHORT) set to 1; unchanged without one.
     static func withOrientationReset(_ tiff: [UInt8]) -> [UInt8] {
-        guard let littleEndian = byteOrder(tiff) else { return tiff }
-        let reader = Reader(bytes: tiff, littleEndian: littleEndian)
+        guard let reader = Reader(tiff) else { return tiff }
+        let littleEndian = reader.littleEndian
         var result = tiff
         for entry in reader.ifd0Entries() where reader.u16(entry) == 0x0112 && reader.u16(entry + 2) == 3 {
             result[entry + 8] = littleEndian ? 1 : 0
@@ -51,8 +55,7 @@ enum TIFFMetadata {
     /// ASCII entries of `tiff`, or `nil` when it has neither. Layout: the 8-byte header, IFD0 at offset 8
     /// (2 + 12 × n bytes, then a zero next-IFD offset), then each value longer than 4 bytes, at an even offset.
     static func copyrightOnly(_ tiff: [UInt8]) -> [UInt8]? {
-        guard let littleEndian = byteOrder(tiff) else { return nil }
-        let reader = Reader(bytes: tiff, littleEndian: littleEndian)
+        guard let reader = Reader(tiff) else { return nil }
         var kept: [(tag: Int, value: [UInt8])] = []
         for entry in reader.ifd0Entries() {
             guard let tag = reader.u16(entry), tag == 0x013B || tag == 0x8298, reader.u16(entry + 2) == 2,

@@ -1,4 +1,5 @@
 import CWebP
+@_spi(Internal) import TesseraCore
 
 extension WebPEncoder {
     /// Encodes every frame of `animation` as an animated WebP with libwebpmux's `WebPAnimEncoder`, lossy at
@@ -48,8 +49,7 @@ extension WebPEncoder {
 
     /// `duration` in whole milliseconds, rounded, at least 0.
     static func milliseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        return max(0, Int(seconds) * 1000 + Int((Double(attoseconds) / 1e15).rounded()))
+        max(0, Int((duration.timeInterval * 1000).rounded()))
     }
 
     private static func error(_ encoder: OpaquePointer) -> String {

@@ -58,20 +58,15 @@ enum EmbeddedProfile {
     /// Walks the chunks of a PNG up to the first `IDAT` or `IEND`, or until a chunk does not fit.
     static func png(_ data: UnsafeRawBufferPointer) -> PNGChunks {
         var chunks = PNGChunks()
-        var i = 8
-        while i + 12 <= data.count {
-            let length = Int(be32(data, i))
-            guard length <= data.count - i - 12 else { break }
-            let type = String(decoding: UnsafeRawBufferPointer(rebasing: data[(i + 4)..<(i + 8)]), as: UTF8.self)
-            let body = UnsafeRawBufferPointer(rebasing: data[(i + 8)..<(i + 8 + length)])
-            switch type {
+        for chunk in ContainerChunks.png(data) {
+            let body = UnsafeRawBufferPointer(rebasing: data[chunk.body])
+            switch chunk.type {
             case "IDAT", "IEND": return chunks
             case "iCCP" where chunks.profile == nil: chunks.profile = inflateICCP(body)
-            case "gAMA" where length == 4: chunks.gamma = be32(body, 0); chunks.gammaChunks.append(i..<(i + 12 + length))
-            case "cHRM": chunks.gammaChunks.append(i..<(i + 12 + length))
+            case "gAMA" where body.count == 4: chunks.gamma = be32(body, 0); chunks.gammaChunks.append(chunk.whole)
+            case "cHRM": chunks.gammaChunks.append(chunk.whole)
             default: break
             }
-            i += 12 + length
         }
         return chunks
     }
@@ -125,17 +120,13 @@ enum EmbeddedProfile {
               ExifOrientationReader.starts(UnsafeRawBufferPointer(rebasing: data[8...]), with: Array("WEBPVP8X".utf8)),
               data[20] & 0x20 != 0
         else { return nil }
-        var i = 12
-        while i + 8 <= data.count {
-            let size = Int(le32(data, i + 4))
-            guard size <= data.count - i - 8 else { return nil }
-            let type = String(decoding: UnsafeRawBufferPointer(rebasing: data[i..<(i + 4)]), as: UTF8.self)
-            switch type {
+        for chunk in ContainerChunks.riff(data) {
+            switch chunk.type {
             case "ICCP":
-                guard size <= ColourConversion.maximumProfileBytes else { return nil }
-                return Array(UnsafeRawBufferPointer(rebasing: data[(i + 8)..<(i + 8 + size)]))
+                guard chunk.body.count <= ColourConversion.maximumProfileBytes else { return nil }
+                return Array(UnsafeRawBufferPointer(rebasing: data[chunk.body]))
             case "VP8 ", "VP8L", "ALPH", "ANMF": return nil
-            default: i += 8 + size + (size & 1)
+            default: continue
             }
         }
         return nil
@@ -143,9 +134,5 @@ enum EmbeddedProfile {
 
     private static func be32(_ data: UnsafeRawBufferPointer, _ at: Int) -> UInt32 {
         UInt32(data[at]) << 24 | UInt32(data[at + 1]) << 16 | UInt32(data[at + 2]) << 8 | UInt32(data[at + 3])
-    }
-
-    private static func le32(_ data: UnsafeRawBufferPointer, _ at: Int) -> UInt32 {
-        UInt32(data[at]) | UInt32(data[at + 1]) << 8 | UInt32(data[at + 2]) << 16 | UInt32(data[at + 3]) << 24
     }
 }
