@@ -11,8 +11,10 @@ struct AnimationBenchmark: AsyncParsableCommand {
         commandName: "animation",
         abstract: "Animated thumbnails: an animated GIF of --frames frames resized to --size px, written as GIF and as WebP, Tessera against Pillow.",
         discussion: """
-        The source is made here: --frames frames of 640×480 (a gradient with a square that moves across it, \
-        80 ms each, looping for ever) written as a GIF by Tessera's GIFEncoder into a temporary directory. \
+        The source is made here: --frames frames of 640×480, 80 ms each, looping for ever, written as a GIF by \
+        Tessera's GIFEncoder into a temporary directory. The frames are a gradient with a square that moves \
+        across it, or with --photos DIR the JPEG and PNG photographs of DIR (searched recursively, in name \
+        order, cropped to fill 640×480 and enlarged when smaller, repeated as needed): a slideshow of real photographs. \
         Each method makes the whole thumbnail from the file's bytes in memory, on one core, --rounds times \
         after one warm-up, and reports the median milliseconds and the output's bytes:
           tessera-gif, tessera-webp   ImageDecoder.renderAnimation (every frame composited, resized with one \
@@ -27,6 +29,8 @@ struct AnimationBenchmark: AsyncParsableCommand {
     )
 
     @Option(help: "Frames of the source GIF.") var frames = 50
+    @Option(help: "Make the frames from the photographs of this directory (default: a moving square on a gradient).")
+    var photos: String?
     @Option(help: "Width of the thumbnail in pixels.") var size = 200
     @Option(help: "Measured rounds (after one warm-up).") var rounds = 5
     @Option(help: "The Pillow virtualenv (default: .build/pillow-venv next to this binary).") var venv: String?
@@ -59,7 +63,8 @@ struct AnimationBenchmark: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let source = directory.appendingPathComponent("source.gif")
-        let data = Data(try GIFEncoder().encode(Self.source(frames: frames)))
+        let animation = try photos.map { try Self.slideshow(of: $0, frames: frames) } ?? Self.source(frames: frames)
+        let data = Data(try GIFEncoder().encode(animation))
         try data.write(to: source)
 
         var results: [Result] = []
@@ -98,7 +103,8 @@ struct AnimationBenchmark: AsyncParsableCommand {
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
             return
         }
-        print("\(frames)-frame GIF of 640×480 to \(size) px wide, median of \(rounds) rounds, one core")
+        print("\(frames)-frame GIF of 640×480 (\(photos.map { "photographs of \($0)" } ?? "a moving square")) to \(size) px wide, "
+              + "median of \(rounds) rounds, one core")
         for result in results {
             print("  \(result.method.padding(toLength: 14, withPad: " ", startingAt: 0)) \(String(format: "%8.1f", result.milliseconds)) ms  \(result.bytes) bytes")
         }
@@ -126,6 +132,19 @@ struct AnimationBenchmark: AsyncParsableCommand {
             return Animation.Frame(image: image, duration: .milliseconds(80))
         }
         return Animation(canvasSize: PixelSize(width: width, height: height), frames: list, loopCount: 0)
+    }
+
+    /// `frames` frames of 640×480: the JPEG and PNG photographs of `directory` in name order, each cropped to
+    /// fill, repeated as needed.
+    static func slideshow(of directory: String, frames: Int) throws -> Animation {
+        let files = try IngestBenchmark.listRecursively(directory)
+            .filter { ["jpg", "jpeg", "png"].contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
+        guard !files.isEmpty else { throw ValidationError("no JPEG or PNG files in \(directory)") }
+        let fill = ImageProcessing(width: 640, height: 480, mode: .fill, enlarge: true)   // small photographs too
+        let pictures = try files.prefix(frames).map { try ImageDecoder().render(try ImageFile.contents(of: $0), processing: fill) }
+        return Animation(canvasSize: PixelSize(width: 640, height: 480),
+                         frames: (0..<frames).map { Animation.Frame(image: pictures[$0 % pictures.count], duration: .milliseconds(80)) },
+                         loopCount: 0)
     }
 
     /// The median seconds of `rounds` runs of `body`, after one warm-up run.
