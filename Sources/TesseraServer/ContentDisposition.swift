@@ -20,13 +20,18 @@ struct ContentDisposition: Sendable, Hashable {
     /// `attachment` is `0`, `1`, `false` or `true` (`400 bad_attachment`).
     init?(query: [String: String]) throws(ServiceError) {
         guard query["filename"] != nil || query["attachment"] != nil else { return nil }
+        var attachment = false
         if let text = query["attachment"] {
             guard let flag = ImageService.flag(text) else { throw ServiceError(.badAttachment, "attachment is 0 or 1") }
             attachment = flag
-        } else {
-            attachment = false
         }
-        guard let raw = query["filename"] else {
+        try self.init(name: query["filename"], attachment: attachment)
+    }
+
+    /// A disposition naming `raw` (sanitised as ``init(query:)`` says; `nil`: no name), `attachment` or inline.
+    init(name raw: String?, attachment: Bool) throws(ServiceError) {
+        self.attachment = attachment
+        guard let raw else {
             name = nil
             return
         }

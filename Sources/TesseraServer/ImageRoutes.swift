@@ -55,6 +55,12 @@ public struct ImageRoutes: Sendable {
             router.on("/v1/resize", method: method) { request, _ in
                 await image(request, route: .resize)
             }
+            if let prefix = service.configuration.imgproxy.prefix {
+                addDialect(to: router, method: method, prefix: prefix, health: "health") { .imgproxy(path: $0) }
+            }
+            if let prefix = service.configuration.thumbor.prefix {
+                addDialect(to: router, method: method, prefix: prefix, health: "healthcheck") { .thumbor(path: $0) }
+            }
             router.on("/v1/:preset", method: method) { request, _ in   // a preset without a path
                 await handle(request, route: .preset, label: "unknown") { () throws(ServiceError) -> Response in
                     throw ServiceError(.notFound, "no such image")
@@ -71,6 +77,22 @@ public struct ImageRoutes: Sendable {
         }
     }
 
+    /// A URL dialect's routes under `prefix` (``ServerConfiguration/normalisedPrefix(_:)``): its health check
+    /// at `prefix` + `health`, answered as `/healthz` is, and every other path under it, the part after
+    /// the prefix as sent (percent-encoded) given to `route`.
+    private func addDialect<Context: RequestContext>(to router: Router<Context>, method: HTTPRequest.Method, prefix: String,
+                                                     health: String, route: @escaping @Sendable (String) -> ImageService.Route) {
+        router.on(RouterPath(prefix + health), method: method) { request, _ in
+            await handle(request, route: .healthz, label: "healthz") { () throws(ServiceError) -> Response in
+                Self.healthResponse
+            }
+        }
+        router.on(RouterPath(prefix + "**"), method: method) { request, _ in
+            let path = request.uri.path
+            return await image(request, route: route(path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : ""))
+        }
+    }
+
     /// `GET /healthz`'s answer.
     static var healthResponse: Response {
         Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: "{\"status\":\"ok\"}")))
@@ -84,8 +106,7 @@ public struct ImageRoutes: Sendable {
 
     /// An image route's answer, through the service's one request path.
     private func image(_ request: Request, route: ImageService.Route) async -> Response {
-        let metricsRoute: ServiceMetrics.Route = route == .resize ? .resize : .preset
-        return await handle(request, route: metricsRoute, label: route.label) { () throws(ServiceError) -> Response in
+        await handle(request, route: route.metricsRoute, label: route.label, dialect: route.dialect) { () throws(ServiceError) -> Response in
             let info = ImageService.RequestInfo(route: route, path: request.uri.path, rawQuery: request.uri.query,
                                                 accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
                                                 ifModifiedSince: request.headers[.ifModifiedSince])
@@ -97,10 +118,10 @@ public struct ImageRoutes: Sendable {
 
     /// The one place where an answer or an error becomes the response, and where every request is
     /// measured and logged.
-    func handle(_ request: Request, route: ServiceMetrics.Route, label: String,
+    func handle(_ request: Request, route: ServiceMetrics.Route, label: String, dialect: URLDialect = .tessera,
                 _ body: () async throws(ServiceError) -> Response) async -> Response {
         let start = ContinuousClock.now
-        let isImage = route == .preset || route == .resize
+        let isImage = route.isImage
         if isImage { service.metrics.inFlight.increment() }   // image requests only: the gauge is the service's load
         defer { if isImage { service.metrics.inFlight.decrement() } }
         var response: Response
@@ -110,7 +131,7 @@ public struct ImageRoutes: Sendable {
             outcome = response.headers[Self.cacheOutcomeField] ?? "-"
         } catch {
             if error.status.code >= 500 { logger.warning("request failed", metadata: ["error": "\(error)"]) }
-            response = error.response
+            response = error.response(in: dialect)
             outcome = "error"
         }
         if request.method == .head { response = response.createHeadResponse() }   // Content-Length kept
@@ -168,12 +189,11 @@ public struct ImageRoutes: Sendable {
         let elapsed = ContinuousClock.now - start
         let (seconds, attoseconds) = elapsed.components
         service.metrics.duration(route: route, status: status, nanoseconds: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        let isImage = route == .preset || route == .resize
-        if isImage {
-            service.metrics.request(status: status, preset: route == .resize || service.presets[label] != nil ? label : "unknown")
+        if route.isImage {
+            service.metrics.request(status: status, preset: route != .preset || service.presets[label] != nil ? label : "unknown")
         }
         logger.info("request", metadata: [
-            "method": "\(method)", "path": "\(path)", "status": "\(status)", "preset": "\(isImage ? label : "-")",
+            "method": "\(method)", "path": "\(path)", "status": "\(status)", "preset": "\(route.isImage ? label : "-")",
             "cache": "\(outcome)", "latency_ms": "\(String(format: "%.2f", Double(seconds) * 1000 + Double(attoseconds) / 1e15))",
         ])
     }

@@ -40,6 +40,8 @@ struct Drawing: Sendable {
     var drawn: Drawn
     var metadata: ImageMetadata
     var animation: String?
+    /// The source's format, for the answers that keep it (``OutputChoice/format(hasAlpha:source:)``).
+    var sourceFormat: ImageFileFormat?
 }
 
 /// A still image, or every frame of an animation.
@@ -69,7 +71,7 @@ extension ImageService {
             if let table = request.preset {
                 return try await fromTable(table, source: PresetTable.Source(file), request: request, bytes: .file(file.realPath))
             } else {
-                let drawing = try await draw(.file(file.realPath), processing: request.processing, animates: request.output.animatedFormat != nil)
+                let drawing = try await draw(.file(file.realPath), processing: request.processing, animates: request.output.animates)
                 entry = try await encode(drawing, request: request, key: request.key)
                 outcome = .produced
             }
@@ -84,7 +86,7 @@ extension ImageService {
             let digest = ObjectVersion.digest(of: data)
             let key = request.key(withDigest: digest)
             if let hit = responses.get(key) { return (hit, .memory) }
-            let drawing = try await draw(.loaded(data), processing: request.processing, animates: request.output.animatedFormat != nil)
+            let drawing = try await draw(.loaded(data), processing: request.processing, animates: request.output.animates)
             return (try await encode(drawing, request: request, key: key), .remote)
         case .object(let store, let key, let version):
             if let hit = responses.get(request.key) { return (hit, .memory) }
@@ -93,7 +95,7 @@ extension ImageService {
                 return try await fromTable(table, source: PresetTable.Source(identity: "@\(store.name)/\(key)", version: version.tag),
                                            request: request, bytes: bytes)
             }
-            let drawing = try await draw(bytes, processing: request.processing, animates: request.output.animatedFormat != nil)
+            let drawing = try await draw(bytes, processing: request.processing, animates: request.output.animates)
             return (try await encode(drawing, request: request, key: request.key), .produced)
         }
     }
@@ -113,7 +115,7 @@ extension ImageService {
         }
         counters.withLock { $0.tableMisses += 1 }
         metrics.tableMisses.increment()
-        if request.processing.frames == .all, request.output.animatedFormat != nil, try await frameCount(of: bytes) > 1 {
+        if request.processing.frames == .all, request.output.animates, try await frameCount(of: bytes) > 1 {
             let drawing = try await draw(bytes, processing: request.processing, animates: true)
             return (try await encode(drawing, request: request, key: request.key), .produced)
         }
@@ -163,20 +165,20 @@ extension ImageService {
         return try await work.run { [self] in
             let data = try bytes.contents(fetched: fetched)
             let metadata = ImageMetadata(reading: data, keeping: processing.metadata)
-            let (drawn, animation) = try draw(data, processing: processing, animates: animates)
-            return Drawing(drawn: drawn, metadata: metadata, animation: animation)
+            let (drawn, animation, format) = try draw(data, processing: processing, animates: animates)
+            return Drawing(drawn: drawn, metadata: metadata, animation: animation, sourceFormat: format)
         }
     }
 
     /// `drawing` encoded for `request`: a still by ``encode(_:integrity:output:quality:background:metadata:animation:key:lastModified:)``,
-    /// an animation in the request's animated format (``OutputChoice/animatedFormat``).
+    /// an animation in the request's animated format (``OutputChoice/animatedFormat(source:)``).
     func encode(_ drawing: Drawing, request: ServeRequest, key: String) async throws -> ResponseCache.Entry {
         switch drawing.drawn {
         case .still(let image):
             return try await encode(image, integrity: image.integrity, request: request, key: key, metadata: drawing.metadata,
-                                    animation: drawing.animation)
+                                    animation: drawing.animation, sourceFormat: drawing.sourceFormat)
         case .animation(let animation):
-            let format = request.output.animatedFormat ?? .gif
+            let format = request.output.animatedFormat(source: drawing.sourceFormat) ?? .gif
             return try await cached(key: key, integrity: .intact, lastModified: request.lastModified, animation: drawing.animation) {
                 (format, try ImageEncoder(format: format, quality: request.quality ?? configuration.quality.value(for: format)).encode(animation))
             }
@@ -185,10 +187,10 @@ extension ImageService {
 
     /// ``encode(_:integrity:output:quality:background:metadata:animation:key:lastModified:)`` with `request`'s output, quality and background.
     func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, request: ServeRequest, key: String,
-                metadata: ImageMetadata, animation: String? = nil) async throws -> ResponseCache.Entry {
+                metadata: ImageMetadata, animation: String? = nil, sourceFormat: ImageFileFormat? = nil) async throws -> ResponseCache.Entry {
         try await encode(image, integrity: integrity, output: request.output, quality: request.quality,
                          background: request.processing.background, metadata: metadata, animation: animation, key: key,
-                         lastModified: request.lastModified)
+                         lastModified: request.lastModified, sourceFormat: sourceFormat)
     }
 
     /// Encodes in the negotiated format (PNG instead of JPEG for an image with transparent pixels), with the
@@ -201,10 +203,11 @@ extension ImageService {
     /// written into the file (``ImageMetadata``).
     func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, output: OutputChoice, quality: Int?,
                 background: ImageProcessing.Background = .white, metadata: ImageMetadata = ImageMetadata(),
-                animation: String? = nil, key: String, lastModified: Int? = nil) async throws -> ResponseCache.Entry {
+                animation: String? = nil, key: String, lastModified: Int? = nil,
+                sourceFormat: ImageFileFormat? = nil) async throws -> ResponseCache.Entry {
         try await cached(key: key, integrity: integrity, lastModified: lastModified, animation: animation) { [self] in
             let hasAlpha = image.hasTransparentPixels
-            let format = output.format(hasAlpha: hasAlpha)
+            let format = output.format(hasAlpha: hasAlpha, source: sourceFormat)
             let encoder = ImageEncoder(format: format, quality: quality ?? configuration.quality.value(for: format),
                                        speed: configuration.avifSpeed, background: background, metadata: metadata)
             return (format, try encoder.encode(image, transparent: hasAlpha))

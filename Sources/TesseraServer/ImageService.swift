@@ -48,6 +48,10 @@ public final class ImageService: Sendable {
     let remoteGuard: RemoteSourceGuard
     let remote: (manager: ImageManager, loader: HTTPDataLoader)?
     let signer: URLSigner?
+    /// imgproxy's URLs' parser, when ``ServerConfiguration/Imgproxy/prefix`` is set.
+    let imgproxy: ImgproxyURLs?
+    /// thumbor's URLs' parser, when ``ServerConfiguration/Thumbor/prefix`` is set.
+    let thumbor: ThumborURLs?
     let metrics: ServiceMetrics
     /// The `Cache-Control` of every image response, `public, max-age=N` (made once).
     let cacheControl: String
@@ -122,6 +126,8 @@ public final class ImageService: Sendable {
         sources = try Self.makeSources(context)
         buckets = try Self.makeBuckets(context)
         signer = configuration.signingKeys.isEmpty ? nil : URLSigner(keys: configuration.signingKeys)
+        imgproxy = try configuration.imgproxy.prefix.map { _ throws(ServerConfigurationError) in try ImgproxyURLs(configuration) }
+        thumbor = configuration.thumbor.prefix.map { _ in ThumborURLs(configuration) }
         let decoder = decoder
         fallback = try configuration.fallback.map { setting in
             let data: Data
@@ -214,6 +220,7 @@ public final class ImageService: Sendable {
     /// Records how `info`'s target resolved (``ResolvedTargets``), when its answer can come from memory: a
     /// file's request as checked, an object's before its version.
     private func remember(_ request: ServeRequest, for info: RequestInfo) {
+        guard request.expires == nil else { return }   // a hit by target would outlive the URL
         switch request.source {
         case .file, .object(_, _, nil): break
         case .remote, .object: return

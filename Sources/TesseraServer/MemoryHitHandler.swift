@@ -91,7 +91,7 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.head(hit.head)), promise: nil)
             if hit.status != 304 { context.write(wrapOutboundOut(.body(.byteBuffer(hit.body))), promise: nil) }
             context.write(wrapOutboundOut(.end(nil)), promise: nil)
-            routes?.record(method: "GET", path: hit.path, route: hit.route == .resize ? .resize : .preset,
+            routes?.record(method: "GET", path: hit.path, route: hit.route.metricsRoute,
                            label: hit.route.label, status: hit.status, outcome: hit.outcome.rawValue, start: held.start)
         }
     }

@@ -3,31 +3,48 @@ import Foundation
 @_spi(Internal) import TesseraImaging
 import Tessera
 
-/// The output format (one that ``ImageFileFormat/isEncodable``): explicit (`fmt=`) or chosen from `Accept`.
+/// The output format (one that ``ImageFileFormat/isEncodable``): explicit (`fmt=`), chosen from `Accept`,
+/// or, for the URL dialects that keep it (imgproxy's and thumbor's URLs without a format), the source's.
 struct OutputChoice: Sendable {
     private let explicit: ImageFileFormat?
-    /// The best format `Accept` names: AVIF, else WebP, else `nil` (JPEG or PNG).
+    /// The best format `Accept` names: AVIF, else WebP, else `nil` (JPEG or PNG, or the source's).
     private let accepted: ImageFileFormat?
+    /// The source formats an answer that neither `fmt` nor `Accept` decides keeps (JPEG or PNG by
+    /// transparency for the others); empty for Tessera's own routes.
+    private let keptFormats: Set<ImageFileFormat>
     /// The part of the cache key and ETag that decides the format.
-    var key: String { explicit.map { "f:\($0.rawValue)" } ?? accepted.map { "a:\($0.rawValue)" } ?? "a:legacy" }
-
-    /// The format of an animated answer: `fmt` when it animates (GIF, WebP), `nil` (a still) for another
-    /// `fmt`; without `fmt`, WebP when `Accept` chose AVIF or WebP, else GIF. Never AVIF, which Tessera
-    /// writes still. AVIF's choice counts as WebP's because every browser that takes AVIF takes WebP
-    /// (Chrome, Firefox, Safari 16 on), and so that the format `Accept` chose is still the one key of a
-    /// resolved request (``ResolvedTargets``).
-    var animatedFormat: ImageFileFormat? {
-        if let explicit { return explicit.canAnimate ? explicit : nil }
-        return accepted == nil ? .gif : .webp
+    var key: String {
+        explicit.map { "f:\($0.rawValue)" } ?? accepted.map { "a:\($0.rawValue)" }
+            ?? (keptFormats.isEmpty ? "a:legacy" : "a:keep-" + keptFormats.map(\.rawValue).sorted().joined(separator: "-"))
     }
 
-    init(fmt: String?, accept: String?) throws(ServiceError) {
+    /// Whether the answer may animate: `fmt` animates (GIF, WebP) or is not given. Never AVIF, which
+    /// Tessera writes still.
+    var animates: Bool { explicit?.canAnimate ?? true }
+
+    /// The format of an animated answer from a `source`-format animation: `fmt` when it animates (GIF,
+    /// WebP), `nil` (a still) for another `fmt`; without `fmt`, WebP when `Accept` chose AVIF or WebP, else
+    /// the source's when it animates and is kept, else GIF. AVIF's choice counts as WebP's because every
+    /// browser that takes AVIF takes WebP (Chrome, Firefox, Safari 16 on), and so that the format `Accept`
+    /// chose is still the one key of a resolved request (``ResolvedTargets``).
+    func animatedFormat(source: ImageFileFormat?) -> ImageFileFormat? {
+        if let explicit { return explicit.canAnimate ? explicit : nil }
+        if accepted != nil { return .webp }
+        if let source, source.canAnimate, keptFormats.contains(source) { return source }
+        return .gif
+    }
+
+    /// `fmt` (explicit) or, without it, the format `accept` chooses, else the source's when it is one of
+    /// `keepsSourceFormats` (each of them one that Tessera writes). `negotiates` false ignores `accept`
+    /// (imgproxy's URLs without `--imgproxy-auto-format`).
+    init(fmt: String?, accept: String?, negotiates: Bool = true, keepsSourceFormats: Set<ImageFileFormat> = []) throws(ServiceError) {
+        keptFormats = keepsSourceFormats
         if let fmt {
             explicit = try Self.format(named: fmt)
             accepted = nil
         } else {
             explicit = nil
-            accepted = accept.flatMap(Self.bestAccepted)
+            accepted = negotiates ? accept.flatMap(Self.bestAccepted) : nil
         }
     }
 
@@ -40,10 +57,13 @@ struct OutputChoice: Sendable {
         return format
     }
 
-    /// The format for an image with or without transparent pixels.
-    func format(hasAlpha: Bool) -> ImageFileFormat {
+    /// The format for an image with or without transparent pixels, drawn from a `source`-format file
+    /// (`nil`: not known, as for a table hit or a fallback image).
+    func format(hasAlpha: Bool, source: ImageFileFormat? = nil) -> ImageFileFormat {
         if let explicit { return explicit }
-        return accepted ?? (hasAlpha ? .png : .jpeg)
+        if let accepted { return accepted }
+        if let source, keptFormats.contains(source) { return source }
+        return hasAlpha ? .png : .jpeg
     }
 
     /// Whether `Accept` lists `type` (`image/avif` or `image/webp`) explicitly with a non-zero quality.

@@ -238,25 +238,25 @@ extension ImageService {
     /// `animates`, and it is within the animation limits (``ServerConfiguration/Limits/maximumAnimationFrames``
     /// and ``ServerConfiguration/Limits/maximumAnimationPixels``, on the source and on the output frames);
     /// otherwise its first frame, as any still source.
-    func draw(_ data: Data, processing: ImageProcessing, animates: Bool) throws -> (Drawn, animation: String?) {
+    func draw(_ data: Data, processing: ImageProcessing, animates: Bool) throws -> (Drawn, animation: String?, format: ImageFileFormat) {
         try decoder.limits.checkInput(byteCount: data.count)
         let info = try decoder.probe(data)   // the pixel limit, before the decode is counted
-        guard info.frameCount > 1 else { return (.still(try render(data, processing: processing)), nil) }
-        guard processing.frames == .all, animates else { return (.still(try render(data, processing: processing)), "first frame") }
+        guard info.frameCount > 1 else { return (.still(try render(data, processing: processing)), nil, info.format) }
+        guard processing.frames == .all, animates else { return (.still(try render(data, processing: processing)), "first frame", info.format) }
         let overLimit = "first frame: over the limit"
         do {
             try decoder.limits.checkAnimation(frames: info.frameCount, width: info.width, height: info.height)
         } catch {
-            return (.still(try render(data, processing: processing)), overLimit)
+            return (.still(try render(data, processing: processing)), overLimit, info.format)
         }
         do {
             let animation = try rendering { () throws(ImageDecoder.RenderError) in
                 try decoder.renderAnimation(data, processing: processing, limits: processingLimits,
                                             watermark: processing.watermark.flatMap { watermarks[$0.name]?.image })
             }
-            return (.animation(animation), "\(animation.frames.count) frames")
+            return (.animation(animation), "\(animation.frames.count) frames", info.format)
         } catch let error as TesseraError where Self.isAnimationLimit(error) {
-            return (.still(try render(data, processing: processing)), overLimit)
+            return (.still(try render(data, processing: processing)), overLimit, info.format)
         }
     }
 

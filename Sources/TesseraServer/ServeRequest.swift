@@ -10,12 +10,37 @@ extension ImageService {
         case preset(name: String, path: String)
         /// `GET /v1/resize?src=…&w=&h=&mode=`.
         case resize
+        /// An imgproxy URL under `--imgproxy-prefix`: `path` is the part after the prefix, as sent.
+        case imgproxy(path: String)
+        /// A thumbor URL under `--thumbor-prefix`: `path` is the part after the prefix, as sent.
+        case thumbor(path: String)
 
-        /// The label of the route in metrics and logs: the preset's name, or `resize`.
+        /// The label of the route in metrics and logs: the preset's name, `resize`, `imgproxy` or `thumbor`.
         var label: String {
             switch self {
             case .preset(let name, _): name
             case .resize: "resize"
+            case .imgproxy: "imgproxy"
+            case .thumbor: "thumbor"
+            }
+        }
+
+        /// The URL dialect whose statuses the route's errors answer with.
+        var dialect: URLDialect {
+            switch self {
+            case .preset, .resize: .tessera
+            case .imgproxy: .imgproxy
+            case .thumbor: .thumbor
+            }
+        }
+
+        /// The `route` label of the request's duration metric.
+        var metricsRoute: ServiceMetrics.Route {
+            switch self {
+            case .preset: .preset
+            case .resize: .resize
+            case .imgproxy: .imgproxy
+            case .thumbor: .thumbor
             }
         }
     }
@@ -96,6 +121,8 @@ struct ServeRequest: Sendable {
     let quality: Int?
     /// `filename` and `attachment`: the answers' `Content-Disposition`, not part of ``key``.
     let disposition: ContentDisposition?
+    /// Until when the URL stands (``RequestShape/expires``).
+    let expires: Int?
     var ifNoneMatch: String?
     /// `If-Modified-Since` in seconds since 1970 (`nil` when absent or not an HTTP date).
     var ifModifiedSince: Int?
@@ -168,6 +195,12 @@ struct ServeRequest: Sendable {
 struct RequestShape: Sendable {
     let label: String
     let preset: PresetTable?
+    /// Where the pixels come from, as `/v1/resize`'s `src` says it (``ImageAsk/source``); `nil` for a
+    /// preset route, whose path is the source.
+    let source: String?
+    /// Until when the URL stands, in seconds since 1970 (imgproxy's `expires`): its answers are not kept as
+    /// memory hits by target, which would outlive it.
+    let expires: Int?
     /// The preset's recipe, or `/v1/resize`'s options (``ImageService/processing(from:limits:)``).
     let processing: ImageProcessing
     let output: OutputChoice
@@ -179,8 +212,10 @@ struct RequestShape: Sendable {
     /// the encoding.
     let key: String
 
-    init(label: String, preset: PresetTable?, processing: ImageProcessing, output: OutputChoice, quality: Int?,
-         disposition: ContentDisposition? = nil) {
+    init(label: String, preset: PresetTable?, source: String? = nil, processing: ImageProcessing, output: OutputChoice, quality: Int?,
+         disposition: ContentDisposition? = nil, expires: Int? = nil) {
+        self.source = source
+        self.expires = expires
         self.disposition = disposition
         self.label = label
         self.preset = preset
@@ -189,6 +224,29 @@ struct RequestShape: Sendable {
         self.quality = quality
         key = "\(preset?.identity ?? processing.identity)|\(output.key)|\(quality.map(String.init) ?? "-")"
     }
+
+    /// The shape of `ask`, labelled `label`.
+    init(label: String, _ ask: ImageAsk) {
+        self.init(label: label, preset: nil, source: ask.source, processing: ask.processing, output: ask.output,
+                  quality: ask.quality, disposition: ask.disposition, expires: ask.expires)
+    }
+}
+
+/// What an image URL asks for in Tessera's terms, whichever dialect it was written in (`/v1/resize`'s
+/// query, an imgproxy or a thumbor URL): each dialect is a parser to this value, and nothing after the
+/// parser knows which one asked. So the same image asked for in two dialects has one cache key and ETag
+/// (made from ``processing``, ``output`` and ``quality``), and is made once.
+struct ImageAsk: Sendable {
+    /// Where the pixels come from, as `/v1/resize`'s `src`: a path under the root, `@SOURCE/KEY`,
+    /// `s3://BUCKET/KEY` or an `http(s)` URL.
+    var source: String
+    var processing: ImageProcessing
+    var output: OutputChoice
+    /// `nil`: the output format's default (``ServerConfiguration/quality``).
+    var quality: Int?
+    var disposition: ContentDisposition?
+    /// Until when the URL stands, in seconds since 1970 (``RequestShape/expires``).
+    var expires: Int?
 }
 
 extension ImageService {
@@ -196,7 +254,7 @@ extension ImageService {
     /// `/v1/resize`; a summary request (`?info`) has none. With ``ServerConfiguration/onlyPresets`` a resize is `404` and a preset takes no
     /// query option but a signature's `s`.
     func shape(_ info: RequestInfo) throws(ServiceError) -> RequestShape {
-        if let signer { try signer.verify(path: info.path, rawQuery: info.rawQuery) }
+        if info.route.dialect == .tessera, let signer { try signer.verify(path: info.path, rawQuery: info.rawQuery) }
         // `?info` asks for ``summary(of:)``, never for the image: no image answer (a memory hit included) is
         // given to it.
         guard !Self.wantsSummary(info) else { throw ServiceError(.optionNotAllowed, "?info is answered by the summary route") }
@@ -217,16 +275,28 @@ extension ImageService {
             guard !configuration.onlyPresets else { throw ServiceError(.notFound, "no such route (presets only)") }
             guard info.query["src"].map({ !$0.isEmpty }) == true else { throw ServiceError(.missingSource, "src is required") }
             try Self.refuseUnknownParameters(info, known: Self.resizeParameters)
-            var processing = try Self.processing(from: info.query, limits: limits)
-            if let name = processing.watermark?.name {
-                guard let loaded = watermarks[name] else { throw ServiceError(.watermark, "no watermark named '\(name)'") }
-                processing.watermark?.version = loaded.version
-            }
-            return RequestShape(label: "resize", preset: nil, processing: processing,
-                                output: try OutputChoice(fmt: info.query["fmt"], accept: info.accept),
-                                quality: try Self.quality(info.query["q"]),
-                                disposition: try ContentDisposition(query: info.query))
+            let processing = try Self.processing(from: info.query, limits: limits)
+            return RequestShape(label: "resize", try versioned(ImageAsk(
+                source: info.query["src"] ?? "", processing: processing,
+                output: try OutputChoice(fmt: info.query["fmt"], accept: info.accept), quality: try Self.quality(info.query["q"]),
+                disposition: try ContentDisposition(query: info.query))))
+        case .imgproxy(let path):
+            guard let imgproxy else { throw ServiceError(.notFound, "no such route (imgproxy URLs are off)") }
+            return RequestShape(label: "imgproxy", try versioned(try imgproxy.ask(path: path, accept: info.accept, limits: limits)))
+        case .thumbor(let path):
+            guard let thumbor else { throw ServiceError(.notFound, "no such route (thumbor URLs are off)") }
+            return RequestShape(label: "thumbor", try versioned(try thumbor.ask(path: path, accept: info.accept, limits: limits)))
         }
+    }
+
+    /// `ask` with its watermark's version (`400 bad_watermark` when it names no configured watermark), so
+    /// that a changed watermark file makes new keys.
+    private func versioned(_ ask: ImageAsk) throws(ServiceError) -> ImageAsk {
+        guard let name = ask.processing.watermark?.name else { return ask }
+        guard let loaded = watermarks[name] else { throw ServiceError(.watermark, "no watermark named '\(name)'") }
+        var ask = ask
+        ask.processing.watermark?.version = loaded.version
+        return ask
     }
 
     /// The query parameters a preset request takes: `fmt`, `q`, the signature's `s`, `info` (the summary
@@ -252,7 +322,7 @@ extension ImageService {
         let shape = try shape(info)
         func request(_ source: ServeRequest.Source, prefix: String, key: String) -> ServeRequest {
             ServeRequest(label: shape.label, preset: shape.preset, source: source, processing: shape.processing, output: shape.output,
-                         quality: shape.quality, disposition: shape.disposition, ifNoneMatch: info.ifNoneMatch,
+                         quality: shape.quality, disposition: shape.disposition, expires: shape.expires, ifNoneMatch: info.ifNoneMatch,
                          ifModifiedSince: info.ifModifiedSince.flatMap(ImageService.httpSeconds), key: key, keyPrefix: prefix, shapeKey: shape.key)
         }
         /// A file of a directory source (`name`) or under the root (`nil`), checked, and its request.
@@ -281,8 +351,8 @@ extension ImageService {
         switch info.route {
         case .preset(let name, let rawPath):
             return try pathRequest(try RootDirectory.decode(rawPath), prefix: "p|\(name)")
-        case .resize:
-            guard let src = info.query["src"], !src.isEmpty else { throw ServiceError(.missingSource, "src is required") }
+        case .resize, .imgproxy, .thumbor:
+            guard let src = shape.source, !src.isEmpty else { throw ServiceError(.missingSource, "src is required") }
             let lowered = src.lowercased()
             if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
                 guard remote != nil else { throw ServiceError(.remoteDisabled, "remote sources are off (no allowed hosts configured)") }

@@ -215,6 +215,10 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     public var connections = Connections()
     /// The gallery page (`/gallery`).
     public var gallery = Gallery()
+    /// imgproxy's URLs (``Imgproxy``): off by default.
+    public var imgproxy = Imgproxy()
+    /// thumbor's URLs (``Thumbor``): off by default.
+    public var thumbor = Thumbor()
 
     /// A configuration serving the directory `root`, with every other field at its default.
     public init(root: String) {
@@ -242,6 +246,9 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
             }
             guard seen.insert(preset.name).inserted else { throw ServerConfigurationError("preset '\(preset.name)' is defined twice") }
             let recipe = preset.processing
+            guard recipe.mode != .cover, !recipe.adaptive else {
+                throw ServerConfigurationError("preset '\(preset.name)': cover and adaptive boxes are for thumbor's URLs, not tables (their size is the source's to decide)")
+            }
             guard recipe.width != nil || recipe.height != nil else {
                 throw ServerConfigurationError("preset '\(preset.name)' needs a width, a height or both")
             }
@@ -283,6 +290,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
         if let metricsListen { _ = try Self.address(metricsListen, flag: "--metrics-listen") }
         try validateOutput()
         try validateSources()
+        try validateDialects()
         guard gallery.maximumImages > 0 else { throw ServerConfigurationError("gallery.maximumImages must be positive") }
         for range in remote.allowedAddressRanges where AddressRange(range) == nil {
             throw ServerConfigurationError("address range '\(range)' is not CIDR (such as 127.0.0.0/8)")

@@ -71,6 +71,11 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         case badMetadata = "bad_metadata"
         /// `animation` is not `all` or `first` (400).
         case badAnimation = "bad_animation"
+        /// An option of an imgproxy or thumbor URL that Tessera cannot honour as that service would (400;
+        /// the dialect's status): refused rather than answered with a different image.
+        case unsupportedOption = "unsupported_option"
+        /// An imgproxy URL past its `expires` time (410; imgproxy's 404 under its prefix).
+        case expired = "expired"
         /// `filename` keeps no letter or digit once sanitised (400).
         case badFilename = "bad_filename"
         /// `attachment` is not 0 or 1 (400).
@@ -130,7 +135,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
             case .badPath, .pathEscape, .badFormat, .badQuality, .optionNotAllowed, .unknownParameter, .badRotate, .badFlip,
                  .badCrop, .badTrim, .badPadding, .badSharpen, .badPixelate, .badGrayscale, .badMetadata, .badAnimation, .badFilename, .badAttachment, .badWatermark, .badGravity, .badFocalPoint, .badEnlarge,
                  .badBackground, .badDPR, .badBlur, .badSize, .sizeNotAllowed, .outputTooLarge, .badMode,
-                 .missingSource, .badSource: .badRequest
+                 .missingSource, .badSource, .unsupportedOption: .badRequest
+            case .expired: .gone
             case .pathOutsideRoot, .missingSignature, .badSignature, .remoteDisabled, .remoteRefused: .forbidden
             case .sourceTooLarge, .sourceTooManyPixels, .sourceTooManyItems: .contentTooLarge
             case .undecodableSource: .unsupportedMediaType

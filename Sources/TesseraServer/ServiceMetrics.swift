@@ -38,6 +38,10 @@ final class ServiceMetrics: Sendable {
         case preset
         /// `/v1/resize`.
         case resize
+        /// An imgproxy URL (`--imgproxy-prefix`).
+        case imgproxy
+        /// A thumbor URL (`--thumbor-prefix`).
+        case thumbor
         /// `/healthz`.
         case healthz
         /// `/metrics`.
@@ -46,6 +50,9 @@ final class ServiceMetrics: Sendable {
         case gallery
         /// Anything else (404s included).
         case other
+
+        /// Whether the route answers images (the in-flight gauge and the requests counter count it).
+        var isImage: Bool { self == .preset || self == .resize || self == .imgproxy || self == .thumbor }
     }
 
     init(factory: any MetricsFactory) {

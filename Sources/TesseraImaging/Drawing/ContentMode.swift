@@ -26,6 +26,9 @@ public enum ContentMode: String, Sendable, Hashable, Codable, CaseIterable {
     /// ``fit``, then extended to exactly the box with ``ImageProcessing/background``, the image placed by
     /// the ``ImageProcessing/gravity``.
     case pad
+    /// The smallest size with the source's aspect ratio that covers the box; nothing is cropped, so one side
+    /// may overflow the box (thumbor's `full-fit-in`).
+    case cover
 
     /// A mode from its raw value or from a name it had before: `aspectFit` and `aspectFill` (the former
     /// ``ContentMode`` cases); `nil` for anything else.
@@ -54,7 +57,7 @@ public enum ContentMode: String, Sendable, Hashable, Codable, CaseIterable {
         case .fit: "aspectFit"
         case .fill: "aspectFill"
         case .stretch: "fill"
-        case .fillDown, .pad: rawValue
+        case .fillDown, .pad, .cover: rawValue
         }
     }
 
@@ -75,7 +78,7 @@ public enum ContentMode: String, Sendable, Hashable, Codable, CaseIterable {
         switch self {
         case .stretch: return bounds
         case .fit, .pad: s = min(sx, sy)
-        case .fill, .fillDown: s = max(sx, sy)
+        case .fill, .fillDown, .cover: s = max(sx, sy)
         }
         let w = cw * s, h = ch * s
         return Rect(x: bounds.x + (bounds.width - w) / 2, y: bounds.y + (bounds.height - h) / 2, width: w, height: h)

@@ -64,6 +64,10 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     public var metadata: Metadata = .strip
     /// Which frames of an animated source the output keeps (``Frames``): all by default.
     public var frames: Frames = .all
+    /// Whether the box turns to the source's orientation: with both sides given, a box of the other
+    /// orientation (portrait for a landscape source, or the reverse; a square never turns) has its width and
+    /// height swapped before the mode applies (thumbor's `adaptive-fit-in`). `false` by default.
+    public var adaptive = false
 
     /// Creates a description; every parameter has the default of "the source as it is".
     public init(width: Int? = nil, height: Int? = nil, mode: Mode = .fit, gravity: Gravity = .center,
@@ -132,7 +136,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     /// The identity's part for the operations added after rotation and flip, each only when set, in the
     /// order they are applied: `,crop=W:H:G`, `,cbox=L,T,R,B`, `,trim=N`, `,pad=T,R,B,L`, `,sh=SIGMA`,
     /// `,pix=N`, `,gray=1`, `,wm=NAME@VERSION:POSITION:OPACITY:SCALE:X:Y`, then `,meta=keep` or
-    /// `,meta=copyright` (what the encoder writes beside the pixels) and `,anim=first`.
+    /// `,meta=copyright` (what the encoder writes beside the pixels), `,anim=first` and `,adapt=1`.
     private var operationsIdentity: String {
         var parts: [String] = []
         if let crop { parts.append("crop=\(crop.identity)") }
@@ -145,6 +149,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
         if let watermark { parts.append("wm=\(watermark.identity)") }
         if metadata != .strip { parts.append("meta=\(metadata.rawValue)") }
         if frames != .all { parts.append("anim=\(frames.rawValue)") }
+        if adaptive { parts.append("adapt=1") }
         return parts.map { "," + $0 }.joined()
     }
 
@@ -153,7 +158,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case width, height, mode, gravity, enlarge, background, dpr, blur, format, quality
-        case rotation = "rotate", flip, crop, cropBox, trim, padding, sharpen, pixelate, grayscale, watermark, metadata, frames = "animation"
+        case rotation = "rotate", flip, crop, cropBox, trim, padding, sharpen, pixelate, grayscale, watermark, metadata, frames = "animation", adaptive
     }
 
     /// Decodes a recipe; absent fields take their defaults (a size-only recipe is `{"width": 300}`). A
@@ -182,6 +187,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
                   watermark: try c.decodeIfPresent(Watermark.self, forKey: .watermark))
         metadata = try c.decodeIfPresent(Metadata.self, forKey: .metadata) ?? .strip
         frames = try c.decodeIfPresent(Frames.self, forKey: .frames) ?? .all
+        adaptive = try c.decodeIfPresent(Bool.self, forKey: .adaptive) ?? false
     }
 
     /// The `padding` field: absent, one number for all four sides, or `{"top": T, "right": R, "bottom": B, "left": L}`.

@@ -20,6 +20,10 @@
 /// - ``ContentMode/pad``: the box exactly, the ``ContentMode/fit`` image placed in it by
 ///   the gravity's compass point, at whole pixels (the free space times 0, ½ or 1, rounded down): 300×300
 ///   places 300×225 at (0, 37) for the centre, (0, 0) for north, (0, 75) for south.
+/// - ``ContentMode/cover``: the smallest size with the source's aspect ratio that covers the box, uncropped:
+///   300×300 gives 400×300 (scale max(0.075, 0.1) = 0.1). thumbor's `full-fit-in`.
+/// - ``ImageProcessing/adaptive``: a box of the other orientation than the source's is turned first:
+///   300×400 (portrait) for the landscape photo is 400×300, so fit gives 400×300. thumbor's `adaptive-`.
 ///
 /// With ``ImageProcessing/enlarge`` off (the default), no mode draws the image larger than the source:
 /// - fit and pad: the scale is at most 1 (a 200×100 source in 300×300: fit gives 200×100; pad keeps the
@@ -99,10 +103,10 @@ extension ImageProcessing {
 
     /// The largest output any source can give when both ``width`` and ``height`` are set: the box in output
     /// pixels (``scaledWidth`` × ``scaledHeight``: no canvas exceeds it), swapped by a quarter
-    /// ``rotation``, with ``padding`` around it; `nil` when a side is left to the source. What a table's slot
-    /// must hold.
+    /// ``rotation``, with ``padding`` around it; `nil` when a side is left to the source, for ``ContentMode/cover``
+    /// (which overflows the box) and for an ``adaptive`` box. What a table's slot must hold.
     public var maximumOutputSize: PixelSize? {
-        guard let width = scaledWidth, let height = scaledHeight else { return nil }
+        guard let width = scaledWidth, let height = scaledHeight, mode != .cover, !adaptive else { return nil }
         return outputSize(ofCanvas: PixelSize(width: width, height: height))
     }
 
@@ -120,7 +124,10 @@ extension ImageProcessing {
             let s = enlarge ? scale : min(scale, 1)
             return Self.uncropped(source, canvas: PixelSize(width: Self.side(sw * s), height: Self.side(sh * s)))
         }
-        let box = PixelSize(width: Self.times(dpr, w), height: Self.times(dpr, h))
+        var box = PixelSize(width: Self.times(dpr, w), height: Self.times(dpr, h))
+        if adaptive, (source.width < source.height && box.width > box.height) || (source.width > source.height && box.width < box.height) {
+            box = box.transposed
+        }
         switch mode {
         case .fit:
             return Self.uncropped(source, canvas: Self.fitted(source, in: box, enlarge: enlarge))
@@ -131,6 +138,10 @@ extension ImageProcessing {
         case .stretch:
             let canvas = enlarge ? box : PixelSize(width: min(box.width, source.width), height: min(box.height, source.height))
             return Self.uncropped(source, canvas: canvas)
+        case .cover:
+            let cover = max(Double(box.width) / sw, Double(box.height) / sh)
+            let s = enlarge ? cover : min(cover, 1)
+            return Self.uncropped(source, canvas: PixelSize(width: Self.side(sw * s), height: Self.side(sh * s)))
         case .pad:
             let image = Self.fitted(source, in: box, enlarge: enlarge)
             let (fx, fy) = gravity.compassFractions

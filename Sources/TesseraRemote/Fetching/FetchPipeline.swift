@@ -226,7 +226,7 @@ final class FetchPipeline: Sendable {
             return try decoder.thumbnail(data, size: fitted, mode: .stretch)
         case .fill, .stretch:
             return try decoder.thumbnail(data, size: size, mode: key.mode)
-        case .fillDown, .pad:   // the processing's own modes: its geometry for a box of `size`
+        case .fillDown, .pad, .cover:   // the processing's own modes: its geometry for a box of `size`
             return try render(ImageProcessing(width: size.width, height: size.height, mode: key.mode))
         }
     }

@@ -159,6 +159,38 @@ extension ServeSettings {
                "Longest a gallery listing spends making the ThumbHashes its images lack", as: SettingDuration.self) {
             $1.server.gallery.thumbHashSeconds = $0.seconds
         },
+        .value("imgproxy.prefix", flag: "imgproxy-prefix", environment: "TESSERA_IMGPROXY_PREFIX", default: "none (imgproxy URLs off)",
+               "Where imgproxy's URLs are served (`/`, `/img`), with `/health` under it", as: String.self) {
+            $1.server.imgproxy.prefix = ServerConfiguration.normalisedPrefix($0)
+        },
+        .list("imgproxy.keys", flag: "imgproxy-key", environment: "IMGPROXY_KEY", secret: true, default: "none (any signature accepted)",
+              "imgproxy's signing keys, hex, paired in order with the salts", of: String.self) { $1.server.imgproxy.keys = $0 },
+        .list("imgproxy.salts", flag: "imgproxy-salt", environment: "IMGPROXY_SALT", secret: true, default: "none",
+              "imgproxy's salts, hex, one per key", of: String.self) { $1.server.imgproxy.salts = $0 },
+        .value("imgproxy.signatureSize", flag: "imgproxy-signature-size", environment: "IMGPROXY_SIGNATURE_SIZE", default: "32",
+               "Bytes of the HMAC-SHA256 an imgproxy signature carries, 1…32", as: Int.self) { $1.server.imgproxy.signatureSize = $0 },
+        .toggle("imgproxy.autoFormat", flag: "imgproxy-auto-format", onFlag: true, environment: "TESSERA_IMGPROXY_AUTO_FORMAT",
+                default: "off (the source's format)", "imgproxy URLs without a format follow `Accept` (AVIF, else WebP), as `IMGPROXY_AUTO_AVIF`/`AUTO_WEBP`") {
+            $1.server.imgproxy.autoFormat = $0
+        },
+        .list("imgproxy.presets", flag: "imgproxy-preset", environment: "IMGPROXY_PRESETS", default: "none",
+              "imgproxy presets `NAME=OPTION/OPTION…`; `preset:NAME` also finds Tessera's presets", of: String.self) {
+            $1.server.imgproxy.presets = $0
+        },
+        .value("imgproxy.watermark", flag: "imgproxy-watermark", environment: "TESSERA_IMGPROXY_WATERMARK",
+               default: "the only configured watermark", "The watermark imgproxy's `watermark` option draws", as: String.self) {
+            $1.server.imgproxy.watermark = $0
+        },
+        .value("thumbor.prefix", flag: "thumbor-prefix", environment: "TESSERA_THUMBOR_PREFIX", default: "none (thumbor URLs off)",
+               "Where thumbor's URLs are served (`/`, `/thumbor`), with `/healthcheck` under it", as: String.self) {
+            $1.server.thumbor.prefix = ServerConfiguration.normalisedPrefix($0)
+        },
+        .value("thumbor.key", flag: "thumbor-key", environment: "TESSERA_THUMBOR_KEY", secret: true, default: "none (`unsafe/` URLs only)",
+               "thumbor's `SECURITY_KEY`, which signs its URLs (HMAC-SHA1)", as: String.self) { $1.server.thumbor.key = $0 },
+        .toggle("thumbor.allowUnsafe", flag: "thumbor-allow-unsafe", onFlag: true, environment: "TESSERA_THUMBOR_ALLOW_UNSAFE",
+                default: "off (on when no key is set)", "Accept `unsafe/` thumbor URLs although a key is set (`ALLOW_UNSAFE_URL`)") {
+            $1.server.thumbor.allowUnsafe = $0
+        },
         .value("galleryReport", file: false, flag: "gallery-report", environment: "TESSERA_GALLERY_REPORT", default: "none (no test mode)",
                "Accept POST /gallery/report (the page's test mode) and write it to this file", as: String.self) { $1.galleryReport = $0 },
         .value("logLevel", file: false, flag: "log-level", environment: "TESSERA_LOG_LEVEL",

@@ -26,11 +26,16 @@ enum PythonVirtualenv {
         /// Printed by the virtualenv's interpreter after `import module` to name the version.
         var version: String
 
-        init(package: String, module: String, name: String, companions: [String] = [], version: String? = nil) {
+        /// Modules the probe imports besides `module` (the companions'), so that a virtualenv made before
+        /// they were added is made whole again.
+        var imports: [String] = []
+
+        init(package: String, module: String, name: String, companions: [String] = [], imports: [String] = [], version: String? = nil) {
             self.package = package
             self.module = module
             self.name = name
             self.companions = companions
+            self.imports = imports
             self.version = version ?? "\(module).__version__"
         }
 
@@ -39,7 +44,10 @@ enum PythonVirtualenv {
         /// names both, "3.2.0 (libvips 8.18.7)".
         static let pyvips = Peer(package: "pyvips", module: "pyvips", name: "pyvips-venv", companions: ["pyvips-binary"],
                                  version: "'%s (libvips %d.%d.%d)' % (pyvips.__version__, pyvips.version(0), pyvips.version(1), pyvips.version(2))")
-        static let thumbor = Peer(package: "thumbor", module: "thumbor", name: "thumbor-venv")
+        /// thumbor with the URL builders the dialect tests sign with: libthumbor (thumbor's own) and
+        /// pyimgproxy (an imgproxy client).
+        static let thumbor = Peer(package: "thumbor", module: "thumbor", name: "thumbor-venv", companions: ["libthumbor", "pyimgproxy"],
+                                  imports: ["libthumbor", "pyimgproxy"])
         static let moto = Peer(package: "moto[server]", module: "moto", name: "moto-venv")
 
         /// The name `--only` takes: the package without its extras (`moto` for `moto[server]`).
@@ -51,7 +59,7 @@ enum PythonVirtualenv {
     /// the set-up step that creates it (`make bench`, `make bench-serve` and `make test` run it).
     static func existing(_ venv: URL, _ peer: Peer) throws -> (python: String, version: String) {
         let interpreter = venv.appendingPathComponent("bin/python").path
-        let probe = ["-c", "import \(peer.module); print(\(peer.version))"]
+        let probe = ["-c", "import \(([peer.module] + peer.imports).joined(separator: ", ")); print(\(peer.version))"]
         guard FileManager.default.isExecutableFile(atPath: interpreter), let version = try? Worker.output(interpreter, probe) else {
             throw ValidationError("no \(peer.package) virtualenv at \(venv.path): create it with `tessera bench peers --only \(peer.label) --\(peer.label)-venv \(venv.path)`")
         }

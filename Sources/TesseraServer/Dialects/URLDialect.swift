@@ -1,0 +1,48 @@
+#if Serving
+import Hummingbird
+
+/// The URL language a request came in: Tessera's own routes, or imgproxy's or thumbor's URLs. Each
+/// dialect is a parser to an ``ImageAsk``; below it nothing knows which one asked, except here, where an
+/// error gets the status that dialect's clients expect (the body keeps Tessera's JSON code).
+enum URLDialect: Sendable, Hashable {
+    case tessera, imgproxy, thumbor
+
+    /// The status `code` answers with in this dialect.
+    ///
+    /// - imgproxy answers every malformed URL, bad option and unknown preset `404 Invalid URL`, a bad
+    ///   signature and a security option `403`, a source it cannot read as an image (or one over its limits)
+    ///   `422`, a source it may not fetch `404`, an expired URL `404`.
+    /// - thumbor answers a malformed URL, a bad signature, `unsafe/` when it is not allowed and an
+    ///   undecodable source `400`, a missing file `404`.
+    /// Timeouts, upstream failures and a full queue keep Tessera's statuses in both.
+    func status(for code: ServiceError.Code) -> HTTPResponse.Status {
+        switch self {
+        case .tessera:
+            return code.status
+        case .imgproxy:
+            switch code {
+            case .badSignature, .missingSignature, .optionNotAllowed: return .forbidden
+            case .undecodableSource, .sourceTooLarge, .sourceTooManyPixels, .sourceTooManyItems: return .unprocessableContent
+            case .remoteDisabled, .remoteRefused, .pathOutsideRoot, .expired: return .notFound
+            default: return code.status == .badRequest ? .notFound : code.status
+            }
+        case .thumbor:
+            switch code {
+            case .badSignature, .missingSignature, .optionNotAllowed, .remoteDisabled, .remoteRefused: return .badRequest
+            case .undecodableSource, .sourceTooLarge, .sourceTooManyPixels, .sourceTooManyItems: return .badRequest
+            case .pathOutsideRoot, .pathEscape: return .notFound
+            default: return code.status
+            }
+        }
+    }
+}
+
+extension ServiceError {
+    /// The error as `dialect`'s clients expect it: that dialect's status (``URLDialect/status(for:)``),
+    /// Tessera's JSON body and `no-store`.
+    func response(in dialect: URLDialect) -> Response {
+        guard dialect != .tessera else { return response }
+        return Response(status: dialect.status(for: code), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: jsonBody)))
+    }
+}
+#endif
