@@ -45,6 +45,9 @@ public struct ImageServer: Sendable {
         let routes = routes
         routes.add(to: router)
         GalleryRoutes(service: service, logger: logger, addition: galleryAddition).add(to: router)
+        // A dialect under `/` answers every other path itself.
+        let configuration = service.configuration
+        guard configuration.imgproxy.prefix != "/", configuration.thumbor.prefix != "/" else { return router }
         router.get("**") { request, _ -> Response in   // measured and logged as route "other"
             await routes.handle(request, route: .other, label: "-") { () throws(ServiceError) -> Response in
                 throw ServiceError(.notFound, "no such route")

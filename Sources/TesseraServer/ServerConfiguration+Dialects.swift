@@ -70,8 +70,8 @@ extension ServerConfiguration {
             }
             prefixes.append(prefix)
         }
-        if prefixes.count == 2, prefixes[0].hasPrefix(prefixes[1]) || prefixes[1].hasPrefix(prefixes[0]) {
-            throw ServerConfigurationError("--imgproxy-prefix '\(prefixes[0])' and --thumbor-prefix '\(prefixes[1])' overlap")
+        if prefixes.count == 2, prefixes[0] == prefixes[1] {   // nested ones are fine: the longer prefix routes first
+            throw ServerConfigurationError("--imgproxy-prefix and --thumbor-prefix are both '\(prefixes[0])'")
         }
         guard imgproxy.keys.count == imgproxy.salts.count else {
             throw ServerConfigurationError("imgproxy has \(imgproxy.keys.count) keys and \(imgproxy.salts.count) salts; they are paired in order")

@@ -123,7 +123,9 @@ public struct ServeSettingsReader: Sendable {
     func environmentInputs(_ environment: [String: String]) throws(ServeSettingError) -> [String: (spelling: String, text: String)] {
         var inputs: [String: (spelling: String, text: String)] = [:]
         for declaration in declarations {
-            let names = ([declaration.environment] + declaration.aliases.map(Optional.some)).compactMap { $0 }.filter { $0.hasPrefix("TESSERA_") }
+            // The declared variable (`TESSERA_…`, or another service's own, such as `IMGPROXY_KEY`), then
+            // the older `TESSERA_…` spellings among the aliases.
+            let names = [declaration.environment].compactMap { $0 } + declaration.aliases.filter { $0.hasPrefix("TESSERA_") }
             var found = names.first { environment[$0] != nil }.map { (spelling: $0, text: environment[$0]!) }
             if let fileVariable = declaration.environmentFile, let path = environment[fileVariable] {
                 if let found {

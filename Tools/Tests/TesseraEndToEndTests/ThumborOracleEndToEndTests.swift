@@ -8,7 +8,8 @@ import TesseraTestSupport
 /// every URL of a matrix of sizes, fit-in variants, alignments, `smart`, crop boxes and filters, on a real
 /// JPEG and a real PNG photograph, must get the same status, format and size from both, and close pixels
 /// (PSNR; different resamplers). `smart/` is compared by size and format only: thumbor without detectors
-/// keeps the alignment, Tessera looks for the busy part.
+/// keeps the alignment, Tessera looks for the busy part. `grayscale()` has a lower floor: Pillow's greys are
+/// Rec. 601 luma, Tessera's Rec. 709.
 @Suite("thumbor as the oracle of thumbor URLs, release binary",
        .enabled(if: ReleaseCLI.isAvailable, "TESSERA_RELEASE_BINARY names the release tessera binary"),
        .enabled(if: DialectPeers.python != nil, "no thumbor virtualenv (`tessera bench peers --only thumbor`)"))
@@ -79,9 +80,9 @@ struct ThumborOracleEndToEndTests {
         ("full-fit-in/300x300/", 28), ("adaptive-fit-in/200x400/", 28), ("adaptive-full-fit-in/200x400/", 28),
         ("-300x200/", 28), ("300x-200/", 28), ("300x200/left/top/", 28), ("300x200/right/bottom/", 28), ("300x200/center/bottom/", 28),
         ("300x200/smart/", nil), ("40x30:440x330/200x200/", 28), ("fit-in/300x300/filters:fill(ff0000)/", 28),
-        ("300x200/filters:format(png)/", 28), ("300x200/filters:format(webp)/", 26), ("300x200/filters:grayscale()/", 28),
+        ("300x200/filters:format(png)/", 28), ("300x200/filters:format(webp)/", 26), ("300x200/filters:grayscale()/", 25),
         ("300x200/filters:rotate(90)/", 28), ("-300x200/filters:rotate(90)/", 28), ("3000x2000/filters:no_upscale()/", 28),
-        ("fit-in/3000x3000/filters:upscale()/", 28), ("300x200/filters:quality(50)/", 26), ("300x200/filters:stretch()/", 28),
+        ("fit-in/1800x1800/filters:upscale()/", 28), ("300x200/filters:quality(50)/", 26), ("300x200/filters:stretch()/", 28),
         ("trim/300x200/", 28), ("filters:format(png)/", 28),
     ]
 
@@ -106,6 +107,7 @@ struct ThumborOracleEndToEndTests {
                         "\(target): tessera \(ours.width)x\(ours.height), thumbor \(theirs.width)x\(theirs.height)")
                 guard let floor, ours.width == theirs.width, ours.height == theirs.height else { continue }
                 let psnr = Self.psnr(ours, theirs)
+                print("thumbor-oracle: \(target) \(ours.width)x\(ours.height) \(answer.headers["content-type"] ?? "-") PSNR \(String(format: "%.1f", psnr)) dB")
                 #expect(psnr >= floor, "\(target): PSNR \(String(format: "%.1f", psnr)) dB, below \(floor)")
                 compared += 1
             }

@@ -160,7 +160,7 @@ struct ServeSettingsTests {
         #expect(!malformed.contains("top-secret"), "a secret is never printed: \(malformed)")
         // Only secrets have …_FILE variables.
         #expect(ServeSettings.declarations.filter { $0.environmentFile != nil }.map(\.key).sorted()
-            == ["s3.accessKeyID", "s3.secretAccessKey", "s3.sessionToken", "signingKeys"])
+            == ["imgproxy.keys", "imgproxy.salts", "s3.accessKeyID", "s3.secretAccessKey", "s3.sessionToken", "signingKeys", "thumbor.key"])
     }
 
     @Test("an older spelling of a renamed setting keeps working, as flag, variable and file key")
