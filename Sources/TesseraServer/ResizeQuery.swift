@@ -6,7 +6,8 @@ import Tessera
 extension ImageService {
     /// The `ImageProcessing` of a `/v1/resize` query: `w` and/or `h` (one alone keeps the aspect ratio;
     /// neither keeps the source's size, within the output-pixel limit),
-    /// `mode` (`fit` by default, `fill`, `fill-down`, `force`, `pad`), `gravity` (compass points, `smart`, or
+    /// `mode` (`fit` by default, `fill`, `fill-down`, `force`, `pad`, `cover`), `adaptive=1` (a box of the
+    /// other orientation than the source's turns first), `gravity` (compass points, `smart`, or
     /// `fp` with `fp=X,Y` as fractions; `fp=X,Y` alone means `gravity=fp`), `enlarge=1` (nothing is made larger
     /// than its source without it), `bg=RRGGBB[AA]`, `dpr=1…4`, `blur=SIGMA`, `rotate=0|90|180|270` (clockwise,
     /// after the resize), `flip=h|v|hv` (after the turn), and the operations of ``operations(from:into:)``. A bad value is `400` with a code
@@ -43,6 +44,10 @@ extension ImageService {
                                    : "gravity is center, north, south, east, west, north-east, north-west, south-east, south-west, smart or fp")
             }
             processing.gravity = gravity
+        }
+        if let text = query["adaptive"] {
+            guard let adaptive = Self.flag(text) else { throw ServiceError(.mode, "adaptive is 0 or 1") }
+            processing.adaptive = adaptive
         }
         if let text = query["enlarge"] {
             guard let enlarge = Self.flag(text) else { throw ServiceError(.enlarge, "enlarge is 0 or 1") }

@@ -280,6 +280,8 @@ extension ImageService {
                 source: info.query["src"] ?? "", processing: processing,
                 output: try OutputChoice(fmt: info.query["fmt"], accept: info.accept), quality: try Self.quality(info.query["q"]),
                 disposition: try ContentDisposition(query: info.query))))
+        case .imgproxy where configuration.onlyPresets, .thumbor where configuration.onlyPresets:
+            throw ServiceError(.notFound, "no such route (presets only)")
         case .imgproxy(let path):
             guard let imgproxy else { throw ServiceError(.notFound, "no such route (imgproxy URLs are off)") }
             return RequestShape(label: "imgproxy", try versioned(try imgproxy.ask(path: path, accept: info.accept, limits: limits)))
@@ -304,7 +306,7 @@ extension ImageService {
     /// (``ContentDisposition``).
     static let presetParameters: Set<String> = ["fmt", "q", "s", "info", "cb", "filename", "attachment"]
     /// The query parameters of `/v1/resize`: the preset's, `src` and the processing's (``processing(from:limits:)``).
-    static let resizeParameters = presetParameters.union(["src", "w", "h", "mode", "gravity", "fp", "enlarge", "bg", "dpr", "blur", "rotate", "flip",
+    static let resizeParameters = presetParameters.union(["src", "w", "h", "mode", "adaptive", "gravity", "fp", "enlarge", "bg", "dpr", "blur", "rotate", "flip",
                                                                  "crop", "crop_gravity", "crop_box", "trim", "padding", "sharpen", "pixelate", "grayscale",
                                                                  "watermark", "watermark_position", "watermark_opacity", "watermark_scale", "watermark_offset", "metadata", "animation"])
 

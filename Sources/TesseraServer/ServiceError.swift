@@ -86,7 +86,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         case sizeNotAllowed = "size_not_allowed"
         /// `w × h` is more than the output-pixel limit (400).
         case outputTooLarge = "output_too_large"
-        /// `mode` is not `fit`, `fill`, `fill-down`, `force` or `pad` (400).
+        /// `mode` is not `fit`, `fill`, `fill-down`, `force`, `pad` or `cover`, or `adaptive` not 0 or 1 (400).
         case badMode = "bad_mode"
         /// `/v1/resize` without `src` (400).
         case missingSource = "missing_src"
