@@ -52,7 +52,7 @@ struct ImageProcessingTests {
         #expect(neither.canvas == photo)
     }
 
-    @Test("both sides on a large source: fit, fill, fill-down, force and pad", arguments: ImageProcessing.Mode.allCases)
+    @Test("both sides on a large source: fit, fill, fill-down, force, pad and cover", arguments: ImageProcessing.Mode.allCases)
     func bothSides(mode: ImageProcessing.Mode) throws {
         let g = try ImageProcessing(width: 300, height: 300, mode: mode).geometry(for: photo)
         let fit = min(300.0 / 4000, 300.0 / 3000)
@@ -75,6 +75,11 @@ struct ImageProcessingTests {
             #expect(g.canvas == PixelSize(width: 300, height: 300))
             #expect(g.crop == Rect(size: photo))
             #expect(g.placement == rect(0, ((300.0 - 225) / 2).rounded(.down), 300, 225))
+        case .cover:
+            // The covering scale 0.1, uncropped: 400×300, wider than the box.
+            #expect(g.canvas == PixelSize(width: 400, height: 300))
+            #expect(g.crop == Rect(size: photo))
+            #expect(g.placement == Rect(size: g.canvas))
         }
     }
 
@@ -82,7 +87,7 @@ struct ImageProcessingTests {
     func enlargeOff(mode: ImageProcessing.Mode) throws {
         let g = try ImageProcessing(width: 300, height: 300, mode: mode).geometry(for: smallSource)
         switch mode {
-        case .fit, .stretch:
+        case .fit, .stretch, .cover:
             #expect(g.canvas == smallSource)
             #expect(g.crop == Rect(size: smallSource))
         case .fill:
@@ -99,6 +104,25 @@ struct ImageProcessingTests {
         }
         #expect(g.placement.width <= Double(smallSource.width) && g.placement.height <= Double(smallSource.height))
         #expect(try ImageProcessing(width: 400, mode: mode).geometry(for: smallSource).canvas == smallSource)
+    }
+
+    @Test("adaptive: a portrait box turns for a landscape source, a square never; cover overflows the box")
+    func adaptiveBox() throws {
+        func adaptive(_ processing: ImageProcessing) -> ImageProcessing {
+            var processing = processing
+            processing.adaptive = true
+            return processing
+        }
+        let turned = try adaptive(ImageProcessing(width: 300, height: 400, mode: .fit)).geometry(for: photo)
+        #expect(turned.canvas == PixelSize(width: 400, height: 300), "fit in 400×300")
+        let kept = try ImageProcessing(width: 300, height: 400, mode: .fit).geometry(for: photo)
+        #expect(kept.canvas == PixelSize(width: 300, height: 225))
+        let square = try adaptive(ImageProcessing(width: 300, height: 300, mode: .fit)).geometry(for: photo)
+        #expect(square.canvas == PixelSize(width: 300, height: 225))
+        let portrait = try adaptive(ImageProcessing(width: 400, height: 300, mode: .cover)).geometry(for: PixelSize(width: 3000, height: 4000))
+        #expect(portrait.canvas == PixelSize(width: 300, height: 400), "the box turned to 300×400 covers exactly")
+        #expect(ImageProcessing(width: 300, height: 400, mode: .cover).maximumOutputSize == nil)
+        #expect(adaptive(ImageProcessing(width: 300, height: 400, mode: .fit)).identity.hasSuffix(",adapt=1"))
     }
 
     @Test("enlarge off with a box larger on one side only: fill crops at scale 1, force caps that side")
@@ -131,6 +155,10 @@ struct ImageProcessingTests {
         case .pad:
             #expect(g.canvas == PixelSize(width: 300, height: 300))
             #expect(g.placement == rect(0, 75, 300, 150))
+        case .cover:
+            // Covering scale 3, uncropped: 600×300.
+            #expect(g.canvas == PixelSize(width: 600, height: 300))
+            #expect(g.crop == Rect(size: smallSource))
         }
         #expect(try ImageProcessing(width: 400, mode: mode, enlarge: true).geometry(for: smallSource).canvas
             == PixelSize(width: 400, height: 200))
