@@ -18,12 +18,13 @@ struct ContentModeTests {
     @Test("one type for drawing and processing: ImageProcessing.Mode is ContentMode, with the URL texts as raw values")
     func oneType() throws {
         #expect(ImageProcessing.Mode.self == ContentMode.self)
-        #expect(ContentMode.allCases.map(\.rawValue) == ["fit", "fill", "fill-down", "force", "pad"])
+        #expect(ContentMode.allCases.map(\.rawValue) == ["fit", "fill", "fill-down", "force", "pad", "cover"])
         #expect(ContentMode(rawValue: "fill") == .fill, "fill crops, in URLs, recipes and code alike")
         #expect(ContentMode(rawValue: "force") == .stretch)
         #expect(try JSONDecoder().decode(ContentMode.self, from: Data("\"aspectFill\"".utf8)) == .fill)
         #expect(try JSONDecoder().decode(ContentMode.self, from: Data("\"aspectFit\"".utf8)) == .fit)
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode(ContentMode.self, from: Data("\"cover\"".utf8)) }
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(ContentMode.self, from: Data("\"contain\"".utf8)) }
+        #expect(try JSONDecoder().decode(ContentMode.self, from: Data("\"cover\"".utf8)) == .cover)
         #expect(ContentMode(name: "aspectFill") == .fill && ContentMode(name: "pad") == .pad && ContentMode(name: "stretchy") == nil)
     }
 
