@@ -1,6 +1,6 @@
 extension ImageProcessing {
-    /// Whether any effect (``sharpen``, ``pixelate``, ``grayscale``) is asked for.
-    var hasEffects: Bool { (sharpen ?? 0) > 0 || (pixelate ?? 1) > 1 || grayscale }
+    /// Whether any effect (``sharpen``, ``pixelate``, ``grayscale``, ``roundCorners``) is asked for.
+    var hasEffects: Bool { (sharpen ?? 0) > 0 || (pixelate ?? 1) > 1 || grayscale || roundCorners != nil }
 
     /// Steps 8 to 10 of ``ImageDecoder/render(_:processing:limits:)``: `image` (premultiplied
     /// ``PixelStyle/bgra32``, turned) placed at (left, top) of a canvas of ``Padding/padded(_:)`` its size,
@@ -26,6 +26,7 @@ extension ImageProcessing {
                 if let sigma = sharpen, sigma > 0 { Effects.sharpen(view, sigma: sigma) }
                 if let side = pixelate, side > 1 { Effects.pixelate(view, size: side) }
                 if grayscale { Effects.grayscale(view) }
+                if let roundCorners { Effects.roundCorners(view, roundCorners) }
                 if let mark = self.watermark, let watermark {
                     let context = try DrawingContext(target: view)
                     for rect in mark.placements(of: watermark.layout.size, on: size) {

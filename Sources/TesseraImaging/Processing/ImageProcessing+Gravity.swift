@@ -25,6 +25,10 @@ extension ImageProcessing {
         /// The point at fractions `x` and `y` (each 0…1) of the source's width and height, from its top-left
         /// corner: ``ContentMode/fill`` centres its window on it as far as the source allows.
         case focalPoint(x: Double, y: Double)
+        /// The point at pixel (`x`, `y`) of the source (display orientation, from its top-left corner;
+        /// thumbor's `focal()`): as ``focalPoint(x:y:)`` once the source's size is known, relative to the
+        /// region a crop or trim keeps (and moved into it).
+        case focalPixel(x: Int, y: Int)
         /// Content-aware: the part of the source with the most detail, for ``ContentMode/fill`` and
         /// ``ContentMode/fillDown``. ``ProcessingGeometry`` (sizes only) places it as ``center``;
         /// ``ImageDecoder/render(_:processing:limits:)`` moves the crop by ``SmartCrop`` on the pixels.
@@ -65,16 +69,17 @@ extension ImageProcessing {
             case .southEast: "south-east"
             case .southWest: "south-west"
             case .smart: "smart"
-            case .focalPoint: nil
+            case .focalPoint, .focalPixel: nil
             }
         }
 
-        /// The gravity's part of ``ImageProcessing/identity``: its ``name``, or `fp:x:y` for a focal point
-        /// (`fp:0.25:0.75`).
+        /// The gravity's part of ``ImageProcessing/identity``: its ``name``, `fp:x:y` for a focal point
+        /// (`fp:0.25:0.75`), `fpx:X:Y` for one in pixels.
         public var identity: String {
             if case .focalPoint(let x, let y) = self {
                 return "fp:\(ImageProcessing.canonical(x)):\(ImageProcessing.canonical(y))"
             }
+            if case .focalPixel(let x, let y) = self { return "fpx:\(x):\(y)" }
             return name ?? ""
         }
 
@@ -91,13 +96,14 @@ extension ImageProcessing {
             case .northWest: (0, 0)
             case .southEast: (1, 1)
             case .southWest: (0, 1)
-            case .center, .smart, .focalPoint: (0.5, 0.5)
+            case .center, .smart, .focalPoint, .focalPixel: (0.5, 0.5)
             }
         }
 
-        private enum FocalPointKeys: String, CodingKey { case x, y }
+        private enum FocalPointKeys: String, CodingKey { case x, y, px, py }
 
-        /// Decodes a name (`"north-east"`) or a focal point (`{"x": 0.25, "y": 0.75}`).
+        /// Decodes a name (`"north-east"`), a focal point (`{"x": 0.25, "y": 0.75}`) or one in pixels
+        /// (`{"px": 120, "py": 80}`).
         public init(from decoder: any Decoder) throws {
             if let single = try? decoder.singleValueContainer(), let name = try? single.decode(String.self) {
                 guard let gravity = Gravity(name: name) else {
@@ -107,15 +113,23 @@ extension ImageProcessing {
                 return
             }
             let c = try decoder.container(keyedBy: FocalPointKeys.self)
+            if let px = try c.decodeIfPresent(Int.self, forKey: .px) {
+                self = .focalPixel(x: px, y: try c.decode(Int.self, forKey: .py))
+                return
+            }
             self = .focalPoint(x: try c.decode(Double.self, forKey: .x), y: try c.decode(Double.self, forKey: .y))
         }
 
-        /// Encodes a name, or a focal point as `{"x": …, "y": …}`.
+        /// Encodes a name, a focal point as `{"x": …, "y": …}`, or one in pixels as `{"px": …, "py": …}`.
         public func encode(to encoder: any Encoder) throws {
             if case .focalPoint(let x, let y) = self {
                 var c = encoder.container(keyedBy: FocalPointKeys.self)
                 try c.encode(x, forKey: .x)
                 try c.encode(y, forKey: .y)
+            } else if case .focalPixel(let x, let y) = self {
+                var c = encoder.container(keyedBy: FocalPointKeys.self)
+                try c.encode(x, forKey: .px)
+                try c.encode(y, forKey: .py)
             } else {
                 var c = encoder.singleValueContainer()
                 try c.encode(name ?? "")

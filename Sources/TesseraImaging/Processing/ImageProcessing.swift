@@ -68,6 +68,8 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     /// orientation (portrait for a landscape source, or the reverse; a square never turns) has its width and
     /// height swapped before the mode applies (thumbor's `adaptive-fit-in`). `false` by default.
     public var adaptive = false
+    /// Round corners painted over the output after the other effects (``RoundCorners``); `nil` for none.
+    public var roundCorners: RoundCorners?
 
     /// Creates a description; every parameter has the default of "the source as it is".
     public init(width: Int? = nil, height: Int? = nil, mode: Mode = .fit, gravity: Gravity = .center,
@@ -136,7 +138,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
     /// The identity's part for the operations added after rotation and flip, each only when set, in the
     /// order they are applied: `,crop=W:H:G`, `,cbox=L,T,R,B`, `,trim=N`, `,pad=T,R,B,L`, `,sh=SIGMA`,
     /// `,pix=N`, `,gray=1`, `,wm=NAME@VERSION:POSITION:OPACITY:SCALE:X:Y`, then `,meta=keep` or
-    /// `,meta=copyright` (what the encoder writes beside the pixels), `,anim=first` and `,adapt=1`.
+    /// `,meta=copyright` (what the encoder writes beside the pixels), `,anim=first`, `,adapt=1` and `,round=H:V:RRGGBBAA`.
     private var operationsIdentity: String {
         var parts: [String] = []
         if let crop { parts.append("crop=\(crop.identity)") }
@@ -150,6 +152,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
         if metadata != .strip { parts.append("meta=\(metadata.rawValue)") }
         if frames != .all { parts.append("anim=\(frames.rawValue)") }
         if adaptive { parts.append("adapt=1") }
+        if let roundCorners { parts.append("round=\(roundCorners.identity)") }
         return parts.map { "," + $0 }.joined()
     }
 
@@ -158,7 +161,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case width, height, mode, gravity, enlarge, background, dpr, blur, format, quality
-        case rotation = "rotate", flip, crop, cropBox, trim, padding, sharpen, pixelate, grayscale, watermark, metadata, frames = "animation", adaptive
+        case rotation = "rotate", flip, crop, cropBox, trim, padding, sharpen, pixelate, grayscale, watermark, metadata, frames = "animation", adaptive, roundCorners
     }
 
     /// Decodes a recipe; absent fields take their defaults (a size-only recipe is `{"width": 300}`). A
@@ -188,6 +191,7 @@ public struct ImageProcessing: Sendable, Hashable, Codable {
         metadata = try c.decodeIfPresent(Metadata.self, forKey: .metadata) ?? .strip
         frames = try c.decodeIfPresent(Frames.self, forKey: .frames) ?? .all
         adaptive = try c.decodeIfPresent(Bool.self, forKey: .adaptive) ?? false
+        roundCorners = try c.decodeIfPresent(RoundCorners.self, forKey: .roundCorners)
     }
 
     /// The `padding` field: absent, one number for all four sides, or `{"top": T, "right": R, "bottom": B, "left": L}`.

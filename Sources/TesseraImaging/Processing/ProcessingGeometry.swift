@@ -80,7 +80,12 @@ extension ImageProcessing {
     /// ``geometry(for:limits:)``. What the render calls again once a trim or a smart crop has moved or
     /// shrunk the region.
     func geometry(of region: Rect, limits: Limits) throws(Invalid) -> ProcessingGeometry {
-        var geometry = resolved(PixelSize(width: Int(region.width), height: Int(region.height)))
+        var processing = self
+        if case .focalPixel(let x, let y) = gravity {   // a point of the source: a fraction of the region, inside it
+            processing.gravity = .focalPoint(x: min(max((Double(x) - region.x) / region.width, 0), 1),
+                                             y: min(max((Double(y) - region.y) / region.height, 0), 1))
+        }
+        var geometry = processing.resolved(PixelSize(width: Int(region.width), height: Int(region.height)))
         geometry.crop.x += region.x
         geometry.crop.y += region.y
         let output = outputSize(of: geometry)

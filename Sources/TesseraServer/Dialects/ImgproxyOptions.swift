@@ -399,6 +399,7 @@ extension ImageProcessing.Gravity {
         case .southWest: .southEast
         case .northWest: .southWest
         case .focalPoint(let x, let y): .focalPoint(x: y, y: 1 - x)
+        case .focalPixel: self   // never imgproxy's (its focal points are fractions)
         }
     }
 }

@@ -19,10 +19,13 @@ struct ThumborFilters {
     var rotation = 0
     var sharpen: Double?
     var watermark: ImageProcessing.Watermark?
+    /// `focal()`'s rectangles: each one's centre and its area (its weight).
+    var focals: [(x: Int, y: Int, weight: Int)] = []
+    var roundCorners: ImageProcessing.RoundCorners?
 
     /// thumbor's other filters: known, but not in Tessera's vocabulary.
     static let unsupported: Set<String> = [
-        "round_corner", "max_bytes", "focal", "extract_focal", "background_color", "proportion", "brightness", "contrast",
+        "max_bytes", "extract_focal", "background_color", "proportion", "brightness", "contrast",
         "rgb", "noise", "equalize", "saturation", "convolution", "curve", "colorize", "max_age", "frame", "cover", "autojpg", "redeye",
     ]
 
@@ -87,6 +90,25 @@ struct ThumborFilters {
         case "watermark":
             try count(4...6)
             watermark = try Self.watermark(args)
+        case "focal":
+            try count(1...1)
+            let numbers = args[0].split(whereSeparator: { $0 == "x" || $0 == ":" }).compactMap { Int($0) }
+            guard numbers.count == 4, numbers.allSatisfy({ $0 >= 0 }) else { throw ServiceError(.focalPoint, "focal() is LEFTxTOP:RIGHTxBOTTOM in source pixels") }
+            let (width, height) = (numbers[2] - numbers[0], numbers[3] - numbers[1])
+            if width > 0, height > 0 {   // thumbor ignores an empty rectangle
+                focals.append((numbers[0] + width / 2, numbers[1] + height / 2, width * height))
+            }
+        case "round_corner":
+            try count(4...5)
+            let radii = args[0].split(separator: "|", omittingEmptySubsequences: false).map { Int($0) }
+            guard (1...2).contains(radii.count), let a = radii[0], a >= 0, let b = radii.last!, b >= 0,
+                  let red = UInt8(args[1]), let green = UInt8(args[2]), let blue = UInt8(args[3]) else {
+                throw ServiceError(.unsupportedOption, "round_corner() is A[|B],R,G,B[,TRANSPARENT]")
+            }
+            let transparent = args.count > 4 ? try Self.flag(args[4], name) : false
+            roundCorners = ImageProcessing.RoundCorners(horizontal: a, vertical: b,
+                                                        colour: transparent ? ImageProcessing.Background(red: 0, green: 0, blue: 0, alpha: 0)
+                                                                            : ImageProcessing.Background(red: red, green: green, blue: blue))
         default:
             if Self.unsupported.contains(name) { throw ThumborURLs.unsupported("\(name)() filter") }
             throw ServiceError(.unknownParameter, "unknown thumbor filter '\(name)'")
@@ -113,6 +135,12 @@ struct ThumborFilters {
         processing.grayscale = grayscale
         processing.sharpen = sharpen
         processing.watermark = watermark
+        processing.roundCorners = roundCorners
+        if !focals.isEmpty {   // their centre of mass, weighted by area, in source pixels (thumbor's)
+            let total = focals.reduce(0) { $0 + $1.weight }
+            processing.gravity = .focalPixel(x: focals.reduce(0) { $0 + $1.x * $1.weight } / total,
+                                             y: focals.reduce(0) { $0 + $1.y * $1.weight } / total)
+        }
         rotation = self.rotation
     }
 

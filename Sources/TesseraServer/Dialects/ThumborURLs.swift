@@ -19,8 +19,8 @@ import Tessera
 ///   `upscale()`), `full-fit-in` covers the box (``ContentMode/cover``), `adaptive-` turns the box to the
 ///   source's orientation (``ImageProcessing/adaptive``); a `0` or missing side keeps the aspect ratio;
 ///   `-W`/`-H` mirror; the alignments and `smart` choose the crop; `AxB:CxD` cuts a box of the source first.
-/// - **Filters**: quality, format, fill, blur, no_upscale, upscale, stretch, strip_icc, strip_exif,
-///   grayscale, rotate, sharpen and watermark (a configured watermark by name). thumbor's other filters are
+/// - **Filters**: quality, format, fill, blur, focal, no_upscale, upscale, stretch, strip_icc, strip_exif,
+///   grayscale, rotate, round_corner, sharpen and watermark (a configured watermark by name). thumbor's other filters are
 ///   `unsupported_option`, and an unknown name `unknown_parameter`: refused, where thumbor ignores them.
 /// - **The image** is a path under `--root` (percent-decoded once, as thumbor's file loader reads it), or an
 ///   `http(s)` URL where remote sources are allowed.

@@ -174,6 +174,33 @@ struct ImageProcessingOperationsTests {
         }
     }
 
+    @Test("round corners paint outside quarter ellipses, antialiased on the edge; a focal point in pixels centres the crop")
+    func roundCornersAndFocalPixels() throws {
+        let white: BGRA = [255, 255, 255, 255]
+        let canvas = try png(framed(width: 40, height: 20, background: white, rect: (0, 0, 0, 0), inside: white))
+        var processing = ImageProcessing()
+        processing.roundCorners = ImageProcessing.RoundCorners(horizontal: 8, vertical: 6, colour: ImageProcessing.Background(red: 255, green: 0, blue: 0))
+        let rounded = try render(canvas, processing)
+        for (x, y) in [(0, 0), (39, 0), (0, 19), (39, 19), (1, 0)] {
+            #expect(near(rounded.pixel(x: x, y: y), opaqueRed), "(\(x), \(y)) outside the ellipse: \(rounded.pixel(x: x, y: y))")
+        }
+        for (x, y) in [(8, 6), (20, 10), (0, 10), (20, 0), (31, 13)] {
+            #expect(near(rounded.pixel(x: x, y: y), white), "(\(x), \(y)) inside: \(rounded.pixel(x: x, y: y))")
+        }
+        let edge = rounded.pixel(x: 2, y: 1)   // on the ellipse's edge: between the two
+        #expect(edge[1] > 0 && edge[1] < 255, "antialiased: \(edge)")
+        #expect(processing.identity.hasSuffix(",round=8:6:ff0000ff"))
+        // 4000×3000 in 300×300: a 3000×3000 window centred on x = 3500 stops at the right edge (1000).
+        var focal = ImageProcessing(width: 300, height: 300, mode: .fill)
+        focal.gravity = .focalPixel(x: 3500, y: 10)
+        let geometry = try focal.geometry(for: PixelSize(width: 4000, height: 3000))
+        #expect(abs(geometry.crop.x - 1000) < 0.001 && geometry.crop.y == 0)
+        focal.gravity = .focalPixel(x: 1600, y: 10)
+        #expect(abs(try focal.geometry(for: PixelSize(width: 4000, height: 3000)).crop.x - 100) < 0.001, "1600 − 1500")
+        #expect(focal.gravity.identity == "fpx:1600:10")
+        #expect(try JSONDecoder().decode(ImageProcessing.Gravity.self, from: Data(#"{"px": 1600, "py": 10}"#.utf8)) == focal.gravity)
+    }
+
     @Test("a watermark is drawn at its position, offset inward, scaled, at its opacity, or tiled")
     func watermark() throws {
         let white: BGRA = [255, 255, 255, 255]

@@ -150,7 +150,11 @@ struct DialectURLTests {
         #expect(try ask("orig/a.jpg").processing.width == nil)
         #expect(try ask("trim:top-left:20/100x100/a.jpg").processing.trim == 20)
         #expect(Self.code { () throws(ServiceError) in try ask("300x200/filters:bogus()/a.jpg") } == .unknownParameter)
-        #expect(Self.code { () throws(ServiceError) in try ask("300x200/filters:round_corner(20,255,255,255)/a.jpg") } == .unsupportedOption)
+        let cornered = try ask("300x200/filters:round_corner(20%7C10,255,0,0):focal(100x100:300x300):focal(0x0:10x10)/a.jpg")
+        #expect(cornered.processing.roundCorners == ImageProcessing.RoundCorners(horizontal: 20, vertical: 10, colour: ImageProcessing.Background(red: 255, green: 0, blue: 0)))
+        // Centres (200, 200) weighing 40,000 and (5, 5) weighing 100: (200 × 40000 + 5 × 100) / 40100 = 199.
+        #expect(cornered.processing.gravity == .focalPixel(x: 199, y: 199))
+        #expect(Self.code { () throws(ServiceError) in try ask("300x200/filters:max_bytes(1000)/a.jpg") } == .unsupportedOption)
         #expect(Self.code { () throws(ServiceError) in try ask("origx100/a.jpg") } == .unsupportedOption)
         #expect(Self.code { () throws(ServiceError) in try ask("meta/300x200/a.jpg") } == .unsupportedOption)
         #expect(Self.code { () throws(ServiceError) in try urls.ask(path: "a.jpg", accept: nil, limits: Self.limits) } != nil)
