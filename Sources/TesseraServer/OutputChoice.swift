@@ -18,6 +18,9 @@ struct OutputChoice: Sendable {
             ?? (keptFormats.isEmpty ? "a:legacy" : "a:keep-" + keptFormats.map(\.rawValue).sorted().joined(separator: "-"))
     }
 
+    /// The format `fmt` or `Accept` decided; `nil` when the source's transparency or format will.
+    var chosenFormat: ImageFileFormat? { explicit ?? accepted }
+
     /// Whether the answer may animate: `fmt` animates (GIF, WebP) or is not given. Never AVIF, which
     /// Tessera writes still.
     var animates: Bool { explicit?.canAnimate ?? true }

@@ -12,8 +12,9 @@ extension ImageService {
     /// than its source without it), `bg=RRGGBB[AA]`, `dpr=1…4`, `blur=SIGMA`, `rotate=0|90|180|270` (clockwise,
     /// after the resize), `flip=h|v|hv` (after the turn), and the operations of ``operations(from:into:)``. A bad value is `400` with a code
     /// naming the parameter (`bad_size`, `bad_mode`, `bad_gravity`, `bad_fp`, `bad_enlarge`, `bad_bg`, `bad_dpr`,
-    /// `bad_blur`, `bad_rotate`, `bad_flip`); `fmt` and `q` are read by the caller. The output-pixel limit is checked on `w`×`h`×`dpr²`
-    /// here when both are given, and on the real canvas when the image is drawn.
+    /// `bad_blur`, `bad_rotate`, `bad_flip`); `fmt` and `q` are read by the caller. The ranges of the operations are checked with
+    /// every dialect's ask by the caller (`ImageProcessing.validate`). The output-pixel limit is checked on
+    /// `w`×`h`×`dpr²` here when both are given, and on the real canvas when the image is drawn.
     static func processing(from query: [String: String], limits: ServerConfiguration.Limits) throws(ServiceError) -> ImageProcessing {
         let ranges = ImageProcessing.Limits(maximumOutputPixels: limits.maximumOutputPixels)
         var processing = ImageProcessing()
@@ -80,7 +81,6 @@ extension ImageService {
             processing.flip = flip
         }
         try operations(from: query, into: &processing)
-        do throws(ImageProcessing.Invalid) { try processing.validate(ranges) } catch { throw ServiceError(error) }
         if let width = processing.width, let height = processing.height {
             let pixels = (Double(width) * processing.dpr).rounded() * (Double(height) * processing.dpr).rounded()
             guard pixels <= Double(limits.maximumOutputPixels) else {
@@ -91,7 +91,7 @@ extension ImageService {
     }
 
     /// The operations of a `/v1/resize` query beyond the resize, read into `processing` (their ranges are
-    /// checked by `ImageProcessing.validate`): `crop=W:H` (pixels, fractions below 1, 0 for the whole side)
+    /// checked by `ImageProcessing.validate`, with the ask): `crop=W:H` (pixels, fractions below 1, 0 for the whole side)
     /// with `crop_gravity=G` (a compass point, `smart`, or `fp:X:Y`), `crop_box=LEFT,TOP,RIGHT,BOTTOM`,
     /// `trim=THRESHOLD`, `padding=T[,R[,B[,L]]]` (CSS's shorthand: one value for all sides, two for
     /// vertical and horizontal, three for top, horizontal and bottom), `sharpen=SIGMA`, `pixelate=SIZE`,

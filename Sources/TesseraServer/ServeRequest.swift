@@ -276,7 +276,7 @@ extension ImageService {
             guard info.query["src"].map({ !$0.isEmpty }) == true else { throw ServiceError(.missingSource, "src is required") }
             try Self.refuseUnknownParameters(info, known: Self.resizeParameters)
             let processing = try Self.processing(from: info.query, limits: limits)
-            return RequestShape(label: "resize", try versioned(ImageAsk(
+            return RequestShape(label: "resize", try checked(ImageAsk(
                 source: info.query["src"] ?? "", processing: processing,
                 output: try OutputChoice(fmt: info.query["fmt"], accept: info.accept), quality: try Self.quality(info.query["q"]),
                 disposition: try ContentDisposition(query: info.query))))
@@ -284,16 +284,19 @@ extension ImageService {
             throw ServiceError(.notFound, "no such route (presets only)")
         case .imgproxy(let path):
             guard let imgproxy else { throw ServiceError(.notFound, "no such route (imgproxy URLs are off)") }
-            return RequestShape(label: "imgproxy", try versioned(try imgproxy.ask(path: path, accept: info.accept, limits: limits)))
+            return RequestShape(label: "imgproxy", try checked(try imgproxy.ask(path: path, accept: info.accept)))
         case .thumbor(let path):
             guard let thumbor else { throw ServiceError(.notFound, "no such route (thumbor URLs are off)") }
-            return RequestShape(label: "thumbor", try versioned(try thumbor.ask(path: path, accept: info.accept, limits: limits)))
+            return RequestShape(label: "thumbor", try checked(try thumbor.ask(path: path, accept: info.accept)))
         }
     }
 
-    /// `ask` with its watermark's version (`400 bad_watermark` when it names no configured watermark), so
-    /// that a changed watermark file makes new keys.
-    private func versioned(_ ask: ImageAsk) throws(ServiceError) -> ImageAsk {
+    /// `ask`, whichever dialect made it, with its processing's ranges checked (``ImageProcessing/validate(_:)``
+    /// under the output-pixel limit) and its watermark's version (`400 bad_watermark` when it names no
+    /// configured watermark), so that a changed watermark file makes new keys.
+    private func checked(_ ask: ImageAsk) throws(ServiceError) -> ImageAsk {
+        let ranges = ImageProcessing.Limits(maximumOutputPixels: configuration.limits.maximumOutputPixels)
+        do throws(ImageProcessing.Invalid) { try ask.processing.validate(ranges) } catch { throw ServiceError(error) }
         guard let name = ask.processing.watermark?.name else { return ask }
         guard let loaded = watermarks[name] else { throw ServiceError(.watermark, "no watermark named '\(name)'") }
         var ask = ask

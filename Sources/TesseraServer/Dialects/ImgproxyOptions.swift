@@ -4,7 +4,8 @@ import Foundation
 import Tessera
 
 /// imgproxy's processing options, applied left to right as imgproxy applies them (a later option
-/// overwrites an earlier one's fields), then made into Tessera's ``ImageProcessing`` by ``processing(watermark:limits:)``.
+/// overwrites an earlier one's fields), then made into Tessera's ``ImageProcessing`` by ``processing(watermark:)`` (its ranges are checked
+/// with every ask's, by the service).
 ///
 /// Every option of imgproxy's open-source version is known, by full name and alias. Those that map onto
 /// Tessera's vocabulary are applied; those that cannot be honoured as imgproxy would (`resizing_type:auto`,
@@ -162,7 +163,7 @@ struct ImgproxyOptions {
         case "filename", "fn":
             try count(1...2)
             if args.count > 1, try Self.flag(args[1], name) {
-                guard let bytes = ImgproxyURLs.base64URL(args[0], padded: false), let text = String(bytes: bytes, encoding: .utf8) else {
+                guard let bytes = URLDialect.base64URL(args[0], padded: false), let text = String(bytes: bytes, encoding: .utf8) else {
                     throw ServiceError(.badFilename, "the encoded filename is not base64url")
                 }
                 filename = text
@@ -184,7 +185,7 @@ struct ImgproxyOptions {
     }
 
     /// Sets the fields a Tessera preset's recipe gives (its size, mode, gravity, enlarge and background, and
-    /// the operations imgproxy's options also have); the rest of the recipe is kept for ``processing(watermark:limits:)``.
+    /// the operations imgproxy's options also have); the rest of the recipe is kept for ``processing(watermark:)``.
     mutating func apply(_ recipe: ImageProcessing) {
         width = recipe.width ?? 0
         height = recipe.height ?? 0
@@ -208,7 +209,7 @@ struct ImgproxyOptions {
     /// The processing these options describe, in Tessera's order of operations. imgproxy sizes the image in
     /// its final orientation (a quarter `rotate` swaps the requested sides first); Tessera turns after the
     /// resize, so a quarter turn swaps the width and height, the crop's sides and the gravities back.
-    func processing(watermark name: String?, limits: ServerConfiguration.Limits) throws(ServiceError) -> ImageProcessing {
+    func processing(watermark name: String?) throws(ServiceError) -> ImageProcessing {
         var processing = recipe ?? ImageProcessing()
         processing.width = width == 0 ? nil : width
         processing.height = height == 0 ? nil : height
@@ -266,8 +267,6 @@ struct ImgproxyOptions {
                                      gravity: crop.gravity.unrotated(by: rotate))
             }
         }
-        let ranges = ImageProcessing.Limits(maximumOutputPixels: limits.maximumOutputPixels)
-        do throws(ImageProcessing.Invalid) { try processing.validate(ranges) } catch { throw ServiceError(error) }
         return processing
     }
 

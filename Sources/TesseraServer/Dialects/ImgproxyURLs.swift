@@ -77,7 +77,7 @@ struct ImgproxyURLs: Sendable {
     }
 
     /// The ask of `path` (the part after the prefix, as sent), with the request's `Accept`.
-    func ask(path: String, accept: String?, limits: ServerConfiguration.Limits) throws(ServiceError) -> ImageAsk {
+    func ask(path: String, accept: String?) throws(ServiceError) -> ImageAsk {
         guard let slash = path.firstIndex(of: "/"), slash != path.startIndex else {
             throw ServiceError(.notFound, "an imgproxy URL is /SIGNATURE/OPTIONS…/SOURCE")
         }
@@ -96,13 +96,10 @@ struct ImgproxyURLs: Sendable {
         if let expires = options.expires, expires > 0, expires < Int(Date().timeIntervalSince1970) {
             throw ServiceError(.expired, "the URL expired at \(expires)")
         }
-        let processing = try options.processing(watermark: watermark, limits: limits)
-        let negotiates = autoFormat && options.format == nil
-        let output = try OutputChoice(fmt: options.format?.rawValue, accept: accept, negotiates: negotiates,
+        let output = try OutputChoice(fmt: options.format?.rawValue, accept: accept, negotiates: autoFormat,
                                       keepsSourceFormats: [.jpeg, .png, .gif])
-        let format = options.format ?? (negotiates ? accept.flatMap(OutputChoice.bestAccepted) : nil)
-        return ImageAsk(source: try Self.tesseraSource(source), processing: processing, output: output,
-                        quality: try options.quality(for: format), disposition: try options.disposition(), expires: options.expires)
+        return ImageAsk(source: try Self.tesseraSource(source), processing: try options.processing(watermark: watermark), output: output,
+                        quality: try options.quality(for: output.chosenFormat), disposition: try options.disposition(), expires: options.expires)
     }
 
     /// Applies `segments` (`name:args…`) in order; `pr:`/`preset:` applies its presets' segments where it
@@ -131,14 +128,14 @@ struct ImgproxyURLs: Sendable {
     /// constant time); with no pair configured, any signature passes.
     private func verify(signature: Substring, path: String) throws(ServiceError) {
         guard !pairs.isEmpty else { return }
-        guard let mac = Self.base64URL(signature, padded: false) else {
+        guard let mac = URLDialect.base64URL(signature, padded: false) else {
             throw ServiceError(.badSignature, "the signature is not base64url without padding")
         }
         for pair in pairs {
             var message = Data(pair.salt)
             message.append(contentsOf: path.utf8)
             let digest = Array(HMAC<SHA256>.authenticationCode(for: message, using: pair.key)).prefix(signatureSize)
-            if mac.count == digest.count, zip(mac, digest).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0 { return }
+            if URLDialect.signatureMatches(mac, digest) { return }
         }
         throw ServiceError(.badSignature, "the signature is not by any configured key")
     }
@@ -174,7 +171,7 @@ struct ImgproxyURLs: Sendable {
         guard parts.count <= 2, !parts[0].isEmpty else { throw ServiceError(.badSource, "a base64 source is BASE64URL[.EXTENSION]") }
         var encoded = parts[0]
         while encoded.last == "=" { encoded.removeLast() }
-        guard let bytes = base64URL(encoded, padded: false), let url = String(bytes: bytes, encoding: .utf8) else {
+        guard let bytes = URLDialect.base64URL(encoded, padded: false), let url = String(bytes: bytes, encoding: .utf8) else {
             throw ServiceError(.badSource, "the source is not base64url")
         }
         return (url, parts.count == 2 && !parts[1].isEmpty ? String(parts[1]) : nil)
@@ -195,14 +192,6 @@ struct ImgproxyURLs: Sendable {
             throw ServiceError(.badSource, "an imgproxy source is local:///PATH, s3://BUCKET/KEY or an http(s) URL")
         }
         return url
-    }
-
-    /// The bytes of base64url text (`-` and `_`; `=` padding refused unless `padded`), or `nil`.
-    static func base64URL(_ text: some StringProtocol, padded: Bool) -> [UInt8]? {
-        guard padded || !text.contains("="), !text.contains("+"), !text.contains("/") else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        if !padded { while base64.count % 4 != 0 { base64 += "=" } }
-        return Data(base64Encoded: base64).map(Array.init)
     }
 }
 #endif

@@ -1,4 +1,5 @@
 #if Serving
+import Foundation
 import Hummingbird
 
 /// The URL language a request came in: Tessera's own routes, or imgproxy's or thumbor's URLs. Each
@@ -34,6 +35,21 @@ enum URLDialect: Sendable, Hashable {
             default: return code.status
             }
         }
+    }
+}
+
+extension URLDialect {
+    /// The bytes of base64url text (`-` and `_`; `=` padding refused unless `padded`, and then required), or `nil`.
+    static func base64URL(_ text: some StringProtocol, padded: Bool) -> [UInt8]? {
+        guard padded || !text.contains("="), !text.contains("+"), !text.contains("/") else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        if !padded { while base64.count % 4 != 0 { base64 += "=" } }
+        return Data(base64Encoded: base64).map(Array.init)
+    }
+
+    /// Whether a signature equals the expected one, compared in time that does not depend on where they differ.
+    static func signatureMatches(_ given: some Collection<UInt8>, _ expected: some Collection<UInt8>) -> Bool {
+        given.count == expected.count && zip(given, expected).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }
 

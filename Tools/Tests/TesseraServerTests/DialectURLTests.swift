@@ -38,13 +38,13 @@ struct DialectURLTests {
     @Test func imgproxyDocumentationSignature() throws {
         let urls = try Self.imgproxy(key: "736563726574", salt: "68656C6C6F")
         let path = "/rs:fill:300:400:0/g:sm/aHR0cDovL2V4YW1w/bGUuY29tL2ltYWdl/cy9jdXJpb3NpdHku/anBn.png"
-        let ask = try urls.ask(path: "oKfUtW34Dvo2BGQehJFR4Nr0_rIjOtdtzJ3QFsUcXH8" + path, accept: nil, limits: Self.limits)
+        let ask = try urls.ask(path: "oKfUtW34Dvo2BGQehJFR4Nr0_rIjOtdtzJ3QFsUcXH8" + path, accept: nil)
         #expect(ask.source == "http://example.com/images/curiosity.jpg")
         #expect(ask.processing.width == 300 && ask.processing.height == 400 && ask.processing.mode == .fill)
         #expect(ask.processing.gravity == .smart && !ask.processing.enlarge)
         #expect(ask.output.key == "f:png")
-        #expect(Self.code { () throws(ServiceError) in try urls.ask(path: "pKfUtW34Dvo2BGQehJFR4Nr0_rIjOtdtzJ3QFsUcXH8" + path, accept: nil, limits: Self.limits) } == .badSignature)
-        #expect(Self.code { () throws(ServiceError) in try urls.ask(path: "insecure" + path, accept: nil, limits: Self.limits) } == .badSignature)
+        #expect(Self.code { () throws(ServiceError) in try urls.ask(path: "pKfUtW34Dvo2BGQehJFR4Nr0_rIjOtdtzJ3QFsUcXH8" + path, accept: nil) } == .badSignature)
+        #expect(Self.code { () throws(ServiceError) in try urls.ask(path: "insecure" + path, accept: nil) } == .badSignature)
     }
 
     /// imgproxy's examples/signature.py, in full and truncated to 8 bytes (`IMGPROXY_SIGNATURE_SIZE=8`).
@@ -53,20 +53,20 @@ struct DialectURLTests {
         let salt = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
         let path = "/rs:fit:300:300/plain/http://img.example.com/pretty/image.jpg"
         let full = try Self.imgproxy(key: key, salt: salt)
-        #expect(try full.ask(path: "m3k5QADfcKPDj-SDI2AIogZbC3FlAXszuwhtWXYqavc" + path, accept: nil, limits: Self.limits).source
+        #expect(try full.ask(path: "m3k5QADfcKPDj-SDI2AIogZbC3FlAXszuwhtWXYqavc" + path, accept: nil).source
                 == "http://img.example.com/pretty/image.jpg")
         let short = try Self.imgproxy(key: key, salt: salt, size: 8)
-        #expect(try short.ask(path: "m3k5QADfcKM" + path, accept: nil, limits: Self.limits).processing.mode == .fit)
-        #expect(Self.code { () throws(ServiceError) in try short.ask(path: "m3k5QADfcKPDj-SDI2AIogZbC3FlAXszuwhtWXYqavc" + path, accept: nil, limits: Self.limits) } == .badSignature)
-        #expect(Self.code { () throws(ServiceError) in try short.ask(path: "m3k5QADfcKM=" + path, accept: nil, limits: Self.limits) } == .badSignature,
+        #expect(try short.ask(path: "m3k5QADfcKM" + path, accept: nil).processing.mode == .fit)
+        #expect(Self.code { () throws(ServiceError) in try short.ask(path: "m3k5QADfcKPDj-SDI2AIogZbC3FlAXszuwhtWXYqavc" + path, accept: nil) } == .badSignature)
+        #expect(Self.code { () throws(ServiceError) in try short.ask(path: "m3k5QADfcKM=" + path, accept: nil) } == .badSignature,
                 "padding is refused, as Go's RawURLEncoding does")
         // Without a key any segment passes.
-        #expect(try Self.imgproxy().ask(path: "_" + path, accept: nil, limits: Self.limits).processing.width == 300)
+        #expect(try Self.imgproxy().ask(path: "_" + path, accept: nil).processing.width == 300)
     }
 
     @Test func imgproxyOptionsAndSources() throws {
         let urls = try Self.imgproxy(presets: ["thumb=rs:fill:100:100/g:no", "default=q:70"])
-        func ask(_ path: String, accept: String? = nil) throws(ServiceError) -> ImageAsk { try urls.ask(path: "_/" + path, accept: accept, limits: Self.limits) }
+        func ask(_ path: String, accept: String? = nil) throws(ServiceError) -> ImageAsk { try urls.ask(path: "_/" + path, accept: accept) }
         let a = try ask("resize:fit:300:200:1:1:so/bg:ff0000/plain/local:///dir/a%20b.jpg@webp")
         #expect(a.source == "dir/a b.jpg" && a.processing.mode == .pad && a.processing.gravity == .south && a.processing.enlarge)
         #expect(a.processing.background == ImageProcessing.Background(red: 255, green: 0, blue: 0) && a.output.key == "f:webp" && a.quality == 70)
@@ -93,14 +93,14 @@ struct DialectURLTests {
         #expect(ImgproxyURLs.repaired("/w:1/plain/http:/x.com/a.jpg") == "/w:1/plain/http://x.com/a.jpg")
         #expect(ImgproxyURLs.repaired("/w%3A1/plain/local:/a.jpg") == "/w:1/plain/local:///a.jpg")
         let auto = try Self.imgproxy { $0.imgproxy.autoFormat = true }
-        #expect(try auto.ask(path: "_/w:10/plain/local:///a.jpg", accept: "image/avif,image/webp", limits: Self.limits).output.key == "a:avif")
-        #expect(try urls.ask(path: "_/w:10/plain/local:///a.jpg", accept: "image/avif,image/webp", limits: Self.limits).output.key == "a:keep-gif-jpeg-png",
+        #expect(try auto.ask(path: "_/w:10/plain/local:///a.jpg", accept: "image/avif,image/webp").output.key == "a:avif")
+        #expect(try urls.ask(path: "_/w:10/plain/local:///a.jpg", accept: "image/avif,image/webp").output.key == "a:keep-gif-jpeg-png",
                 "Accept is not followed without --imgproxy-auto-format")
     }
 
     @Test func imgproxyWatermarkAndPresets() throws {
         let urls = try Self.imgproxy { $0.watermarks = [ServerConfiguration.Watermark(name: "logo", file: "/x.png")] }
-        let ask = try urls.ask(path: "_/wm:0.5:soea:10:5:0.25/plain/local:///a.jpg", accept: nil, limits: Self.limits)
+        let ask = try urls.ask(path: "_/wm:0.5:soea:10:5:0.25/plain/local:///a.jpg", accept: nil)
         #expect(ask.processing.watermark == ImageProcessing.Watermark(name: "logo", position: .gravity(.southEast), opacity: 0.5, scale: 0.25, offsetX: 10, offsetY: 5))
         #expect(throws: ServerConfigurationError.self) { try Self.imgproxy(presets: ["broken"]) }
         #expect(throws: ServerConfigurationError.self) { try Self.imgproxy(presets: ["bad=foo:1"]) }
@@ -109,34 +109,34 @@ struct DialectURLTests {
     /// libthumbor's tests: key `my-security-key`.
     @Test func thumborPublishedSignatures() throws {
         let urls = Self.thumbor(key: "my-security-key")
-        let a = try urls.ask(path: "8ammJH8D-7tXy6kU3lTvoXlhu4o=/300x200/my.server.com/some/path/to/image.jpg", accept: nil, limits: Self.limits)
+        let a = try urls.ask(path: "8ammJH8D-7tXy6kU3lTvoXlhu4o=/300x200/my.server.com/some/path/to/image.jpg", accept: nil)
         #expect(a.source == "my.server.com/some/path/to/image.jpg" && a.processing.width == 300 && a.processing.height == 200)
         #expect(a.processing.mode == .fill && a.processing.enlarge, "thumbor crops to fill and scales up")
-        let b = try urls.ask(path: "B35oBEIwztbc3jm7vsdqLez2C78=/10x10:200x200/300x200/my.server.com/some/path/to/image.jpg", accept: nil, limits: Self.limits)
+        let b = try urls.ask(path: "B35oBEIwztbc3jm7vsdqLez2C78=/10x10:200x200/300x200/my.server.com/some/path/to/image.jpg", accept: nil)
         #expect(b.processing.cropBox == ImageProcessing.CropBox(left: 10, top: 10, right: 200, bottom: 200))
         // Signed right, but brightness() is not Tessera's: refused, not a signature error.
         #expect(Self.code { () throws(ServiceError) in
             try urls.ask(path: "as8U2DbUUtTMgvPF26LkjS3MocY=/10x10:200x200/300x200/filters:brightness(20):contrast(10)/my.server.com/some/path/to/image.jpg",
-                         accept: nil, limits: Self.limits)
+                         accept: nil)
         } == .unsupportedOption)
         let c = try urls.ask(path: "zjPLhtFw8eWRM8COvLr0ptQrADE=/fit-in/-300x0/left/top/smart/filters:quality(50):format(webp)/http%3A%2F%2Fexample.com%2Fa%20b.jpg",
-                             accept: nil, limits: Self.limits)
+                             accept: nil)
         #expect(c.source == "http://example.com/a b.jpg" && c.processing.mode == .fit && !c.processing.enlarge)
         #expect(c.processing.flip == .horizontal && c.processing.gravity == .smart && c.quality == 50 && c.output.key == "f:webp")
-        #expect(try urls.ask(path: "8ammJH8D-7tXy6kU3lTvoXlhu4o%3D/300x200/my.server.com/some/path/to/image.jpg", accept: nil, limits: Self.limits).processing.width == 300,
+        #expect(try urls.ask(path: "8ammJH8D-7tXy6kU3lTvoXlhu4o%3D/300x200/my.server.com/some/path/to/image.jpg", accept: nil).processing.width == 300,
                 "the padding sent as %3D")
         for forged in ["9ammJH8D-7tXy6kU3lTvoXlhu4o=/300x200/my.server.com/some/path/to/image.jpg",
                        "8ammJH8D-7tXy6kU3lTvoXlhu4o/300x200/my.server.com/some/path/to/image.jpg",
                        "8ammJH8D-7tXy6kU3lTvoXlhu4o=/300x201/my.server.com/some/path/to/image.jpg"] {
-            #expect(Self.code { () throws(ServiceError) in try urls.ask(path: forged, accept: nil, limits: Self.limits) } == .badSignature, "\(forged)")
+            #expect(Self.code { () throws(ServiceError) in try urls.ask(path: forged, accept: nil) } == .badSignature, "\(forged)")
         }
-        #expect(Self.code { () throws(ServiceError) in try urls.ask(path: "unsafe/300x200/a.jpg", accept: nil, limits: Self.limits) } == .missingSignature)
-        #expect(try Self.thumbor(key: "k", allowUnsafe: true).ask(path: "unsafe/300x200/a.jpg", accept: nil, limits: Self.limits).source == "a.jpg")
+        #expect(Self.code { () throws(ServiceError) in try urls.ask(path: "unsafe/300x200/a.jpg", accept: nil) } == .missingSignature)
+        #expect(try Self.thumbor(key: "k", allowUnsafe: true).ask(path: "unsafe/300x200/a.jpg", accept: nil).source == "a.jpg")
     }
 
     @Test func thumborGeometryAndFilters() throws {
         let urls = Self.thumbor()
-        func ask(_ path: String) throws(ServiceError) -> ImageAsk { try urls.ask(path: "unsafe/" + path, accept: nil, limits: Self.limits) }
+        func ask(_ path: String) throws(ServiceError) -> ImageAsk { try urls.ask(path: "unsafe/" + path, accept: nil) }
         let full = try ask("adaptive-full-fit-in/200x400/a.jpg")
         #expect(full.processing.mode == .cover && full.processing.adaptive && full.processing.enlarge)
         let filled = try ask("fit-in/300x200/filters:fill(red):upscale()/a.jpg")
@@ -157,7 +157,7 @@ struct DialectURLTests {
         #expect(Self.code { () throws(ServiceError) in try ask("300x200/filters:max_bytes(1000)/a.jpg") } == .unsupportedOption)
         #expect(Self.code { () throws(ServiceError) in try ask("origx100/a.jpg") } == .unsupportedOption)
         #expect(Self.code { () throws(ServiceError) in try ask("meta/300x200/a.jpg") } == .unsupportedOption)
-        #expect(Self.code { () throws(ServiceError) in try urls.ask(path: "a.jpg", accept: nil, limits: Self.limits) } != nil)
+        #expect(Self.code { () throws(ServiceError) in try urls.ask(path: "a.jpg", accept: nil) } != nil)
     }
 
     /// The statuses each dialect answers with; the JSON code stays Tessera's.

@@ -24,10 +24,12 @@ struct ServiceErrorParameterTests {
         #expect(ServiceError(ImageProcessing.Invalid(parameter: parameter, message: "m")).code == error.code)
     }
 
-    /// The code `/v1/resize`'s parser answers `query` with, or `nil` when it accepts it.
+    /// The code `/v1/resize`'s parser, then the ranges' check every ask gets, answer `query` with, or `nil`
+    /// when both accept it.
     static func refusal(_ query: [String: String]) -> String? {
         do throws(ServiceError) {
-            _ = try ImageService.processing(from: query, limits: ServerConfiguration.Limits())
+            let processing = try ImageService.processing(from: query, limits: ServerConfiguration.Limits())
+            do throws(ImageProcessing.Invalid) { try processing.validate(ImageProcessing.Limits(maximumOutputPixels: ServerConfiguration.Limits().maximumOutputPixels)) } catch { throw ServiceError(error) }
             return nil
         } catch {
             return error.code.rawValue
