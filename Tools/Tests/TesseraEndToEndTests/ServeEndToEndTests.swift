@@ -22,16 +22,16 @@ struct ServeEndToEndTests {
             process = try ChildProcess.spawn(binary.path, ["serve", "--listen", "127.0.0.1:\(port)"] + arguments,
                                              environment: env, standardOutput: output.writeEnd, standardError: output.writeEnd)
             output.childStarted()
-            try await waitUntilHealthy()
+            try await Self.waitUntilAnswering(port: port, path: "/healthz", process: process, name: "tessera serve", log: errorLog)
         }
 
-        /// Polls `/healthz` until it answers 200; fails if the process exits first.
-        private func waitUntilHealthy() async throws {
+        /// Polls `path` on `port` until it answers 200; fails if `process` (`name`, logging to `log`) exits first.
+        static func waitUntilAnswering(port: Int, path: String, process: ChildProcess, name: String, log: String) async throws {
             while true {
-                if let health = try? await RawHTTP.get(port: port, "/healthz"), health.status == 200 { return }
+                if let health = try? await RawHTTP.get(port: port, path), health.status == 200 { return }
                 var status: Int32 = 0
                 if waitpid(process.pid, &status, WNOHANG) == process.pid {
-                    Issue.record("tessera serve exited: \((try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? "")")
+                    Issue.record("\(name) exited: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
                     throw CancellationError()
                 }
                 await Task.yield()

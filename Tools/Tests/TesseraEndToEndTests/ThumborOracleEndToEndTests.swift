@@ -41,15 +41,7 @@ struct ThumborOracleEndToEndTests {
                                              environment: ProcessInfo.processInfo.environment,
                                              standardOutput: log.writeEnd, standardError: log.writeEnd)
             log.childStarted()
-            while true {
-                if let health = try? await RawHTTP.get(port: port, "/healthcheck"), health.status == 200 { return }
-                var status: Int32 = 0
-                if waitpid(process.pid, &status, WNOHANG) == process.pid {
-                    Issue.record("thumbor exited: \((try? String(contentsOfFile: log.path, encoding: .utf8)) ?? "")")
-                    throw CancellationError()
-                }
-                await Task.yield()
-            }
+            try await Server.waitUntilAnswering(port: port, path: "/healthcheck", process: process, name: "thumbor", log: log.path)
         }
 
         func get(_ target: String) async throws -> RawHTTP.Response { try await RawHTTP.get(port: port, target) }
