@@ -69,8 +69,8 @@ struct RetryTests {
 
     @Test("a refused connection on a closed loopback port is tried again, as often as allowed")
     func refusedConnection() async throws {
-        let port = try Origin.unusedPort()
-        let url = URL(string: "http://127.0.0.1:\(port)/nobody.png")!
+        let closed = try ClosedPort()   // held to the end, so that no server of a parallel test takes the port
+        let url = URL(string: "http://127.0.0.1:\(closed.port)/nobody.png")!
         // The loader's own breaker is off, so that each retry reaches the port.
         let loader = RecordingLoader(HTTPDataLoader(configuration: .init(refusedHostCooldown: .zero)))
         let waits = Waits()
@@ -80,6 +80,7 @@ struct RetryTests {
         }
         #expect(loader.loads.count == 3)
         #expect(waits.all == [.milliseconds(100), .milliseconds(300)])
+        withExtendedLifetime(closed) {}
     }
 
     @Test("which failures are retried")
