@@ -16,6 +16,8 @@ let package = Package(
         .package(name: "Tessera", path: "..", traits: ["HTTPLoader", "Serving"]),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
+        // `tessera health`'s one GET (the library's TesseraHTTP brings it in already).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // The test-support origin (TesseraTestSupport) on 127.0.0.1 for the tests, the demo and the benchmarks.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         // 1.11: `LogEvent` and `LogHandler.log(event:)`, which the serve command's JSON log handler implements.
@@ -85,6 +87,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // The gallery's test mode (`serve --gallery-report`): its route, and its script compiled in as bytes.
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],

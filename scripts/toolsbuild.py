@@ -78,6 +78,24 @@ def compile_arguments(modules, script):
     return found
 
 
+def link_arguments(product, script):
+    """The swiftc arguments SwiftPM linked the executable `product` with, from CONFIGURATION.yaml (the command
+    whose `-module-name` is the product and that has `-emit-executable`)."""
+    manifest_path = os.path.join(SCRATCH, f"{CONFIGURATION}.yaml")
+    if not os.path.exists(manifest_path):
+        sys.exit(f"{script}: no {manifest_path}: build the tools package first (swift build --package-path Tools -c {CONFIGURATION})")
+    with open(manifest_path, encoding="utf-8") as manifest:
+        for line in manifest:
+            line = line.strip()
+            if not line.startswith("args: ["):
+                continue
+            arguments = json.loads(line[len("args: "):])
+            if "-emit-executable" in arguments and "-module-name" in arguments \
+                    and arguments[arguments.index("-module-name") + 1] == product:
+                return arguments
+    sys.exit(f"{script}: no link command of {product} in {manifest_path}")
+
+
 def search_flags(arguments):
     """The arguments that let another tool load the module's dependencies: -I, -F and -Xcc pairs."""
     flags, index = [], 0

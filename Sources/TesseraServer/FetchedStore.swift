@@ -81,6 +81,15 @@ final class FetchedStore: ObjectStore {
         return ObjectVersion(tag: tag, data: response.data, lastModified: response.lastModified.flatMap(ImageService.httpSeconds))
     }
 
+    func forget(_ key: String) async -> Bool {
+        versions.forget(key)
+        guard let url = try? location(key) else { return false }
+        let request = ImageRequest(url: url)
+        let kept = manager.cache.contains(request, in: .disk)
+        await manager.cache.remove(request)
+        return kept
+    }
+
     func shutdown() async { try? await loader.shutdown() }
 }
 #endif

@@ -39,6 +39,11 @@ public struct ImageRoutes: Sendable {
     /// Adds the routes to `router`, each for `GET` and `HEAD` (the `GET` answer's status and headers,
     /// `Content-Length` included, without the body; a `HEAD` of a thumbnail not made yet makes it).
     public func add<Context: RequestContext>(to router: Router<Context>) {
+        router.on("/admin/purge", method: .post) { request, _ in
+            await handle(request, route: .admin, label: "purge") { () throws(ServiceError) -> Response in
+                try await purge(request)
+            }
+        }
         for method in [HTTPRequest.Method.get, .head] {
             router.on("/healthz", method: method) { request, _ in
                 await handle(request, route: .healthz, label: "healthz") { () throws(ServiceError) -> Response in
@@ -92,6 +97,28 @@ public struct ImageRoutes: Sendable {
             return await image(request, route: route(path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : ""))
         }
     }
+
+    /// `POST /admin/purge?src=SOURCE`: with the admin key as `Authorization: Bearer KEY`, everything the
+    /// service keeps of the source is dropped (``ImageService/purge(source:)``) and the answer is `204`, with
+    /// what was dropped in `X-Tessera-Purged`. `404` when no admin key is configured (the route does not
+    /// exist), `401` with a missing or wrong key (compared in constant time), `400` without `src`.
+    private func purge(_ request: Request) async throws(ServiceError) -> Response {
+        guard let adminKey = service.configuration.adminKey else { throw ServiceError(.notFound, "no such route (no admin key is configured)") }
+        let bearer = "Bearer "
+        guard let authorization = request.headers[.authorization], authorization.hasPrefix(bearer),
+              URLDialect.signatureMatches(Array(authorization.utf8.dropFirst(bearer.utf8.count)), Array(adminKey.utf8)) else {
+            throw ServiceError(.unauthorized, "the admin routes need Authorization: Bearer with the admin key")
+        }
+        guard let src = ImageService.RequestInfo.parse(request.uri.query)["src"], !src.isEmpty else {
+            throw ServiceError(.missingSource, "src is required: the source to purge, as /v1/resize names it")
+        }
+        let report = try await service.purge(source: src)
+        logger.info("purged", metadata: ["src": "\(src)", "dropped": "\(report)"])
+        return Response(status: .noContent, headers: [Self.purgedField: report.description, .cacheControl: "no-store"])
+    }
+
+    /// `X-Tessera-Purged`: what a purge dropped (``ImageService/PurgeReport``).
+    static let purgedField = HTTPFields.Element.Name("X-Tessera-Purged")!
 
     /// `GET /healthz`'s answer.
     static var healthResponse: Response {

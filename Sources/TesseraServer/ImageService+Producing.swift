@@ -92,7 +92,8 @@ extension ImageService {
             if let hit = responses.get(request.key) { return (hit, .memory) }
             let bytes = SourceBytes.object(store, key: key, tag: version?.tag ?? "", known: version?.data)
             if let table = request.preset, let version {
-                return try await fromTable(table, source: PresetTable.Source(identity: "@\(store.name)/\(key)", version: version.tag),
+                return try await fromTable(table, source: PresetTable.Source(identity: Self.objectIdentity(store: store.name, key: key),
+                                                                             version: version.tag),
                                            request: request, bytes: bytes)
             }
             let drawing = try await draw(bytes, processing: request.processing, animates: request.output.animates)
@@ -179,7 +180,8 @@ extension ImageService {
                                     animation: drawing.animation, sourceFormat: drawing.sourceFormat)
         case .animation(let animation):
             let format = request.output.animatedFormat(source: drawing.sourceFormat) ?? .gif
-            return try await cached(key: key, integrity: .intact, lastModified: request.lastModified, animation: drawing.animation) {
+            return try await cached(key: key, source: request.sourceIdentity, integrity: .intact, lastModified: request.lastModified,
+                                    animation: drawing.animation) {
                 (format, try ImageEncoder(format: format, quality: request.quality ?? configuration.quality.value(for: format)).encode(animation))
             }
         }
@@ -190,7 +192,7 @@ extension ImageService {
                 metadata: ImageMetadata, animation: String? = nil, sourceFormat: ImageFileFormat? = nil) async throws -> ResponseCache.Entry {
         try await encode(image, integrity: integrity, output: request.output, quality: request.quality,
                          background: request.processing.background, metadata: metadata, animation: animation, key: key,
-                         lastModified: request.lastModified, sourceFormat: sourceFormat)
+                         lastModified: request.lastModified, sourceFormat: sourceFormat, source: request.sourceIdentity)
     }
 
     /// Encodes in the negotiated format (PNG instead of JPEG for an image with transparent pixels), with the
@@ -204,8 +206,8 @@ extension ImageService {
     func encode(_ image: some BitmapImage, integrity: DecodeIntegrity, output: OutputChoice, quality: Int?,
                 background: ImageProcessing.Background = .white, metadata: ImageMetadata = ImageMetadata(),
                 animation: String? = nil, key: String, lastModified: Int? = nil,
-                sourceFormat: ImageFileFormat? = nil) async throws -> ResponseCache.Entry {
-        try await cached(key: key, integrity: integrity, lastModified: lastModified, animation: animation) { [self] in
+                sourceFormat: ImageFileFormat? = nil, source: String = "") async throws -> ResponseCache.Entry {
+        try await cached(key: key, source: source, integrity: integrity, lastModified: lastModified, animation: animation) { [self] in
             let hasAlpha = image.hasTransparentPixels
             let format = output.format(hasAlpha: hasAlpha, source: sourceFormat)
             let encoder = ImageEncoder(format: format, quality: quality ?? configuration.quality.value(for: format),
@@ -216,7 +218,7 @@ extension ImageService {
 
     /// The response `encode` makes (the format and the file's bytes), made under the work limit, counted and
     /// timed, kept in the memory cache under `key` before any waiter resumes, so that a later request hits it.
-    private func cached(key: String, integrity: DecodeIntegrity, lastModified: Int?, animation: String?,
+    private func cached(key: String, source: String, integrity: DecodeIntegrity, lastModified: Int?, animation: String?,
                         _ encode: () throws -> (ImageFileFormat, [UInt8])) async throws -> ResponseCache.Entry {
         let etag = Self.etag(key, integrity: integrity)
         let entry = try await work.run { [self] in
@@ -224,8 +226,10 @@ extension ImageService {
             defer { metrics.encodeTime.recordSince(start) }
             counters.withLock { $0.encodes += 1 }
             let (format, bytes) = try encode()
-            return ResponseCache.Entry(body: ByteBuffer(bytes: bytes), contentType: format.mediaType, etag: etag, integrity: integrity,
-                                       cacheControl: cacheControl(for: integrity), lastModified: lastModified, animation: animation)
+            var entry = ResponseCache.Entry(body: ByteBuffer(bytes: bytes), contentType: format.mediaType, etag: etag, integrity: integrity,
+                                            cacheControl: cacheControl(for: integrity), lastModified: lastModified, animation: animation)
+            entry.source = source
+            return entry
         }
         responses.set(key, entry)
         metrics.responseCacheBytes.set(responses.byteCount)

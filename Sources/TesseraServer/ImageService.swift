@@ -77,18 +77,12 @@ public final class ImageService: Sendable {
         cacheControl = "public, max-age=\(configuration.maxAgeSeconds)"
         partialCacheControl = "public, max-age=\(max(0, min(configuration.partialMaxAgeSeconds, configuration.maxAgeSeconds)))"
         root = try RootDirectory(configuration.root, recheckSeconds: configuration.sourceCheckIntervalSeconds)
-        let tables = URL(fileURLWithPath: configuration.tablesDirectory
-            ?? ServerConfiguration.defaultTablesDirectory(root: root.realPath))
+        let tables = Self.tablesDirectory(of: configuration, root: root)
+        try Self.checkTablesOutside(root, tables)
         try FileManager.default.createDirectory(at: tables, withIntermediateDirectories: true)
-        if (tables.standardizedFileURL.path + "/").hasPrefix(root.realPath + "/") {
-            throw ServerConfigurationError("the tables directory must not be inside --root (it would be served)")
-        }
         tablesDirectory = tables
         let limits = configuration.limits
-        decoder = ImageDecoder(limits: DecodingLimits(maximumPixelCount: limits.maximumSourcePixels,
-                                                      maximumInputBytes: limits.maximumSourceBytes,
-                                                      maximumFrameCount: limits.maximumAnimationFrames,
-                                                      maximumAnimationPixelCount: limits.maximumAnimationPixels, policy: configuration.decoding))
+        decoder = Self.decoder(for: configuration)
         let metrics = ServiceMetrics(factory: metricsFactory ?? MetricsSystem.factory)
         self.metrics = metrics
         work = ParallelismLimit(width: limits.maximumConcurrentDecodes, queueLimit: limits.maximumQueuedDecodes) { running, waiting in
@@ -128,17 +122,7 @@ public final class ImageService: Sendable {
         signer = configuration.signingKeys.isEmpty ? nil : URLSigner(keys: configuration.signingKeys)
         imgproxy = try configuration.imgproxy.prefix.map { _ throws(ServerConfigurationError) in try ImgproxyURLs(configuration) }
         thumbor = configuration.thumbor.prefix.map { _ in ThumborURLs(configuration) }
-        let decoder = decoder
-        fallback = try configuration.fallback.map { setting in
-            let data: Data
-            do { data = try Data(contentsOf: URL(fileURLWithPath: setting.image)) } catch {
-                throw ServerConfigurationError("the fallback image \(setting.image) cannot be read: \(error.localizedDescription)")
-            }
-            do { _ = try decoder.probe(data) } catch {
-                throw ServerConfigurationError("the fallback image \(setting.image) cannot be decoded: \(error)")
-            }
-            return (data, "public, max-age=\(setting.maxAgeSeconds)")
-        }
+        fallback = try Self.loadFallback(configuration.fallback, decoder: decoder)
     }
 
     /// What the service did so far (also exported as metrics).

@@ -37,6 +37,9 @@ protocol ObjectStore: Sendable {
     /// changed since `tag` was learnt, throws ``ServiceError/Code/sourceChanged`` (the request starts
     /// again and learns the new version), so that no pixels are ever kept under another version's tag.
     func bytes(of key: String, version tag: String) async throws(ServiceError) -> Data
+    /// Forgets everything the store keeps of `key`: its version and its bytes (memory and disk), so
+    /// that its next request reads it from the store again. Whether a copy of its bytes was kept.
+    func forget(_ key: String) async -> Bool
     /// Closes connections; called once no request runs.
     func shutdown() async
 }
@@ -55,6 +58,9 @@ struct VersionTable: Sendable {
     init(capacity: Int = 100_000) { seen = SourceChecks(capacity: capacity) }
 
     func get(_ key: String) -> Seen? { seen.get(key) }
+
+    /// Forgets the version of `key`.
+    func forget(_ key: String) { seen.forget(key) }
 
     /// Records that `key` is at version `tag` now.
     func record(_ key: String, tag: String) { seen.record(key, Seen(tag: tag, checkedAt: .now)) }

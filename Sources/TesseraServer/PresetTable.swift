@@ -78,6 +78,17 @@ struct PresetTable: Sendable {
     /// The table's entity id of a source: its identity (a file's relative path under the root).
     static func entityID(of file: Source) -> UUID { UUID(hashing: file.identity) }
 
+
+    /// Removes the entry of the source named `identity` (``Source/identity``), whatever its version;
+    /// whether the table held one. The slot's header is invalidated in the file, so a restart does not
+    /// bring it back.
+    func forget(identity: String) -> Bool {
+        let entityID = UUID(hashing: identity)
+        guard table.contains(entityID: entityID) else { return false }
+        table.delete(entityID: entityID)
+        return true
+    }
+
     /// The source id of `file` in this preset: everything that shapes the pixels.
     func sourceID(of file: Source) -> UUID {
         UUID(hashing: "\(file.identity)\u{0}\(file.version)\u{0}\(preset.name)\u{0}\(pixels.identity)")

@@ -25,6 +25,8 @@ final class ResponseCache: Sendable {
         var lastModified: Int?
         /// `X-Tessera-Animation` (``ImageService/ImageResponse/animation``).
         var animation: String?
+        /// The source the answer was drawn from (``ServeRequest/sourceIdentity``), which a purge names.
+        var source = ""
 
         /// An entry of `body`, with the fields of its memory hit made now (`cacheControl` is the service's
         /// for `integrity`).
@@ -61,6 +63,17 @@ final class ResponseCache: Sendable {
     }
 
     var byteCount: Int { entries.withLock { $0.totalCost } }
+
+    /// Removes every entry drawn from `source` (``Entry/source``); how many. A scan of the whole cache,
+    /// for a purge (an operator's request), never on a request's path.
+    func removeAll(source: String) -> Int {
+        entries.withLock { entries in
+            var keys: [String] = []
+            entries.forEach { node in if node.value.source == source { keys.append(node.key) } }
+            for key in keys { _ = entries.remove(key) }
+            return keys.count
+        }
+    }
 }
 
 #endif

@@ -145,6 +145,18 @@ struct ServeRequest: Sendable {
         }
     }
 
+    /// What names the source whatever its version, as a purge names it (``ImageService/purge(source:)``):
+    /// a file's ``RootDirectory/File/identity`` (its path under the root, `@NAME/PATH` in a directory
+    /// source), an object's `@STORE/KEY` (a bucket named in `src=s3://` is the store `s3:BUCKET`), a
+    /// remote URL as given.
+    var sourceIdentity: String {
+        switch source {
+        case .file(let file, _): file.identity
+        case .object(let store, let key, _): ImageService.objectIdentity(store: store.name, key: key)
+        case .remote(let url): url.absoluteString
+        }
+    }
+
     /// The local file, when the source is one.
     var file: RootDirectory.File? {
         if case .file(let file, _) = source { return file }

@@ -60,7 +60,7 @@ extension ServerConfiguration {
     /// Checks the dialects' settings: prefixes that do not hide Tessera's own routes or each other, keys
     /// and salts that are hex and paired, a signature size of 1…32.
     func validateDialects() throws(ServerConfigurationError) {
-        let own = ["v1", "healthz", "metrics", "gallery"]
+        let own = ["v1", "healthz", "metrics", "gallery", "admin"]
         var prefixes: [String] = []
         for (flag, prefix) in [("--imgproxy-prefix", imgproxy.prefix), ("--thumbor-prefix", thumbor.prefix)] {
             guard let prefix else { continue }

@@ -203,6 +203,9 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     public var sourceCheckIntervalSeconds: Double = 0
     /// When not empty, every `/v1/…` request must carry a valid `s=` signature by one of these keys.
     public var signingKeys: [SigningKey] = []
+    /// The bearer key of the admin routes (`POST /admin/purge?src=SOURCE` with `Authorization: Bearer KEY`);
+    /// `nil` (the default): no admin route, they answer `404`.
+    public var adminKey: String? = nil
     /// What a request may cost (``Limits``).
     public var limits = Limits()
     /// Remote sources (``Remote``): off by default.
@@ -237,64 +240,77 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     }
 
     /// Checks the values that would make the service misbehave.
+    /// - Throws: the first of ``problems()``.
     public func validate() throws(ServerConfigurationError) {
-        guard !root.isEmpty else { throw ServerConfigurationError("--root is required") }
+        if let first = problems().first { throw first }
+    }
+
+    /// Every value that would make the service misbehave, each named (`tessera serve --check-config` lists
+    /// them all); empty for a configuration the service can start with (its files are checked when it starts).
+    public func problems() -> [ServerConfigurationError] {
+        var problems: [ServerConfigurationError] = []
+        func check(_ condition: Bool, _ message: @autoclosure () -> String) {
+            if !condition { problems.append(ServerConfigurationError(message())) }
+        }
+        func check(_ part: () throws(ServerConfigurationError) -> Void) {
+            do throws(ServerConfigurationError) { try part() } catch { problems.append(error) }
+        }
+        check(!root.isEmpty, "--root is required")
         var seen = Set<String>()
         for preset in presets {
-            guard Self.isName(preset.name), preset.name != "resize" else {
-                throw ServerConfigurationError("preset name '\(preset.name)' must be letters, digits, - or _, and not 'resize'")
-            }
-            guard seen.insert(preset.name).inserted else { throw ServerConfigurationError("preset '\(preset.name)' is defined twice") }
+            check(Self.isName(preset.name) && preset.name != "resize",
+                  "preset name '\(preset.name)' must be letters, digits, - or _, and not 'resize'")
+            check(seen.insert(preset.name).inserted, "preset '\(preset.name)' is defined twice")
             let recipe = preset.processing
             guard recipe.mode != .cover, !recipe.adaptive else {
-                throw ServerConfigurationError("preset '\(preset.name)': cover and adaptive boxes are for thumbor's URLs, not tables (their size is the source's to decide)")
+                problems.append(ServerConfigurationError(
+                    "preset '\(preset.name)': cover and adaptive boxes are for thumbor's URLs, not tables (their size is the source's to decide)"))
+                continue
             }
             guard recipe.width != nil || recipe.height != nil else {
-                throw ServerConfigurationError("preset '\(preset.name)' needs a width, a height or both")
+                problems.append(ServerConfigurationError("preset '\(preset.name)' needs a width, a height or both"))
+                continue
             }
             do throws(ImageProcessing.Invalid) {
                 try recipe.validate(ImageProcessing.Limits(maximumDimension: 4096, maximumOutputPixels: limits.maximumOutputPixels))
             } catch {
-                throw ServerConfigurationError("preset '\(preset.name)': \(error)")
+                problems.append(ServerConfigurationError("preset '\(preset.name)': \(error)"))
+                continue
             }
             let slot = PresetTable.slotSize(of: recipe)
-            guard slot.width * slot.height <= 4 * limits.maximumOutputPixels else {
-                throw ServerConfigurationError("preset '\(preset.name)': its table slot of \(slot.width)×\(slot.height) pixels is too large")
-            }
+            check(slot.width * slot.height <= 4 * limits.maximumOutputPixels,
+                  "preset '\(preset.name)': its table slot of \(slot.width)×\(slot.height) pixels is too large")
         }
         var names = Set<String>()
         for watermark in watermarks {
-            guard Self.isName(watermark.name) else {
-                throw ServerConfigurationError("watermark name '\(watermark.name)' must be letters, digits, - or _")
-            }
-            guard names.insert(watermark.name).inserted else { throw ServerConfigurationError("watermark '\(watermark.name)' is defined twice") }
+            check(Self.isName(watermark.name), "watermark name '\(watermark.name)' must be letters, digits, - or _")
+            check(names.insert(watermark.name).inserted, "watermark '\(watermark.name)' is defined twice")
         }
         for preset in presets {
-            if let mark = preset.processing.watermark, !names.contains(mark.name) {
-                throw ServerConfigurationError("preset '\(preset.name)' asks for watermark '\(mark.name)', which is not configured (--watermark \(mark.name)=FILE)")
+            if let mark = preset.processing.watermark {
+                check(names.contains(mark.name),
+                      "preset '\(preset.name)' asks for watermark '\(mark.name)', which is not configured (--watermark \(mark.name)=FILE)")
             }
         }
-        guard sourceCheckIntervalSeconds >= 0, sourceCheckIntervalSeconds.isFinite else {
-            throw ServerConfigurationError("the source check interval must be 0 or more seconds")
+        check(sourceCheckIntervalSeconds >= 0 && sourceCheckIntervalSeconds.isFinite, "the source check interval must be 0 or more seconds")
+        check(limits.maximumConcurrentDecodes > 0 && limits.maximumQueuedDecodes >= 0 && limits.requestTimeoutSeconds > 0
+              && limits.requestTimeoutSeconds.isFinite && limits.downloadTimeoutSeconds > 0 && limits.downloadTimeoutSeconds.isFinite,
+              "limits must be positive")
+        check(connections.idleTimeoutSeconds > 0 && connections.idleTimeoutSeconds.isFinite
+              && connections.headerTimeoutSeconds > 0 && connections.headerTimeoutSeconds.isFinite
+              && (connections.maximumConnections ?? 1) > 0,
+              "the idle timeout, the header timeout and the connection limit must be positive")
+        check(adminKey?.isEmpty != true, "the admin key is empty")
+        check { () throws(ServerConfigurationError) in _ = try listenAddress() }
+        check { () throws(ServerConfigurationError) in _ = try metricsListenAddress() }
+        check(validateOutput)
+        check(validateSources)
+        check(validateDialects)
+        check(gallery.maximumImages > 0, "gallery.maximumImages must be positive")
+        for range in remote.allowedAddressRanges {
+            check(AddressRange(range) != nil, "address range '\(range)' is not CIDR (such as 127.0.0.0/8)")
         }
-        guard limits.maximumConcurrentDecodes > 0, limits.maximumQueuedDecodes >= 0, limits.requestTimeoutSeconds > 0,
-              limits.requestTimeoutSeconds.isFinite, limits.downloadTimeoutSeconds > 0, limits.downloadTimeoutSeconds.isFinite else {
-            throw ServerConfigurationError("limits must be positive")
-        }
-        guard connections.idleTimeoutSeconds > 0, connections.idleTimeoutSeconds.isFinite,
-              connections.headerTimeoutSeconds > 0, connections.headerTimeoutSeconds.isFinite,
-              (connections.maximumConnections ?? 1) > 0 else {
-            throw ServerConfigurationError("the idle timeout, the header timeout and the connection limit must be positive")
-        }
-        _ = try listenAddress()
-        if let metricsListen { _ = try Self.address(metricsListen, flag: "--metrics-listen") }
-        try validateOutput()
-        try validateSources()
-        try validateDialects()
-        guard gallery.maximumImages > 0 else { throw ServerConfigurationError("gallery.maximumImages must be positive") }
-        for range in remote.allowedAddressRanges where AddressRange(range) == nil {
-            throw ServerConfigurationError("address range '\(range)' is not CIDR (such as 127.0.0.0/8)")
-        }
+        return problems
     }
 
     /// ``listen`` split into host and port.

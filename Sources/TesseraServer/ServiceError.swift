@@ -117,6 +117,8 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
         case upstreamFailed = "upstream_failed"
         /// The remote origin did not answer within the download timeout (504).
         case upstreamTimeout = "upstream_timeout"
+        /// An admin route without the admin key's `Authorization: Bearer` (401).
+        case unauthorized = "unauthorized"
         /// The request took longer than the request timeout (504).
         case timeout = "timeout"
         /// The decode queue is full (503).
@@ -137,6 +139,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
                  .badBackground, .badDPR, .badBlur, .badSize, .sizeNotAllowed, .outputTooLarge, .badMode,
                  .missingSource, .badSource, .unsupportedOption: .badRequest
             case .expired: .gone
+            case .unauthorized: .unauthorized
             case .pathOutsideRoot, .missingSignature, .badSignature, .remoteDisabled, .remoteRefused: .forbidden
             case .sourceTooLarge, .sourceTooManyPixels, .sourceTooManyItems: .contentTooLarge
             case .undecodableSource: .unsupportedMediaType
@@ -162,8 +165,13 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
     /// The HTTP status (``Code/status``).
     public var status: HTTPResponse.Status { code.status }
 
-    /// `Content-Type: application/json` and `Cache-Control: no-store`.
-    public var headers: HTTPFields { [.contentType: "application/json", .cacheControl: "no-store"] }
+    /// `Content-Type: application/json` and `Cache-Control: no-store`; a `401` also says how to authenticate
+    /// (`WWW-Authenticate: Bearer`).
+    public var headers: HTTPFields {
+        var fields: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
+        if code == .unauthorized { fields[.wwwAuthenticate] = "Bearer realm=\"tessera\"" }
+        return fields
+    }
 
     /// `STATUS CODE: MESSAGE`, as logged.
     public var description: String { "\(status.code) \(code.rawValue): \(message)" }

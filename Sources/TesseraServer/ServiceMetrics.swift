@@ -48,6 +48,8 @@ final class ServiceMetrics: Sendable {
         case metrics
         /// `/gallery…`.
         case gallery
+        /// `/admin/…`.
+        case admin
         /// Anything else (404s included).
         case other
 

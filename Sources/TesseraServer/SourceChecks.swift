@@ -17,6 +17,10 @@ struct SourceChecks<Entry: Sendable>: Sendable {
     /// What was learnt about `key`, if it is still kept (reading does not make it recent: checking does).
     func get(_ key: String) -> Entry? { entries.withLock { $0.peek(key)?.value } }
 
+    /// Forgets what was learnt about `key` (its next request checks it); whether it was kept.
+    @discardableResult
+    func forget(_ key: String) -> Bool { entries.withLock { $0.remove(key) != nil } }
+
     /// Records what a check of `key` learnt; the least recently checked key goes when the map is full.
     func record(_ key: String, _ entry: Entry) {
         entries.withLock { map in

@@ -31,6 +31,10 @@ extension ServeSettings {
                "Entries per preset table", as: Int.self) { $1.server.tableCapacity = $0 },
         .list("signingKeys", flag: "signing-key", environment: "TESSERA_SIGNING_KEYS", secret: true, default: "none (unsigned URLs)",
               "HMAC keys for signed URLs; the file takes `[{id,secret}]`", of: ServerConfiguration.SigningKey.self) { $1.server.signingKeys = $0 },
+        .value("adminKey", flag: "admin-key", environment: "TESSERA_ADMIN_KEY", secret: true, default: "none (no admin routes: 404)",
+               "The bearer key of `POST /admin/purge?src=SOURCE` (`Authorization: Bearer KEY`)", as: String.self) {
+            $1.server.adminKey = $0
+        },
         .list("remote.allowedHosts", flag: "allow-host", environment: "TESSERA_ALLOW_HOSTS", default: "none (remote sources off)",
               "Hosts remote sources may come from (`*.example.com` for subdomains)", of: String.self) { $1.server.remote.allowedHosts = $0 },
         .list("remote.allowedAddressRanges", flag: "allow-range", environment: "TESSERA_ALLOW_RANGES", default: "none",

@@ -27,29 +27,55 @@ public struct ServeSettingsReader: Sendable {
 
     /// The settings given by `arguments` (the command's arguments, `--root DIR --listen :8080 …`),
     /// `environment` and the config file that `--config` or `TESSERA_CONFIG` names, over the defaults.
+    /// - Throws: the first problem ``check(arguments:environment:)`` finds.
     public func read(arguments: [String], environment: [String: String]) throws(ServeSettingError) -> ServeSettings {
-        var inputs = try flagInputs(arguments)
-        for (key, input) in try environmentInputs(environment) { inputs[key, default: SettingInputs()].environment = input }
+        let (settings, problems) = check(arguments: arguments, environment: environment)
+        if let first = problems.first { throw first }
+        return settings
+    }
+
+    /// Reads the settings as ``read(arguments:environment:)`` does, but past every problem: the settings that
+    /// could be read (each with where its value came from, ``ServeSettings/origins``) and every problem, in
+    /// the order the sources are read (flags, variables, the config file, then each setting's values).
+    /// A setting with a problem keeps its default; `tessera serve --check-config` lists them all.
+    public func check(arguments: [String], environment: [String: String]) -> (settings: ServeSettings, problems: [ServeSettingError]) {
+        var problems: [ServeSettingError] = []
+        var inputs = flagInputs(arguments, problems: &problems)
+        for (key, input) in environmentInputs(environment, problems: &problems) { inputs[key, default: SettingInputs()].environment = input }
         var configFile: String?
         if let config = declarations.first(where: { $0.key == ServeSettings.configKey }) {
             var settings = ServeSettings()
-            try config.resolve(inputs[config.key] ?? SettingInputs(), &settings)
+            do throws(ServeSettingError) { try config.resolve(inputs[config.key] ?? SettingInputs(), &settings) } catch { problems.append(error) }
             configFile = settings.configFile
         }
         if let configFile {
-            for (key, input) in try fileInputs(try Self.loadJSON(file: configFile), named: configFile) {
-                inputs[key, default: SettingInputs()].file = input
+            do throws(ServeSettingError) {
+                for (key, input) in fileInputs(try Self.loadJSON(file: configFile), named: configFile, problems: &problems) {
+                    inputs[key, default: SettingInputs()].file = input
+                }
+            } catch {
+                problems.append(error)
             }
         }
         var settings = ServeSettings()
-        for declaration in declarations { try declaration.resolve(inputs[declaration.key] ?? SettingInputs(), &settings) }
-        return settings
+        for declaration in declarations {
+            let input = inputs[declaration.key] ?? SettingInputs()
+            do throws(ServeSettingError) {
+                try declaration.resolve(input, &settings)
+                if let origin = ServeSettings.Origin(input, secret: declaration.isSecret) { settings.origins[declaration.key] = origin }
+            } catch {
+                problems.append(error)
+            }
+        }
+        return (settings, problems)
     }
 
     /// The settings a config file's JSON gives (no flags, no environment), over the defaults;
     /// `name` is how messages call the file.
     public func read(file json: JSONValue, named name: String) throws(ServeSettingError) -> ServeSettings {
-        let inputs = try fileInputs(json, named: name)
+        var problems: [ServeSettingError] = []
+        let inputs = fileInputs(json, named: name, problems: &problems)
+        if let first = problems.first { throw first }
         var settings = ServeSettings()
         for declaration in declarations {
             guard let input = inputs[declaration.key] else { continue }
@@ -82,8 +108,8 @@ public struct ServeSettingsReader: Sendable {
     }
 
     /// The flags of `arguments`, by setting key: `--name VALUE`, `--name=VALUE`, `--toggle`. Unknown
-    /// flags, positional arguments and a missing value are errors.
-    func flagInputs(_ arguments: [String]) throws(ServeSettingError) -> [String: SettingInputs] {
+    /// flags, positional arguments and a missing value are `problems` (and left out).
+    func flagInputs(_ arguments: [String], problems: inout [ServeSettingError]) -> [String: SettingInputs] {
         var byFlag: [String: ServeSetting] = [:]
         for declaration in declarations {
             for name in ([declaration.flag.map { "--" + $0 }] + declaration.aliases.map(Optional.some)).compactMap({ $0 }) where name.hasPrefix("--") {
@@ -97,17 +123,24 @@ public struct ServeSettingsReader: Sendable {
             index += 1
             let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard argument.hasPrefix("--"), let declaration = byFlag[parts[0]] else {
-                throw ServeSettingError(setting: argument, value: "",
-                                        reason: argument.hasPrefix("-") ? "is not an option of tessera serve" : "is an unexpected argument (options are --NAME VALUE)")
+                problems.append(ServeSettingError(setting: argument, value: "",
+                                                  reason: argument.hasPrefix("-") ? "is not an option of tessera serve" : "is an unexpected argument (options are --NAME VALUE)"))
+                continue
             }
             let text: String
             if case .toggle(let on) = declaration.form {
-                guard parts.count == 1 else { throw ServeSettingError(setting: parts[0], value: parts[1], reason: "takes no value") }
+                guard parts.count == 1 else {
+                    problems.append(ServeSettingError(setting: parts[0], value: parts[1], reason: "takes no value"))
+                    continue
+                }
                 text = on ? "true" : "false"
             } else if parts.count == 2 {
                 text = parts[1]
             } else {
-                guard index < arguments.endIndex else { throw ServeSettingError(setting: argument, value: "", reason: "needs a value (\(declaration.syntax))") }
+                guard index < arguments.endIndex else {
+                    problems.append(ServeSettingError(setting: argument, value: "", reason: "needs a value (\(declaration.syntax))"))
+                    break
+                }
                 text = arguments[index]
                 index += 1
             }
@@ -119,8 +152,9 @@ public struct ServeSettingsReader: Sendable {
     }
 
     /// The variables of `environment` that name settings, by setting key. A secret's `…_FILE` variable
-    /// is read from its file (a trailing line break dropped); setting both it and the variable is an error.
-    func environmentInputs(_ environment: [String: String]) throws(ServeSettingError) -> [String: (spelling: String, text: String)] {
+    /// is read from its file (a trailing line break dropped); setting both it and the variable is a problem.
+    func environmentInputs(_ environment: [String: String],
+                           problems: inout [ServeSettingError]) -> [String: (spelling: String, text: String)] {
         var inputs: [String: (spelling: String, text: String)] = [:]
         for declaration in declarations {
             // The declared variable (`TESSERA_…`, or another service's own, such as `IMGPROXY_KEY`), then
@@ -129,10 +163,12 @@ public struct ServeSettingsReader: Sendable {
             var found = names.first { environment[$0] != nil }.map { (spelling: $0, text: environment[$0]!) }
             if let fileVariable = declaration.environmentFile, let path = environment[fileVariable] {
                 if let found {
-                    throw ServeSettingError(setting: fileVariable, value: path, reason: "and \(found.spelling) are both set: give the secret once")
+                    problems.append(ServeSettingError(setting: fileVariable, value: path, reason: "and \(found.spelling) are both set: give the secret once"))
+                    continue
                 }
                 guard let text = Self.secret(atPath: path) else {
-                    throw ServeSettingError(setting: fileVariable, value: path, reason: "names no readable file")
+                    problems.append(ServeSettingError(setting: fileVariable, value: path, reason: "names no readable file"))
+                    continue
                 }
                 found = (spelling: fileVariable, text: text)
             }
@@ -150,31 +186,35 @@ public struct ServeSettingsReader: Sendable {
         return text
     }
 
-    /// The config file's values, by setting key. A key no setting has is an error (a misspelt key would
+    /// The config file's values, by setting key. A key no setting has is a problem (a misspelt key would
     /// otherwise be ignored); `null` is the same as leaving the key out.
-    func fileInputs(_ json: JSONValue, named name: String) throws(ServeSettingError) -> [String: (spelling: String, value: JSONValue)] {
+    func fileInputs(_ json: JSONValue, named name: String,
+                    problems: inout [ServeSettingError]) -> [String: (spelling: String, value: JSONValue)] {
         var keys: [String: String] = [:]
         for declaration in declarations where declaration.isInFile {
             keys[declaration.key] = declaration.key
             for alias in declaration.aliases where !alias.hasPrefix("--") && !alias.hasPrefix("TESSERA_") { keys[alias] = declaration.key }
         }
         var inputs: [String: (spelling: String, value: JSONValue)] = [:]
-        func walk(_ value: JSONValue, path: String) throws(ServeSettingError) {
+        func walk(_ value: JSONValue, path: String) {
             if let key = keys[path] {
                 if value != .null { inputs[key] = (spelling: "\(path) in \(name)", value: value) }
                 return
             }
             let isSection = path.isEmpty || keys.keys.contains { $0.hasPrefix(path + ".") }
             guard isSection else {
-                throw ServeSettingError(setting: "\(path) in \(name)", value: "", reason: "is not a tessera serve setting (docs/SERVING.md, \"Configuration\")")
+                problems.append(ServeSettingError(setting: "\(path) in \(name)", value: "",
+                                                  reason: "is not a tessera serve setting (docs/SERVING.md, \"Configuration\")"))
+                return
             }
             guard case .object(let members) = value else {
                 if value == .null { return }
-                throw ServeSettingError(setting: "\(path) in \(name)", value: value.description, reason: "is not an object")
+                problems.append(ServeSettingError(setting: "\(path) in \(name)", value: value.description, reason: "is not an object"))
+                return
             }
-            for (member, inner) in members.sorted(by: { $0.key < $1.key }) { try walk(inner, path: path.isEmpty ? member : path + "." + member) }
+            for (member, inner) in members.sorted(by: { $0.key < $1.key }) { walk(inner, path: path.isEmpty ? member : path + "." + member) }
         }
-        try walk(json, path: "")
+        walk(json, path: "")
         return inputs
     }
 

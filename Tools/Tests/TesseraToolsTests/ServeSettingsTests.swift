@@ -160,7 +160,26 @@ struct ServeSettingsTests {
         #expect(!malformed.contains("top-secret"), "a secret is never printed: \(malformed)")
         // Only secrets have …_FILE variables.
         #expect(ServeSettings.declarations.filter { $0.environmentFile != nil }.map(\.key).sorted()
-            == ["imgproxy.keys", "imgproxy.salts", "s3.accessKeyID", "s3.secretAccessKey", "s3.sessionToken", "signingKeys", "thumbor.key"])
+            == ["adminKey", "imgproxy.keys", "imgproxy.salts", "s3.accessKeyID", "s3.secretAccessKey", "s3.sessionToken", "signingKeys", "thumbor.key"])
+    }
+
+    @Test("check reads past every problem: each source's, each value's and the configuration's own are all named, and each value says where it came from")
+    func checkNamesEveryProblem() throws {
+        let config = try Self.configFile(#"{"maxAgeSeconds": "a day", "nonsense": 1, "tableCapacity": 77}"#)
+        let (settings, problems) = ServeSettingsReader().check(
+            arguments: ["--root", "/srv/images", "--config", config, "--max-decodes", "0", "--avif-speed", "fast", "--what"],
+            environment: ["TESSERA_IDLE_TIMEOUT": "forever", "TESSERA_LISTEN": "127.0.0.1:9"])
+        let named = problems.map(\.setting)
+        // In the order they are read: the flags, the config file's keys, then each setting in declaration order.
+        #expect(named == ["--what", "nonsense in \(config)", "TESSERA_IDLE_TIMEOUT", "maxAgeSeconds in \(config)", "--avif-speed"])
+        // The values that could be read are, with their origins; the configuration's own problems come after.
+        #expect(settings.server.tableCapacity == 77)
+        #expect(settings.origins["tableCapacity"] == ServeSettings.Origin(spelling: "tableCapacity in \(config)", shown: "77"))
+        #expect(settings.origins["listen"] == ServeSettings.Origin(spelling: "TESSERA_LISTEN", shown: "127.0.0.1:9"))
+        #expect(settings.origins["limits.maximumConcurrentDecodes"]?.spelling == "--max-decodes")
+        #expect(settings.origins["maxAgeSeconds"] == nil, "a value with a problem keeps the default")
+        #expect(settings.server.problems().map(\.description) == ["limits must be positive"])
+        #expect(throws: ServeSettingError.self) { try ServeSettingsReader().read(arguments: ["--what"], environment: [:]) }
     }
 
     @Test("an older spelling of a renamed setting keeps working, as flag, variable and file key")

@@ -17,11 +17,25 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: helpText(ServeSettings.declarations)
     )
 
+    /// `--check-config`: read and check the configuration, print it, and exit instead of serving.
+    @Flag(name: .customLong("check-config"),
+          help: "Read the configuration as the server would, print the effective settings (secrets masked) and exit: 0 when the server can start with it, 1 naming every problem.")
+    var checkConfig = false
+
     /// The settings as typed (`--root DIR --listen :8080 …`), read by `ServeSettingsReader`.
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Settings: see the list below.", valueName: "setting"))
     var settings: [String] = []
 
     func run() async throws {
+        if checkConfig {
+            let report = Self.checkReport(arguments: settings, environment: ProcessInfo.processInfo.environment)
+            FileHandle.standardOutput.write(Data(report.settings.utf8))
+            guard report.problems.isEmpty else {
+                FileHandle.standardError.write(Data(report.problems.utf8))
+                throw ExitCode.failure
+            }
+            return
+        }
         let settings = try readSettings(environment: ProcessInfo.processInfo.environment)
         let configuration = settings.server
         if settings.logFormat == .json {
