@@ -20,7 +20,7 @@ TESSERA_RELEASE = "$$($(SWIFT) build $(TOOLS) -c release $(RELEASE_FLAGS) --show
 # The release tessera binary of `make test`'s build.
 TESSERA_TEST_RELEASE = "$$($(SWIFT) build $(TOOLS) -c release $(TEST_RELEASE_FLAGS) --show-bin-path)/tessera"
 
-.PHONY: setup setup-build build release demo test bench bench-serve soak-serve sanitize fuzz fuzz-smoke crash-test docs check-docs clean
+.PHONY: setup setup-build build release deb package-test demo test bench bench-serve soak-serve sanitize fuzz fuzz-smoke crash-test docs check-docs clean
 
 # Build dependencies, the photographs and nginx (the tests and the demo use both).
 setup:
@@ -35,6 +35,22 @@ build: setup-build
 release: setup-build
 	$(SWIFT) build $(TOOLS) -c release --product tessera $(RELEASE_FLAGS)
 
+# The Debian package (docs/DEPLOYING.md): `make release`'s binary with the Swift runtime linked in
+# (scripts/link-static: SwiftPM's own link command again, with -static-stdlib), then dist/tessera_VERSION_ARCH.deb
+# (scripts/package-deb: the unit, the config, Depends from dpkg-shlibdeps).
+deb: release
+	scripts/link-static Tools/.build/deb/tessera
+	scripts/package-deb --binary Tools/.build/deb/tessera --out dist
+
+# The package installed where no Swift is: a minimal Debian bookworm root (debootstrap, cached under
+# ~/.cache/tessera), `apt-get install ./tessera_….deb`, the unit's ExecStart run there on loopback, a preset
+# thumbnail and /healthz fetched, an upgrade and a purge (scripts/package-test). From `make test`'s build, which
+# `make test` runs it from too (scripts/test-builds), so the package of the code under test is what is installed.
+package-test: setup-build
+	$(SWIFT) build $(TOOLS) -c release $(TEST_RELEASE_FLAGS) --product tessera
+	scripts/link-static Tools/.build/package/tessera
+	scripts/package-test --binary Tools/.build/package/tessera --work Tools/.build/package-test
+
 demo: setup release
 	scripts/demo $(DEMO_ARGS)
 
@@ -43,7 +59,8 @@ demo: setup release
 # scripts/check-docs (every public symbol
 # documented; a compiler warning in Sources/ fails it) and, beside it, the fuzz smoke (the libFuzzer binary
 # built, then every fuzz target FUZZ_SMOKE_SECONDS from its seeds; a build error or a crash fails
-# `make test`), then the PyPI virtualenvs of thumbor (bench serve's test; without it that test leaves
+# `make test`), then, beside each other, the package test (`make package-test`'s steps on this build:
+# docs/DEPLOYING.md) and the PyPI virtualenvs of thumbor (bench serve's test; without it that test leaves
 # thumbor out and says so) and moto (the S3 client tests; skipped without it). Then the DocC archive from
 # that build with warnings as errors (scripts/build-docs --no-build: every symbol link and article
 # resolves), and every suite (unit, integration, compiled documentation snippets, end to end) from it with
@@ -108,4 +125,4 @@ docs: setup-build
 	scripts/build-docs $(DOCS_TARGETS)
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-fuzz Tools/.build docs-build
+	rm -rf .build .build-tsan .build-asan .build-fuzz Tools/.build docs-build dist

@@ -84,7 +84,8 @@ struct ClusterSourcesEndToEndTests {
         let keys = names.map { $0.replacingOccurrences(of: " ", with: "%20") }
         let cluster = try Cluster(3, root: nil, arguments: ["--no-proxy-cache", "--source", "photos=s3://bucket/images",
                                                             "--s3-endpoint", moto.endpoint, "--",
-                                                            "--preset", "thumb:96x96:fill", "--preset", "card:160x120:fit"],
+                                                            "--preset", "thumb:96x96:fill", "--preset", "card:160x120:fit",
+                                                            "--admin-key", "cluster-admin-key"],
                                   scratch: scratch, environment: Moto.credentials(moto))
         defer { _ = cluster.stop() }
 
@@ -120,6 +121,20 @@ struct ClusterSourcesEndToEndTests {
         for node in survivors {
             let took = Self.downloadsPerObject * Double(moved.filter { after[$0] == node }.count)
             #expect(now[node] == (downloaded[node] ?? 0) + took, "node \(node + 1) downloaded only what it took over: \(downloaded) → \(now)")
+        }
+
+        // A purge through the front goes where the object's requests go (the same hash of `src`): that node drops
+        // both presets' entries, the three answers and the disk copy, and the next request downloads it again.
+        for key in keys.prefix(3) {
+            let owner = try #require(after[key])
+            let purge = try await RawHTTP.post(port: cluster.front, "/admin/purge?src=@photos/\(key)", body: [],
+                                               headers: ["Authorization": "Bearer cluster-admin-key"])
+            #expect(purge.status == 204, "\(key): \(purge)")
+            #expect(purge.headers["x-tessera-node"] == "127.0.0.1:\(cluster.nodes[owner].port)", "\(key) is held by node \(owner + 1)")
+            #expect(purge.headers["x-tessera-purged"] == "tables=2 responses=3 copies=1", "\(key)")
+            let before = try await Self.downloads(cluster, nodes: [owner])[owner] ?? 0
+            #expect(try await Self.get(cluster, "/v1/thumb/@photos/\(key)") == owner)
+            #expect(try await Self.downloads(cluster, nodes: [owner])[owner] == before + 1, "\(key) downloaded again after its purge")
         }
     }
 }
