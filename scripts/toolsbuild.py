@@ -55,45 +55,42 @@ def build(script):
         sys.exit(f"{script}: {len(warnings)} compiler warnings in Sources/ (above) fail the build:\n" + "\n".join(warnings))
 
 
-def compile_arguments(modules, script):
-    """The swiftc arguments SwiftPM used for each of `modules`, keyed by module name, from CONFIGURATION.yaml."""
-    found = {}
-    manifest_path = os.path.join(SCRATCH, f"{CONFIGURATION}.yaml")
-    if not os.path.exists(manifest_path):
-        sys.exit(f"{script}: no {manifest_path}: build the tools package first (swift build --package-path Tools --build-tests -c {CONFIGURATION})")
-    with open(manifest_path, encoding="utf-8") as manifest:
-        for line in manifest:
-            line = line.strip()
-            if not line.startswith("args: ["):
-                continue
-            arguments = json.loads(line[len("args: "):])
-            if "-module-name" not in arguments or "-emit-module" not in arguments:
-                continue
-            name = arguments[arguments.index("-module-name") + 1]
-            if name in modules:
-                found[name] = arguments
-    missing = [m for m in modules if m not in found]
-    if missing:
-        sys.exit(f"{script}: no compile command for {', '.join(missing)} in {manifest_path}")
-    return found
-
-
-def link_arguments(product, script):
-    """The swiftc arguments SwiftPM linked the executable `product` with, from CONFIGURATION.yaml (the command
-    whose `-module-name` is the product and that has `-emit-executable`)."""
+def manifest_commands(script):
+    """The swiftc arguments of every command in the build manifest, CONFIGURATION.yaml, one list each."""
     manifest_path = os.path.join(SCRATCH, f"{CONFIGURATION}.yaml")
     if not os.path.exists(manifest_path):
         sys.exit(f"{script}: no {manifest_path}: build the tools package first (swift build --package-path Tools -c {CONFIGURATION})")
     with open(manifest_path, encoding="utf-8") as manifest:
         for line in manifest:
             line = line.strip()
-            if not line.startswith("args: ["):
-                continue
-            arguments = json.loads(line[len("args: "):])
-            if "-emit-executable" in arguments and "-module-name" in arguments \
-                    and arguments[arguments.index("-module-name") + 1] == product:
-                return arguments
-    sys.exit(f"{script}: no link command of {product} in {manifest_path}")
+            if line.startswith("args: ["):
+                yield json.loads(line[len("args: "):])
+
+
+def module_name(arguments):
+    """The `-module-name` of a swiftc command, or None."""
+    return arguments[arguments.index("-module-name") + 1] if "-module-name" in arguments else None
+
+
+def compile_arguments(modules, script):
+    """The swiftc arguments SwiftPM used for each of `modules`, keyed by module name, from CONFIGURATION.yaml."""
+    found = {}
+    for arguments in manifest_commands(script):
+        if "-emit-module" in arguments and module_name(arguments) in modules:
+            found[module_name(arguments)] = arguments
+    missing = [m for m in modules if m not in found]
+    if missing:
+        sys.exit(f"{script}: no compile command for {', '.join(missing)} in {CONFIGURATION}.yaml")
+    return found
+
+
+def link_arguments(product, script):
+    """The swiftc arguments SwiftPM linked the executable `product` with, from CONFIGURATION.yaml (the command
+    whose `-module-name` is the product and that has `-emit-executable`)."""
+    for arguments in manifest_commands(script):
+        if "-emit-executable" in arguments and module_name(arguments) == product:
+            return arguments
+    sys.exit(f"{script}: no link command of {product} in {CONFIGURATION}.yaml")
 
 
 def search_flags(arguments):

@@ -96,12 +96,8 @@ struct ServePurgeObjectsEndToEndTests {
     @Test("an S3 object, named and as s3://BUCKET/KEY: its disk copy goes too, so the next request downloads it again")
     func purgesObjects() async throws {
         let scratch = try ScratchDirectory("serve-purge-s3")
-        let moto = try await Moto.start(bucket: "bucket")
+        let (moto, root) = try await ServeSourcesEndToEndTests.oneObjectBucket(scratch)
         defer { moto.stop() }
-        let photo = try RealPhotos.smallest(1, ext: "jpg")[0]
-        _ = try await moto.upload(bucket: "bucket", files: [("one.jpg", photo)], contentType: "image/jpeg")
-        let root = scratch.path("root")
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let arguments = ["--root", root, "--tables", scratch.path("tables"), "--source", "photos=s3://bucket", "--allow-bucket", "bucket",
                          "--s3-endpoint", moto.endpoint, "--admin-key", ServePurgeEndToEndTests.key]
         let server = try await Server(arguments, scratch: scratch, environment: Moto.credentials(moto))

@@ -127,15 +127,27 @@ struct ServeSourcesEndToEndTests {
         #expect(await restarted.terminate().status == 0)
     }
 
+    /// A moto bucket `bucket` holding the smallest real photograph as `one.jpg`, and an empty root in `scratch`
+    /// (the sources are the bucket's). The caller stops moto.
+    static func oneObjectBucket(_ scratch: ScratchDirectory) async throws -> (moto: MotoServer, root: String) {
+        let moto = try await Moto.start(bucket: "bucket")
+        do {
+            let photo = try RealPhotos.smallest(1, ext: "jpg")[0]
+            _ = try await moto.upload(bucket: "bucket", files: [("one.jpg", photo)], contentType: "image/jpeg")
+            let root = scratch.path("root")
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            return (moto, root)
+        } catch {
+            moto.stop()
+            throw error
+        }
+    }
+
     @Test("20 concurrent cold requests for 20 sizes of one object download it once; after a restart a new size of the unchanged object downloads nothing")
     func concurrentSizesShareOneDownload() async throws {
         let scratch = try ScratchDirectory("serve-s3-coalesce")
-        let moto = try await Moto.start(bucket: "bucket")
+        let (moto, root) = try await Self.oneObjectBucket(scratch)
         defer { moto.stop() }
-        let photo = try RealPhotos.smallest(1, ext: "jpg")[0]
-        _ = try await moto.upload(bucket: "bucket", files: [("one.jpg", photo)], contentType: "image/jpeg")
-        let root = scratch.path("root")
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let arguments = ["--root", root, "--tables", scratch.path("tables"), "--source", "photos=s3://bucket", "--s3-endpoint", moto.endpoint]
         let server = try await Server(arguments, scratch: scratch, environment: Moto.credentials(moto))
         let sizes = (0..<20).map { 40 + 4 * $0 }
