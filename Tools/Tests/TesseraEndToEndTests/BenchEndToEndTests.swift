@@ -137,6 +137,8 @@ struct BenchEndToEndTests {
         struct Measurement: Decodable {
             var server: String; var workload: String; var requestsPerSecond: Double; var p50Milliseconds: Double
             var p99Milliseconds: Double; var peakRSSBytes: Int; var errors: Int; var rounds: [Round]
+            struct Answers: Decodable { var formats: [String: Int]; var meanBytes: Double }
+            var answers: Answers?
         }
         struct Server: Decodable { var name: String; var version: String; var verifiedImages: Int }
         struct Target: Decodable { var name: String; var goal: String; var value: Double; var met: Bool }
@@ -216,6 +218,31 @@ struct BenchEndToEndTests {
             let limit = Double(target.goal.split(separator: " ").last ?? "") ?? .nan
             #expect(target.met == (target.goal.hasPrefix("<") ? target.value < limit : target.value >= limit), "\(target.name)")
         }
+    }
+
+    @Test("bench serve on sources smaller than the box: each answer checked against what fill rightly makes of it (the box cut to the source), and the format mix and mean size reported")
+    func serveSmallSources() async throws {
+        let scratch = try ScratchDirectory("bench-serve-small")
+        let photo = try RealPhotos.smallest(1, ext: "jpg")[0]
+        let image = try ImageDecoder().decode(try Data(contentsOf: photo))
+        let small = try ImageDecoder().render(try Data(contentsOf: photo), processing: ImageProcessing(width: 150, height: 90, mode: .stretch))
+        #expect(small.width == 150 && small.height == 90 && image.width > 200)
+        try FileManager.default.copyItem(atPath: photo.path, toPath: scratch.path("large.jpg"))
+        try Data(try ImageEncoder(format: .jpeg).encode(small)).write(to: URL(fileURLWithPath: scratch.path("small.jpg")))
+        let run = try await Self.bench(["serve", scratch.url.path, "--hot", "2", "--size", "200", "--duration", "1s", "--rounds", "1",
+                                        "--connections", "2", "--threads", "1", "--cold-concurrency", "2", "--skip-thumbor", "--json"])
+        #expect(run.status == 0, "\(run)")
+        let report = try run.json(ServeReport.self)
+        for server in report.servers { #expect(server.verifiedImages == 2, "\(server.name)") }
+        for m in report.measurements {
+            let answers = try #require(m.answers, "\(m.server) \(m.workload) reports its answers")
+            // The browser's Accept of the default: Tessera answers AVIF, and nginx serves Tessera's files.
+            #expect(answers.formats == ["image/avif": 2], "\(m.server) \(m.workload): \(answers.formats)")
+            #expect(answers.meanBytes > 100, "\(m.server) \(m.workload)")
+        }
+        let hot = try #require(report.measurements.first { $0.server == "tessera" && $0.workload == "hot" }?.answers)
+        let served = try #require(report.measurements.first { $0.server == "nginx" }?.answers)
+        #expect(hot.meanBytes == served.meanBytes, "nginx serves the very bytes tessera made")
     }
 
     // MARK: retrieval

@@ -84,8 +84,10 @@ struct FetchBenchmark: AsyncParsableCommand {
                                             originRequestsPerDistinctURL: Double(counts.values.reduce(0, +)) / Double(max(1, counts.count))))
         }
 
-        // Coalescing: every distinct URL requested `copies` times at once.
-        let manager = try ImageManager(configuration: .init(maximumConcurrentDownloads: width), loader: loader)
+        // Coalescing: every distinct URL requested `copies` times at once, with a disk cache of this run's own
+        // (the default directory is shared by every run: a port used again would find the images there).
+        let manager = try ImageManager(configuration: .init(disk: DiskCache.Configuration(directory: scratch.appendingPathComponent("coalescing")),
+                                                            diskSweepInterval: nil, maximumConcurrentDownloads: width), loader: loader)
         let urls = (0..<distinct).map { origin.url("/coalesce/\($0).png") }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<copies { for url in urls { group.addTask { _ = try await manager.image(for: url) } } }

@@ -27,6 +27,36 @@ enum ServeBenchLoad {
         /// Hot rounds: the processor time the server's processes used during the round, in microseconds per
         /// request (the round's load and the machine's other work change it far less than the rate).
         var cpuMicrosecondsPerRequest: Double?
+        /// Cold rounds: the formats answered and the mean body size (``AnswerMix``).
+        var answers: AnswerMix?
+    }
+
+    /// What a server answered: how many answers in each format (`image/avif`: 12) and their mean body size,
+    /// so that speed bought with bigger files, or another format, shows beside the rate.
+    struct AnswerMix: Codable, Equatable {
+        var formats: [String: Int]
+        var meanBytes: Double
+
+        /// The mix of `answers` (content type and body size each).
+        init(_ answers: [(contentType: String, bytes: Int)]) {
+            formats = answers.reduce(into: [:]) { $0[$1.contentType, default: 0] += 1 }
+            meanBytes = answers.isEmpty ? 0 : Double(answers.map(\.bytes).reduce(0, +)) / Double(answers.count)
+        }
+
+        /// `avif 12, webp 3; 9.4 KiB`.
+        var description: String {
+            let mix = formats.sorted { $0.key < $1.key }.map { "\($0.key.replacingOccurrences(of: "image/", with: "")) \($0.value)" }
+            return mix.joined(separator: ", ") + String(format: "; %.1f KiB", meanBytes / 1024)
+        }
+    }
+
+    /// The sizes a `box`×`box` fill of a source of `source` (its display size) may rightly be: the box, or, for a
+    /// source smaller than the box on a side, the box cut to the source at scale 1 (what a service that does not
+    /// enlarge answers: Tessera's `fill`); with `enlarging`, the whole box too (a service that upscales: thumbor).
+    static func fillSizes(box: Int, source: PixelSize, enlarging: Bool) -> Set<PixelSize> {
+        var sizes: Set<PixelSize> = [PixelSize(width: min(box, source.width), height: min(box, source.height))]
+        if enlarging { sizes.insert(PixelSize(width: box, height: box)) }
+        return sizes
     }
 
     /// wrk's Lua script: every thread reads the paths file (its first argument), starts at a different place
@@ -75,16 +105,18 @@ enum ServeBenchLoad {
     /// per request) with `accept`: requests per second over the whole pass, latency percentiles of the requests.
     static func pass(port: Int, targets: [String], accept: String, concurrency: Int) -> Round {
         let start = Stopwatch.now()
-        let samples = inParallel(targets.count, threads: concurrency) { index -> (seconds: Double, ok: Bool) in
+        let samples = inParallel(targets.count, threads: concurrency) { index -> (seconds: Double, ok: Bool, type: String, bytes: Int) in
             let begin = Stopwatch.now()
             let response = try? RawHTTP.getBlocking(port: port, targets[index], headers: headers(accept: accept))
-            let ok = response.map { $0.status == 200 && ($0.headers["content-type"] ?? "").hasPrefix("image/") } ?? false
-            return (Double(Stopwatch.now() - begin) / 1e9, ok)
+            let type = response?.headers["content-type"] ?? ""
+            let ok = response.map { $0.status == 200 && type.hasPrefix("image/") } ?? false
+            return (Double(Stopwatch.now() - begin) / 1e9, ok, type, response?.body.count ?? 0)
         }
         let seconds = Double(Stopwatch.now() - start) / 1e9
         let latencies = Summary(samples.map(\.seconds))
         return Round(requests: samples.count, seconds: seconds, requestsPerSecond: Double(samples.count) / seconds,
-                     p50Milliseconds: latencies.median * 1000, p99Milliseconds: latencies.p99 * 1000, errors: samples.filter { !$0.ok }.count)
+                     p50Milliseconds: latencies.median * 1000, p99Milliseconds: latencies.p99 * 1000, errors: samples.filter { !$0.ok }.count,
+                     answers: AnswerMix(samples.filter(\.ok).map { ($0.type, $0.bytes) }))
     }
 
     /// `body(0)` … `body(count - 1)` on `threads` threads (each takes the next index), the results in index order.
@@ -111,17 +143,19 @@ enum ServeBenchLoad {
         return results.withLock { done in (0..<count).map { done[$0]! } }
     }
 
-    /// GETs `target` with `accept` and requires a 200 whose body decodes as an image of exactly `size`×`size`:
-    /// returns the body and type.
-    static func verifiedThumbnail(port: Int, _ target: String, accept: String, size: Int, server: String) throws -> (body: [UInt8], contentType: String) {
+    /// GETs `target` with `accept` and requires a 200 whose body decodes as an image of one of the `expected`
+    /// sizes (``fillSizes(box:source:enlarging:)``): returns the body and type.
+    static func verifiedThumbnail(port: Int, _ target: String, accept: String, expected: Set<PixelSize>,
+                                  server: String) throws -> (body: [UInt8], contentType: String) {
         let response = try RawHTTP.getBlocking(port: port, target, headers: headers(accept: accept))
         let type = response.headers["content-type"] ?? ""
         guard response.status == 200, type.hasPrefix("image/") else {
             throw ValidationError("\(server) answered \(target) with \(response.status) \(type): \(response.text.prefix(200))")
         }
         let info = try ImageDecoder().probe(Data(response.body))
-        guard info.width == size, info.height == size else {
-            throw ValidationError("\(server) answered \(target) with a \(info.width)x\(info.height) image, not \(size)x\(size)")
+        guard expected.contains(PixelSize(width: info.width, height: info.height)) else {
+            let sizes = expected.map { "\($0.width)x\($0.height)" }.sorted().joined(separator: " or ")
+            throw ValidationError("\(server) answered \(target) with a \(info.width)x\(info.height) image, not \(sizes)")
         }
         return (response.body, type)
     }

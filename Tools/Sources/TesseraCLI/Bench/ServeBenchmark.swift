@@ -57,11 +57,13 @@ struct ServeBenchmark: AsyncParsableCommand {
         motoVersion, objects, bytes, uploadSeconds), accept (the Accept header sent; absent when none), sources, \
         hotThumbnails, thumbnail (edge px), connections, threads, durationSeconds, \
         rounds, coldConcurrency, cores, thumborProcesses, sourceCheckIntervalSeconds, skipped, servers (name, version, verifiedImages: \
-        thumbnails fetched and decoded at the right size before measuring), measurements (server, workload hot|cold, \
+        thumbnails fetched and decoded at a size a SIZE×SIZE fill of their source may rightly be: the box, or the box cut \
+        to a smaller source, which Tessera does not enlarge; thumbor may enlarge), measurements (server, workload hot|cold, \
         requestsPerSecond, p50Milliseconds, p99Milliseconds: medians of rounds; peakRSSBytes; errors summed over \
         rounds; hot only: cpuMicrosecondsPerRequest, the median of the rounds' processor time (user and system, all the \
-        server's processes, /proc/PID/stat) per request; rounds: requests, seconds, requestsPerSecond, p50Milliseconds, \
-        p99Milliseconds, errors, cpuMicrosecondsPerRequest), ratios \
+        server's processes, /proc/PID/stat) per request; answers: formats (content type: count) and meanBytes of the \
+        bodies, hot of the warm-up's answers, cold of every round's; rounds: requests, seconds, requestsPerSecond, p50Milliseconds, \
+        p99Milliseconds, errors, cpuMicrosecondsPerRequest, answers), ratios \
         ("hot tessera/thumbor", "hot tessera/thumbor-result-storage", "hot tessera/nginx", "cold tessera/thumbor", \
         "cold tessera/thumbor-result-storage", with --baseline "hot tessera/tessera-baseline" and "cold tessera/tessera-baseline", \
         with --source s3 "hot tessera-s3/tessera" and "cold tessera-s3/tessera": requestsPerSecond ratios) and targets (name, goal, value, met).
@@ -102,6 +104,9 @@ struct ServeBenchmark: AsyncParsableCommand {
         var errors: Int
         /// Hot: the median of the rounds' processor time per request (all the server's processes).
         var cpuMicrosecondsPerRequest: Double?
+        /// The formats answered and the mean body size: hot, of the warm-up's answers (the hot set, once each);
+        /// cold, of every round's answers.
+        var answers: ServeBenchLoad.AnswerMix?
         var rounds: [ServeBenchLoad.Round]
     }
 
@@ -239,12 +244,17 @@ struct ServeBenchmark: AsyncParsableCommand {
         // Warm-up: every hot thumbnail once from each server, checked; tessera's bytes (in the format it chose
         // for --accept) become nginx's files, named with that format's extension.
         var verified: [String: Int] = [:]
+        var hotMixes: [String: ServeBenchLoad.AnswerMix] = [:]
         var nginxPaths: [String] = []
+        let sourceSizes = try hotPaths.map { path in
+            try ImageDecoder().probe(Data(contentsOf: root.appendingPathComponent(path.removingPercentEncoding ?? path))).displaySize
+        }
         for server in servers {
             try server.start()
             Terminal.progress("warm-up \(server.name): \(hotPaths.count) thumbnails")
-            let answers = try warm(server, targets: hotPaths.map(server.target))
+            let answers = try warm(server, targets: hotPaths.map(server.target), sources: sourceSizes)
             verified[server.name] = answers.count
+            hotMixes[server.name] = ServeBenchLoad.AnswerMix(answers.map { ($0.contentType, $0.body.count) })
             if server === tessera {
                 for (path, (body, type)) in zip(hotPaths, answers) {
                     let name = path + "." + (type.split(separator: "/").last.map(String.init) ?? "jpg").replacingOccurrences(of: "jpeg", with: "jpg")
@@ -257,7 +267,9 @@ struct ServeBenchmark: AsyncParsableCommand {
         }
         try nginx.start()
         Terminal.progress("warm-up nginx: \(nginxPaths.count) files")
-        verified["nginx"] = try warm(nginx, targets: nginxPaths.map(nginx.target)).count
+        let nginxAnswers = try warm(nginx, targets: nginxPaths.map(nginx.target), sources: sourceSizes)
+        verified["nginx"] = nginxAnswers.count
+        hotMixes["nginx"] = ServeBenchLoad.AnswerMix(nginxAnswers.map { ($0.contentType, $0.body.count) })
         let hotTargets: [(BenchServer, [String])] = servers.map { ($0, hotPaths.map($0.target)) } + [(nginx, nginxPaths.map(nginx.target))]
 
         // Hot: interleaved rounds, order rotated.
@@ -274,7 +286,9 @@ struct ServeBenchmark: AsyncParsableCommand {
             }
         }
         var measurements = hotTargets.map { server, _ in
-            Self.measurement(server.name, "hot", hotRounds[server.name] ?? [], peak: server.peakResidentBytes())
+            var measurement = Self.measurement(server.name, "hot", hotRounds[server.name] ?? [], peak: server.peakResidentBytes())
+            measurement.answers = hotMixes[server.name]
+            return measurement
         }
         nginx.stop()
 
@@ -307,11 +321,18 @@ struct ServeBenchmark: AsyncParsableCommand {
     }
 
     /// Fetches every target from `server` with `--accept` on `--cold-concurrency` client threads, each answer
-    /// verified as a SIZE×SIZE image: the bodies and content types in the order of `targets`.
-    func warm(_ server: BenchServer, targets: [String]) throws -> [(body: [UInt8], contentType: String)] {
+    /// verified as what a SIZE×SIZE fill of its source (of display size `sources[i]`) may rightly be
+    /// (``ServeBenchLoad/fillSizes(box:source:enlarging:)``: thumbor enlarges a smaller source, Tessera does
+    /// not): the bodies and content types in the order of `targets`.
+    func warm(_ server: BenchServer, targets: [String], sources: [PixelSize]) throws -> [(body: [UInt8], contentType: String)] {
         let (port, name, accept, size) = (server.port, server.name, accept, size)
+        let enlarging = server.name.hasPrefix("thumbor")
         return try ServeBenchLoad.inParallel(targets.count, threads: coldConcurrency) { index in
-            Result { try ServeBenchLoad.verifiedThumbnail(port: port, targets[index], accept: accept, size: size, server: name) }
+            Result {
+                try ServeBenchLoad.verifiedThumbnail(port: port, targets[index], accept: accept,
+                                                     expected: ServeBenchLoad.fillSizes(box: size, source: sources[index], enlarging: enlarging),
+                                                     server: name)
+            }
         }.map { try $0.get() }
     }
 
@@ -345,10 +366,19 @@ struct ServeBenchmark: AsyncParsableCommand {
 
     static func measurement(_ server: String, _ workload: String, _ rounds: [ServeBenchLoad.Round], peak: Int) -> Measurement {
         let cpu = rounds.compactMap(\.cpuMicrosecondsPerRequest)
+        let mixes = rounds.compactMap(\.answers)
+        var answers: ServeBenchLoad.AnswerMix?
+        if !mixes.isEmpty {
+            let count = mixes.map { $0.formats.values.reduce(0, +) }.reduce(0, +)
+            var merged = ServeBenchLoad.AnswerMix([])
+            merged.formats = mixes.reduce(into: [:]) { all, mix in all.merge(mix.formats, uniquingKeysWith: +) }
+            merged.meanBytes = count == 0 ? 0 : mixes.map { $0.meanBytes * Double($0.formats.values.reduce(0, +)) }.reduce(0, +) / Double(count)
+            answers = merged
+        }
         return Measurement(server: server, workload: workload, requestsPerSecond: Summary(rounds.map(\.requestsPerSecond)).median,
                            p50Milliseconds: Summary(rounds.map(\.p50Milliseconds)).median, p99Milliseconds: Summary(rounds.map(\.p99Milliseconds)).median,
                            peakRSSBytes: peak, errors: rounds.map(\.errors).reduce(0, +),
-                           cpuMicrosecondsPerRequest: cpu.isEmpty ? nil : Summary(cpu).median, rounds: rounds)
+                           cpuMicrosecondsPerRequest: cpu.isEmpty ? nil : Summary(cpu).median, answers: answers, rounds: rounds)
     }
 
     func makeReport(files: Int, seconds: Int, skipped: [String], measurements: [Measurement], servers: [Server]) -> Report {
@@ -390,10 +420,11 @@ struct ServeBenchmark: AsyncParsableCommand {
             + "hot: \(report.hotThumbnails) thumbnails, wrk -t\(report.threads) -c\(report.connections) -d\(report.durationSeconds)s; "
             + "cold: \(report.coldConcurrency) clients; median of \(report.rounds) interleaved rounds; \(report.cores) cores; "
             + "file checks reused for \(report.sourceCheckIntervalSeconds) s; Accept: \(report.accept ?? "none")")
-        Terminal.table(["server", "workload", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "peak RSS MiB", "errors"], report.measurements.map { m in
+        Terminal.table(["server", "workload", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "peak RSS MiB", "errors", "answers (formats; mean size)"],
+                       report.measurements.map { m in
             [m.server, m.workload, String(format: m.requestsPerSecond < 100 ? "%.2f" : "%.0f", m.requestsPerSecond), String(format: "%.2f", m.p50Milliseconds),
              String(format: "%.2f", m.p99Milliseconds), m.cpuMicrosecondsPerRequest.map { String(format: "%.1f", $0) } ?? "-",
-             String(format: "%.1f", Double(m.peakRSSBytes) / 1_048_576), "\(m.errors)"]
+             String(format: "%.1f", Double(m.peakRSSBytes) / 1_048_576), "\(m.errors)", m.answers?.description ?? "-"]
         })
         Swift.print("")
         if let s3 = report.s3 {
