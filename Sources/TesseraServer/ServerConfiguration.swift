@@ -176,8 +176,8 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     /// The quality of each lossy format when `q` is absent (``Quality``: AVIF 60, WebP 80, JPEG 82). The
     /// config file's older `defaultQuality` still sets JPEG's and WebP's.
     public var quality = Quality()
-    /// libaom's speed for AVIF answers, 0…9 (slowest, smallest … fastest). Default 8.
-    public var avifSpeed: Int = 8
+    /// libaom's speed for AVIF answers, 0…9 (slowest, smallest … fastest). Default ``AVIFEncoder/defaultSpeed`` (9).
+    public var avifSpeed: Int = AVIFEncoder.defaultSpeed
     /// Presets only: `/v1/resize` answers `404` and preset routes take no query option (`fmt`, `q`: `400
     /// option_not_allowed`; a signature's `s` is still read), so that an unsigned deployment cannot be made
     /// to compute arbitrary sizes or encodings. The output format still follows `Accept`.
@@ -195,12 +195,12 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     /// seconds; at most ``maxAgeSeconds``. Short, so that browsers and CDNs ask again once the file is whole.
     public var partialMaxAgeSeconds: Int = 60
     /// How long a source's check (a `stat`: its real path still inside the root, its size, modification
-    /// time and inode) answers for it, in seconds. 0 (the default): every request checks its source, so a
-    /// replaced file is served new at once. N > 0: a request answered from the encoded-response cache
-    /// reuses a check younger than N seconds, saving a system call per hit, so a replaced source may be
-    /// served old for up to N seconds; a request that reads the source always checks it (nginx's
-    /// `open_file_cache_valid` makes the same trade, 60 s by default).
-    public var sourceCheckIntervalSeconds: Double = 0
+    /// time and inode) answers for it, in seconds. N > 0 (1 by default): a request answered from the
+    /// encoded-response cache reuses a check younger than N seconds, saving a system call per hit, so a
+    /// replaced source may be served old for up to N seconds; a request that reads the source always checks
+    /// it (nginx's `open_file_cache_valid` makes the same trade, 60 s by default). 0: every request checks
+    /// its source, so a replaced file is served new at once.
+    public var sourceCheckIntervalSeconds: Double = 1
     /// When not empty, every `/v1/…` request must carry a valid `s=` signature by one of these keys.
     public var signingKeys: [SigningKey] = []
     /// The bearer key of the admin routes (`POST /admin/purge?src=SOURCE` with `Authorization: Bearer KEY`);

@@ -7,16 +7,20 @@ import CHeif
 /// AVIF stores straight alpha. The copy costs `width × height × 4` bytes, small next to the
 /// encoder's own buffers.
 ///
-/// AV1 encoding is slow next to JPEG or WebP: at ``speed`` 8 an 800×500 photo takes about
-/// 0.15 s on one core (speed 6, libaom's default, twice that), so ``threads`` defaults to 1 and
-/// callers bound parallel encodes themselves (`tessera serve` runs them under its encode limit).
+/// AV1 encoding is slow next to JPEG: a 200×200 thumbnail takes about 4 ms of one core at ``speed`` 9
+/// (the default), 15 ms at speed 8 and twice that at libaom's own default of 6, for files about 10–20 %
+/// smaller at each step down (docs/PERFORMANCE.md, "AVIF speed"). So ``threads`` defaults to 1 and callers
+/// bound parallel encodes themselves (`tessera serve` runs them under its encode limit).
 public struct AVIFEncoder: ImageEncoding {
     /// Quality 0…100 (libheif's scale, mapped by libaom onto its quantizer; values outside are
     /// clamped). 60 is close to JPEG 85 in appearance at about half the bytes.
     public var quality: Int
-    /// libaom's speed 0…9 (slowest, smallest … fastest; values outside are clamped). Default 8,
-    /// fast enough to encode on request.
+    /// libaom's speed 0…9 (slowest, smallest … fastest; values outside are clamped). Default
+    /// ``defaultSpeed``.
     public var speed: Int
+    /// The speed an encoder has unless told otherwise: 9, fast enough that a thumbnail's first request
+    /// waits on its decode more than on its encode.
+    public static let defaultSpeed = 9
     /// Threads libaom may use for one image (1…16, clamped). Default 1: the encode runs on the
     /// caller's thread only, so a bound on parallel encodes is a bound on cores.
     public var threads: Int
@@ -26,9 +30,9 @@ public struct AVIFEncoder: ImageEncoding {
     /// EXIF and XMP written as the image's metadata items (IPTC has no place in AVIF); empty by default.
     public var metadata = ImageMetadata()
 
-    /// Creates an encoder with `quality` (default 60), `speed` (default 8), `threads` (default 1)
-    /// and `orientation` (default ``ImageOrientation/up``).
-    public init(quality: Int = 60, speed: Int = 8, threads: Int = 1, orientation: ImageOrientation = .up) {
+    /// Creates an encoder with `quality` (default 60), `speed` (default ``defaultSpeed``), `threads`
+    /// (default 1) and `orientation` (default ``ImageOrientation/up``).
+    public init(quality: Int = 60, speed: Int = defaultSpeed, threads: Int = 1, orientation: ImageOrientation = .up) {
         self.quality = quality
         self.speed = speed
         self.threads = threads

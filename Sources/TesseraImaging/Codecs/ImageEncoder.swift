@@ -30,7 +30,7 @@ public struct ImageEncoder: ImageEncoding {
     public var metadata: ImageMetadata
 
     /// Creates an encoder of `format`; the other parameters are the documented properties' defaults.
-    public init(format: ImageFileFormat, quality: Int? = nil, lossless: Bool = false, speed: Int = 8,
+    public init(format: ImageFileFormat, quality: Int? = nil, lossless: Bool = false, speed: Int = AVIFEncoder.defaultSpeed,
                 background: ImageProcessing.Background? = nil, metadata: ImageMetadata = ImageMetadata()) {
         self.format = format
         self.quality = quality

@@ -96,7 +96,7 @@ extension ServeSettings {
             $1.server.partialMaxAgeSeconds = $0.seconds
         },
         .value("sourceCheckIntervalSeconds", flag: "source-check-interval", environment: "TESSERA_SOURCE_CHECK_INTERVAL",
-               default: "0 (every request `stat`s its source)", "How long a source's check answers for it on memory hits",
+               default: "1 (0: every request `stat`s its source)", "How long a source's check answers for it on memory hits",
                as: SettingDuration.self) { $1.server.sourceCheckIntervalSeconds = $0.seconds },
         .value("defaultQuality", flag: nil, environment: nil, default: "none",
                "Older: the quality of JPEG and WebP (`quality` overrides it)", as: Int.self) {
@@ -109,7 +109,7 @@ extension ServeSettings {
                "WebP quality when a request has no `q`, 1…100", as: Int.self) { $1.server.quality.webp = $0 },
         .value("quality.avif", flag: "quality-avif", environment: "TESSERA_QUALITY_AVIF", default: "60",
                "AVIF quality when a request has no `q`, 1…100", as: Int.self) { $1.server.quality.avif = $0 },
-        .value("avifSpeed", flag: "avif-speed", environment: "TESSERA_AVIF_SPEED", default: "8",
+        .value("avifSpeed", flag: "avif-speed", environment: "TESSERA_AVIF_SPEED", default: "9",
                "libaom's speed for AVIF answers, 0 (slowest, smallest) … 9", as: Int.self) { $1.server.avifSpeed = $0 },
         .toggle("onlyPresets", flag: "only-presets", onFlag: true, environment: "TESSERA_ONLY_PRESETS", default: "off",
                 "Presets only: /v1/resize is 404, preset routes take no query option but `s`") { $1.server.onlyPresets = $0 },

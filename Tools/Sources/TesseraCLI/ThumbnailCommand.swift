@@ -11,7 +11,7 @@ struct ThumbnailCommand: ParsableCommand {
         --mode fill crops to fill the size (aspect fill), fit letterboxes inside it (aspect fit), \
         stretch ignores the aspect ratio. Each output is DIR/<name>.png, .jpg, .webp or .avif. \
         --quality applies to jpeg (1-100, default 85), lossy webp (0-100, default 80) and avif \
-        (0-100, default 60; libaom at speed 8, 4:2:0); --format webp --lossless writes lossless WebP. \
+        (0-100, default 60; libaom at speed 9, 4:2:0); --format webp --lossless writes lossless WebP. \
         Inputs may be JPEG, PNG, WebP, GIF, HEIC or AVIF. Damaged and truncated inputs decode as browsers \
         show them (a truncated file's missing rows are grey, or transparent where the format has alpha) and \
         the line of such a file says "damaged" or "truncated"; --decoding strict refuses them.

@@ -39,7 +39,8 @@ struct ServeDecodeEndToEndTests {
         let whole = try Self.baselinePhoto()
         let file = URL(fileURLWithPath: root + "/p.jpg")
         try Data(whole.prefix(whole.count * 6 / 10)).write(to: file)
-        let arguments = ["--root", root, "--tables", scratch.path("tables"), "--preset", "t:200x200:fill"]
+        // Every request checks its file (no interval), so the completed file below is seen at once.
+        let arguments = ["--root", root, "--tables", scratch.path("tables"), "--preset", "t:200x200:fill", "--source-check-interval", "0"]
 
         let first = try await Server(arguments, scratch: scratch)
         let partial = try await first.get("/v1/t/p.jpg?fmt=png")

@@ -18,7 +18,7 @@ struct AVIFEncoderTests {
         return (bytes, info, decoded)
     }
 
-    @Test("a photograph at quality 60 and 90, speed 8: same size, PSNR at least 30 and 36 dB, higher quality is larger")
+    @Test("a photograph at quality 60 and 90, the default speed: same size, PSNR at least 30 and 36 dB, higher quality is larger")
     func photo() throws {
         let source = try H.photo(width: 480)
         let low = try Self.roundTrip(source, encoder: AVIFEncoder(quality: 60))

@@ -278,7 +278,7 @@ struct MemoryHitHandlerTests {
     /// Checking every request (no interval, the default) keeps nothing: a source changed after its answer
     /// is read again at the next request, which goes to the router (its new version is not in memory).
     @Test func withoutACheckIntervalEveryHitChecksItsFile() async throws {
-        let f = try await Fixture()
+        let f = try await Fixture { $0.sourceCheckIntervalSeconds = 0 }
         try f.send(Fixture.get("/v1/thumb/photo.jpg"))
         try f.send(Fixture.get("/v1/thumb/photo.jpg"))
         #expect(try Self.responses(try f.written()).map(\.body) == [f.photo, f.photo])

@@ -90,7 +90,7 @@ struct ServeOutputOptionsTests {
         }
         let defaults = try decode(#"{"root": "/r"}"#)
         #expect(defaults.quality == ServerConfiguration.Quality() && defaults.quality.avif == 60 && defaults.quality.webp == 80)
-        #expect(defaults.quality.jpeg == 82 && defaults.avifSpeed == 8 && !defaults.onlyPresets && defaults.fallback == nil)
+        #expect(defaults.quality.jpeg == 82 && defaults.avifSpeed == AVIFEncoder.defaultSpeed && defaults.avifSpeed == 9 && !defaults.onlyPresets && defaults.fallback == nil)
         let set = try decode(#"{"root": "/r", "quality": {"avif": 50}, "avifSpeed": 6, "onlyPresets": true, "fallback": {"image": "/f.png", "status": 200}}"#)
         #expect(set.quality.avif == 50 && set.quality.jpeg == 82 && set.avifSpeed == 6 && set.onlyPresets)
         #expect(set.fallback?.image == "/f.png" && set.fallback?.status == 200 && set.fallback?.maxAgeSeconds == 60)

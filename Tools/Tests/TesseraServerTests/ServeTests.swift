@@ -140,7 +140,7 @@ struct ServeTests {
 
     @Test func aChangedFileGetsANewETagAndNewPixels() async throws {
         let fixture = try ServeFixture()
-        try await fixture.withServer(fixture.configuration()) { port, _ in
+        try await fixture.withServer(fixture.configuration { $0.sourceCheckIntervalSeconds = 0 }) { port, _ in
             let before = try await RawHTTP.get(port: port, "/v1/box/photo.jpg")
             try ServeFixture.jpeg(width: 200, height: 400).write(to: fixture.root.appendingPathComponent("photo.jpg"))
             let after = try await RawHTTP.get(port: port, "/v1/box/photo.jpg")
@@ -266,7 +266,7 @@ struct ServeTests {
          "sourceCheckIntervalSeconds": 5}
         """.utf8))
         #expect(decoded.sourceCheckIntervalSeconds == 5)
-        #expect(ServerConfiguration(root: "/srv").sourceCheckIntervalSeconds == 0)
+        #expect(ServerConfiguration(root: "/srv").sourceCheckIntervalSeconds == 1)
         #expect(decoded.root == "/srv")
         #expect(decoded.presets == [.init(name: "a", width: 10, height: 20, mode: .fit)])
         #expect(decoded.limits.maximumConcurrentDecodes == 2)

@@ -13,7 +13,7 @@ struct DecodeBenchmark: ParsableCommand {
         to --size. Results are grouped by format and size class; times are medians of per-file medians. \
         Every format the library decodes is measured (JPEG, PNG, WebP, GIF, HEIC, AVIF) when DIR holds it; \
         --transcode webp,avif also measures each image re-encoded by the library (WebPEncoder q80, \
-        AVIFEncoder q60 speed 8) into a temporary directory, so one directory of JPEGs gives a row per format.
+        AVIFEncoder q60 speed 8, a fixed setting so that rows stay comparable) into a temporary directory, so one directory of JPEGs gives a row per format.
         """
     )
 

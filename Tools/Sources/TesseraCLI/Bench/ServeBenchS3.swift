@@ -74,9 +74,10 @@ final class ServeBenchS3 {
     /// `tessera-s3`: this binary's `serve` exactly as the `tessera` server runs, with its sources read from
     /// ``bucket`` through `--source bench=s3://BUCKET/PREFIX --s3-endpoint` (credentials in the child's
     /// `AWS_…` variables) instead of the root, and requests `/v1/thumb/@bench/PATH`.
-    func server(binary: String, root: URL, size: Int, port: Int, sourceCheckInterval: Int, tables: @escaping () -> URL, log: URL) -> BenchServer {
+    func server(binary: String, root: URL, size: Int, port: Int, sourceCheckInterval: Int, tables: @escaping () -> URL,
+                tableCapacity: Int, log: URL) -> BenchServer {
         BenchServer.tessera(name: "tessera-s3", binary: binary, root: root, size: size, port: port, sourceCheckInterval: sourceCheckInterval,
-                            tables: tables, log: log, pathPrefix: "@\(Self.sourceName)/",
+                            tables: tables, tableCapacity: tableCapacity, log: log, pathPrefix: "@\(Self.sourceName)/",
                             extraArguments: ["--source", "\(Self.sourceName)=s3://\(Self.bucket)/\(Self.prefix)", "--s3-endpoint", moto.endpoint],
                             environment: ["AWS_ACCESS_KEY_ID": moto.accessKeyID, "AWS_SECRET_ACCESS_KEY": moto.secretAccessKey,
                                           "AWS_SESSION_TOKEN": "", "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"])

@@ -87,15 +87,15 @@ final class BenchServer {
     // MARK: The three servers
 
     /// `tessera serve` with one preset `thumb:SIZExSIZE:fill`, tables in `tables()` (a fresh directory on every
-    /// start when the closure says so), per-request log lines off (`--log-level warning`); requests
+    /// start when the closure says so) of `tableCapacity` entries, per-request log lines off (`--log-level warning`); requests
     /// `/v1/thumb/PREFIX PATH` with `pathPrefix` (`@NAME/` for a named source given in `extraArguments`), and
     /// `environment` added to the child's.
     static func tessera(name: String = "tessera", binary: String, root: URL, size: Int, port: Int, sourceCheckInterval: Int,
-                        tables: @escaping () -> URL, log: URL, pathPrefix: String = "", extraArguments: [String] = [],
+                        tables: @escaping () -> URL, tableCapacity: Int, log: URL, pathPrefix: String = "", extraArguments: [String] = [],
                         environment: [String: String] = [:]) -> BenchServer {
         BenchServer(name: name, port: port, target: { "/v1/thumb/\(pathPrefix)\($0)" }) {
             try spawn(binary, ["serve", "--root", root.path, "--listen", "127.0.0.1:\(port)", "--preset", "thumb:\(size)x\(size):fill",
-                               "--tables", tables().path, "--log-level", "warning", "--source-check-interval", "\(sourceCheckInterval)"]
+                               "--tables", tables().path, "--table-capacity", "\(tableCapacity)", "--log-level", "warning", "--source-check-interval", "\(sourceCheckInterval)"]
                                + extraArguments, log: log, environment: environment)
         }
     }

@@ -3,6 +3,7 @@ import Foundation
 import Tessera
 @_spi(Internal) import TesseraImaging
 import TesseraBenchSupport
+import TesseraServer
 
 /// `tessera bench serve [DIR] [--source files|s3] [--json]`: `tessera serve` against thumbor and nginx on this
 /// machine, the same images and thumbnail size, with wrk for the hot load and a fixed number of client threads
@@ -15,7 +16,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         DIR (default /usr/share/backgrounds/mate) is searched recursively for .jpg/.jpeg/.png sources (the first \
         --sources of them by name), copied into a scratch root. Three servers run on 127.0.0.1, each in its own \
         process group, per-request logging off in all three:
-          tessera   this binary's `serve`, one preset thumb:SIZExSIZE:fill, tables in a scratch directory, \
+          tessera   this binary's `serve`, one preset thumb:SIZExSIZE:fill, tables in a scratch directory holding the whole hot set (--table-capacity: --hot, at least serve's default 10000), \
         --source-check-interval as given here (default 60: a memory hit reuses a source's stat for 60 s, as nginx \
         below reuses its open-file checks; 0 makes both check every request)
           thumbor   PyPI thumbor in a virtualenv (--venv, default .build/thumbor-venv next to this binary, \
@@ -195,9 +196,12 @@ struct ServeBenchmark: AsyncParsableCommand {
             try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
             return url
         }
+        // Tables that hold the whole hot set (never fewer entries than serve's default), so that a hot URL past
+        // the response cache is a table hit, not a decode.
+        let tableCapacity = max(ServerConfiguration(root: root.path).tableCapacity, hot)
         let tessera = BenchServer.tessera(binary: binary, root: root, size: size, port: try Origin.unusedPort(),
                                           sourceCheckInterval: sourceCheckInterval,
-                                          tables: { fresh("tables") }, log: scratch.appendingPathComponent("tessera.log"))
+                                          tables: { fresh("tables") }, tableCapacity: tableCapacity, log: scratch.appendingPathComponent("tessera.log"))
         var servers = [tessera]
         var versions = ["tessera": "this binary"]
         var bucket: ServeBenchS3?
@@ -208,7 +212,7 @@ struct ServeBenchmark: AsyncParsableCommand {
             let uploaded = try await ServeBenchS3.start(venv: location, root: root, paths: cold + hotPaths.filter { !Set(cold).contains($0) })
             bucket = uploaded
             servers.append(uploaded.server(binary: binary, root: root, size: size, port: try Origin.unusedPort(),
-                                           sourceCheckInterval: sourceCheckInterval, tables: { fresh("s3-tables") },
+                                           sourceCheckInterval: sourceCheckInterval, tables: { fresh("s3-tables") }, tableCapacity: tableCapacity,
                                            log: scratch.appendingPathComponent("tessera-s3.log")))
             versions["tessera-s3"] = "this binary, moto \(uploaded.version)"
         }
@@ -216,6 +220,7 @@ struct ServeBenchmark: AsyncParsableCommand {
             guard FileManager.default.isExecutableFile(atPath: baseline) else { throw ValidationError("--baseline \(baseline) is not an executable") }
             servers.append(BenchServer.tessera(name: "tessera-baseline", binary: baseline, root: root, size: size, port: try Origin.unusedPort(),
                                                sourceCheckInterval: sourceCheckInterval, tables: { fresh("baseline-tables") },
+                                               tableCapacity: tableCapacity,
                                                log: scratch.appendingPathComponent("tessera-baseline.log")))
             versions["tessera-baseline"] = baseline
         }
@@ -397,7 +402,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         var targets: [Target] = []
         // The targets are against thumbor as it ships; the same goals against thumbor with its result
         // storage on are listed too, so a reader sees both verdicts.
-        for (name, goal) in [("hot tessera/thumbor", 20.0), ("hot tessera/thumbor-result-storage", 20.0), ("hot tessera/nginx", 0.6),
+        for (name, goal) in [("hot tessera/thumbor", 20.0), ("hot tessera/thumbor-result-storage", 20.0), ("hot tessera/nginx", 0.8),
                              ("cold tessera/thumbor", 3.0), ("cold tessera/thumbor-result-storage", 3.0)] {
             if let value = ratios[name] { targets.append(Target(name: name, goal: "≥ \(goal)", value: value, met: value >= goal)) }
         }
@@ -408,6 +413,12 @@ struct ServeBenchmark: AsyncParsableCommand {
         if let hot = measurements.first(where: { $0.server == "tessera" && $0.workload == "hot" }) {
             targets.append(Target(name: "hot tessera p99 ms at \(connections) connections", goal: "< 5", value: hot.p99Milliseconds,
                                   met: hot.p99Milliseconds < 5))
+        }
+        // A first visit waits less for Tessera than for thumbor: the cold pass's median latency.
+        if let cold = measurements.first(where: { $0.server == "tessera" && $0.workload == "cold" }),
+           let peer = measurements.first(where: { $0.server == "thumbor" && $0.workload == "cold" }) {
+            targets.append(Target(name: "cold tessera p50 ms", goal: String(format: "< thumbor's %.1f", peer.p50Milliseconds),
+                                  value: cold.p50Milliseconds, met: cold.p50Milliseconds < peer.p50Milliseconds))
         }
         return Report(directory: directory, source: nil, s3: nil, accept: accept.isEmpty ? nil : accept, sources: files, hotThumbnails: hot, thumbnail: size, connections: connections, threads: threads,
                       durationSeconds: seconds, rounds: rounds, coldConcurrency: coldConcurrency, cores: ParallelismLimit.coreCount,
