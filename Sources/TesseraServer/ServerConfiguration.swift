@@ -176,7 +176,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     /// The quality of each lossy format when `q` is absent (``Quality``: AVIF 60, WebP 80, JPEG 82). The
     /// config file's older `defaultQuality` still sets JPEG's and WebP's.
     public var quality = Quality()
-    /// libaom's speed for AVIF answers, 0…9 (slowest, smallest … fastest). Default ``AVIFEncoder/defaultSpeed`` (9).
+    /// libaom's speed for AVIF answers, 0…9 (slowest, smallest … fastest). Default `AVIFEncoder.defaultSpeed` (9).
     public var avifSpeed: Int = AVIFEncoder.defaultSpeed
     /// Presets only: `/v1/resize` answers `404` and preset routes take no query option (`fmt`, `q`: `400
     /// option_not_allowed`; a signature's `s` is still read), so that an unsigned deployment cannot be made

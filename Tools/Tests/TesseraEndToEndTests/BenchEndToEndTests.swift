@@ -258,6 +258,7 @@ struct BenchEndToEndTests {
         var memoryBeforeTouch: Memory?; var memoryAfterTouch: Memory?
         struct URLRequests: Decodable {
             var processing: String
+            var entries: Int
             var memoryHitNanoseconds: Double; var memoryDictionaryNanoseconds: Double; var memoryHitToDictionaryRatio: Double
             var tableHitNanoseconds: Double; var tableDictionaryNanoseconds: Double; var tableHitToDictionaryRatio: Double
         }
@@ -290,12 +291,14 @@ struct BenchEndToEndTests {
         #expect((report.memoryBeforeTouch?.residentBytes ?? 0) > 0 && (report.memoryAfterTouch?.residentBytes ?? 0) > 0)
         let urls = report.urlRequests
         #expect(urls.processing == ImageProcessing(width: 100, height: 100, mode: .fill).identity)
+        #expect(urls.entries == 40, "--entries, under --url-entries' default of 1,000")
         #expect([urls.memoryHitNanoseconds, urls.memoryDictionaryNanoseconds, urls.tableHitNanoseconds, urls.tableDictionaryNanoseconds]
             .allSatisfy { $0 > 0 })
         #expect(Self.close(urls.memoryHitToDictionaryRatio, urls.memoryHitNanoseconds / urls.memoryDictionaryNanoseconds))
         #expect(Self.close(urls.tableHitToDictionaryRatio, urls.tableHitNanoseconds / urls.tableDictionaryNanoseconds))
 
-        let bare = try await Self.bench(common + ["--open-entries", "0", "--large-table-mb", "0"]).json(RetrievalReport.self)
+        let bare = try await Self.bench(common + ["--open-entries", "0", "--large-table-mb", "0", "--url-entries", "25"]).json(RetrievalReport.self)
+        #expect(bare.urlRequests.entries == 25)
         #expect(bare.openMilliseconds == nil && bare.largeTableBytes == nil && bare.memoryAfterTouch == nil)
         #expect(bare.tableHitNanoseconds > 0)
     }

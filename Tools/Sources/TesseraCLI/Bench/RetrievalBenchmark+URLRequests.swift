@@ -13,6 +13,8 @@ extension RetrievalBenchmark {
     struct URLRequestRows: Codable {
         /// The processing of every request (its identity).
         var processing: String
+        /// The distinct requests (cache keys) looked up.
+        var entries: Int
         /// Per request answered from the memory cache (median of batches).
         var memoryHitNanoseconds: Double
         /// The dictionary's per-lookup time in the batches interleaved with the memory hits.
@@ -49,6 +51,9 @@ extension RetrievalBenchmark {
 
         var memoryConfiguration = ImageManager.Configuration(disk: nil, diskSweepInterval: nil)
         memoryConfiguration.memory.countLimit = entries + 1
+        // Room for every entry whatever --entries is: the count bounds the cache, not the bytes (a 100x100
+        // bgra32 image each, 4 GB at 100,000 entries).
+        memoryConfiguration.memory.costLimit = .max
         let memory = try ImageManager(configuration: memoryConfiguration, loader: LocalOnlyLoader())
         var tableConfiguration = ImageManager.Configuration(disk: nil, diskSweepInterval: nil)
         tableConfiguration.tables = ImageManager.TableStorage(directory: directory, maximumCount: entries)
@@ -74,7 +79,7 @@ extension RetrievalBenchmark {
         }
         let (memoryHit, memoryDictionary) = try rows(memory, .memory)
         let (tableHit, tableDictionary) = try rows(tables, .table)
-        return URLRequestRows(processing: processing.identity, memoryHitNanoseconds: memoryHit,
+        return URLRequestRows(processing: processing.identity, entries: entries, memoryHitNanoseconds: memoryHit,
                               memoryDictionaryNanoseconds: memoryDictionary, memoryHitToDictionaryRatio: memoryHit / memoryDictionary,
                               tableHitNanoseconds: tableHit, tableDictionaryNanoseconds: tableDictionary,
                               tableHitToDictionaryRatio: tableHit / tableDictionary)

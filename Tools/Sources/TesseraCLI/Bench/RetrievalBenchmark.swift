@@ -21,7 +21,7 @@ struct RetrievalBenchmark: ParsableCommand {
            every round), so a change in the machine's load falls on both alike.
         3b. Concurrent hits: two threads hitting the table at once, without and then with a third thread
            storing new entries into the same table the whole time (ns per hit on each thread).
-        3c. Processed URL requests (100x100 fill, one cache key per entry) through ImageManager's            cachedResponse(for:), answered from its memory cache and from its image table, each in batches            alternating with the dictionary's.
+        3c. Processed URL requests (100x100 fill, one cache key per entry, at most --url-entries of them) through ImageManager's            cachedResponse(for:), answered from its memory cache and from its image table, each in batches            alternating with the dictionary's.
         4. Time to open a table holding --open-entries entries (8x8 gray8, one page each).
         5. Resident and private dirty memory before/after touching every page of a ~--large-table-mb table
            reopened from disk (the pages are clean mapped file pages: the kernel can drop them at will).
@@ -30,6 +30,8 @@ struct RetrievalBenchmark: ParsableCommand {
 
     @Option(help: "Entries in the hit-latency table.") var entries = 1000
     @Option(help: "Entries for the open-time measurement (0 skips it).") var openEntries = 100_000
+    @Option(help: "Processed URL requests in section 3c: --entries, at most this many (their pixels are kept in the manager's memory and stored through its tables first).")
+    var urlEntries = 1000
     @Option(help: "Size in MB of the table for the memory measurement (0 skips it).") var largeTableMb = 1024
     @Option(help: "A photograph for the thumbnail content (default: a MATE wallpaper when installed, else a synthetic gradient).")
     var image: String?
@@ -109,7 +111,7 @@ struct RetrievalBenchmark: ParsableCommand {
         }
 
         // 3c. Processed URL requests through ImageManager: memory cache and image table.
-        let urlRequests = try Self.urlRequestRows(source: jpegURL, thumbnail: thumb, entries: entries, batch: batch, batches: batches,
+        let urlRequests = try Self.urlRequestRows(source: jpegURL, thumbnail: thumb, entries: min(entries, urlEntries), batch: batch, batches: batches,
                                                   directory: scratch.appendingPathComponent("urls"))
 
         // 2. Decoding the same thumbnail from its files.
