@@ -73,6 +73,8 @@ let package = Package(
         .target(name: "CTesseraCodecs", dependencies: ["CJPEGLib", "CDeflate"]),
         // Absorbs SIGBUS from table files truncated by another program (see its header).
         .target(name: "CTesseraGuard"),
+        // Byte-range locks of an open file description (F_OFD_SETLK), by which processes share a table file.
+        .target(name: "CTesseraFileLocks"),
         // The library's layers; each depends only on the ones above it (docs/ARCHITECTURE.md). Each names
         // TesseraCore too, whose types (the errors, the formats) they use and link in their documentation:
         // DocC's combined archive resolves a link only into a target's direct dependencies.
@@ -98,7 +100,7 @@ let package = Package(
         .target(
             name: "TesseraTables",
             dependencies: [
-                "TesseraCore", "TesseraImaging", "CTesseraGuard",
+                "TesseraCore", "TesseraImaging", "CTesseraGuard", "CTesseraFileLocks",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]

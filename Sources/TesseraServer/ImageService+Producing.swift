@@ -147,7 +147,7 @@ extension ImageService {
     /// Fills `table`'s slot for `source`: once per preset and source version, whatever the output format.
     /// A fill whose waiters all left still stores what it drew. The first frame of an animated source is
     /// drawn but not stored, so that a table hit is always a still source's whole answer.
-    private func fill(_ table: PresetTable, with source: PresetTable.Source,
+    func fill(_ table: PresetTable, with source: PresetTable.Source,
                       bytes: SourceBytes) async throws -> WorkPool<PresetTable.Filled>.Outcome {
         let key = "\(table.preset.name)|\(source.identity)|\(source.version)"
         return try await fills.value(for: key, deadline: nil) { [self] in

@@ -1,9 +1,10 @@
 /// Why an image table operation failed.
 public enum StorageFailure: Sendable, Equatable, CustomStringConvertible {
-    /// The table's file is locked by another process. Tables fail fast instead of waiting; see `ImageTable`.
+    /// Other processes have the table's file open in a way that excludes this opener: for another
+    /// format (its header differs, and they are using it), or 64 of them already share it. See `ImageTable`.
     case locked(path: String)
-    /// This process already has the table open (another `ImageTable`, or an `ImageCache` over the
-    /// same directory and format): share that instance instead of opening the file twice.
+    /// No longer thrown: a second `ImageTable` on the same file in one process shares it as another
+    /// process would. Kept so that code matching it still compiles.
     case alreadyOpenInThisProcess(path: String)
     /// Every slot of the table holds an entry that a live `TableImage` still references, so nothing
     /// can be replaced without changing pixels someone is reading. Release an image and retry.
@@ -15,7 +16,7 @@ public enum StorageFailure: Sendable, Equatable, CustomStringConvertible {
     /// A one-line explanation.
     public var description: String {
         switch self {
-        case .locked(let path): "\(path) is locked by another process"
+        case .locked(let path): "\(path) is in use by other processes for another format (or by 64 of them)"
         case .alreadyOpenInThisProcess(let path): "\(path) is already open in this process (share that ImageTable or ImageCache)"
         case .allEntriesInUse(let format): "every entry of table \(format) is in use by a live image"
         case .invalidFormat(let name, let reason): "invalid image format \(name): \(reason)"

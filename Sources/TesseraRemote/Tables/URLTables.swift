@@ -142,8 +142,7 @@ final class URLTables: Sendable {
             opened = nil
         }
         return state.withLock { state in
-            // Another request may have opened it meanwhile (then this instance failed with
-            // alreadyOpenInThisProcess, or is dropped here).
+            // Another request may have opened it meanwhile: then this instance is dropped here.
             if let table = state.tables[variant] { return table }
             guard let opened, state.tables.count < settings.maximumTables else {
                 state.unavailable.insert(variant)

@@ -3,12 +3,18 @@ import Foundation
 
 extension ImageTable {
     /// The entity ids of every committed entry, in no particular order.
-    public var entityIDs: [UUID] { state.withLock { $0.index.entries.map(\.id) } }
+    public var entityIDs: [UUID] {
+        state.withLock { s in
+            s.sync()
+            return s.index.entries.map(\.id)
+        }
+    }
 
     /// Every committed entry, ordered by slot (for tools such as contact sheets and `inspect`).
     public func entries() -> [TableEntry] {
         state.withLock { s in
-            s.index.entries.map { TableEntry(entityID: $0.id, sourceID: s.records[Int($0.slot)].sourceID, slot: Int($0.slot)) }
+            s.sync()
+            return s.index.entries.map { TableEntry(entityID: $0.id, sourceID: s.records[Int($0.slot)].sourceID, slot: Int($0.slot)) }
                 .sorted { $0.slot < $1.slot }
         }
     }
@@ -22,6 +28,7 @@ extension ImageTable {
     /// File size, allocation and entry counts.
     public var usage: TableUsage {
         state.withLock { s in
+            s.sync()
             let st = s.mapping.fileState()
             return TableUsage(bytesOnDisk: st?.allocatedBytes ?? 0, fileSize: st?.size ?? 0, entryCount: s.index.count,
                               capacity: format.maximumCount, slotsInFile: s.records.count,
@@ -30,12 +37,31 @@ extension ImageTable {
     }
 
     /// Removes every entry and shrinks the file to its header (or to the last slot an image still
-    /// references: those pixels stay untouched until the images are gone).
+    /// references: those pixels stay untouched until the images are gone). While another process has
+    /// the table open, its entries are removed too but the file keeps its size.
     public func reset() throws(TesseraError) {
-        try state.withLock { s throws(TesseraError) in
+        try withWritersHeld { s throws(TesseraError) in
             try s.repairIfTruncated()
             for slot in s.index.slotValues { s.discard(Int(slot)) }
             try s.shrink()
+        }
+    }
+
+    /// Runs `body` on the state holding the writers' lock of its mapping, after taking in what other
+    /// processes did.
+    func withWritersHeld<T>(_ body: (inout TableState) throws(TesseraError) -> T) throws(TesseraError) -> T {
+        while true {
+            let mapping = state.withLock { $0.mapping }
+            let result = try mapping.withWriters { () throws(TesseraError) -> T? in
+                try state.withLock { s throws(TesseraError) -> T? in
+                    guard s.mapping === mapping else { return nil }
+                    s.writersHeld = true
+                    defer { s.writersHeld = false }
+                    s.sync(underWriters: true)
+                    return try body(&s)
+                }
+            }
+            if let result { return result }
         }
     }
 
@@ -43,8 +69,10 @@ extension ImageTable {
     /// highest slots into the lowest free ones (same commit protocol as a store, see
     /// `TableState/move(_:to:)`), then truncates after the last used slot. Entries with live
     /// images stay where they are and bound the truncation. Holds the table's mutex throughout.
+    /// Does nothing while another process has the table open (its images may be in those slots).
     public func compact() throws(TesseraError) {
-        try state.withLock { s throws(TesseraError) in
+        try withWritersHeld { s throws(TesseraError) in
+            guard !s.mapping.hasOtherParticipants else { return }
             try s.repairIfTruncated()
             var high = s.records.count - 1
             while high >= 0 {
@@ -65,7 +93,10 @@ extension ImageTable {
     /// checksum. Read-only (damaged entries are reported, not removed; a lookup removes them). Each
     /// entry is referenced while it is hashed, so concurrent stores never change what is being checked.
     public func verify() -> TableVerification {
-        let slots: [(Int, UUID)] = state.withLock { s in s.index.entries.map { (Int($0.slot), $0.id) } }.sorted { $0.0 < $1.0 }
+        let slots: [(Int, UUID)] = state.withLock { s in
+            s.sync()
+            return s.index.entries.map { (Int($0.slot), $0.id) }
+        }.sorted { $0.0 < $1.0 }
         var damaged: [TableVerification.Damage] = []
         var checked = 0
         for (slot, entity) in slots {
@@ -76,7 +107,13 @@ extension ImageTable {
                     damaged.append(.init(slot: slot, entityID: entity, reason: "beyond the end of the file"))
                     return nil
                 }
-                guard h.commitWord == s.records[slot].commit, h.isValid, h.holds(entity) else {
+                s.pinIfNeeded(slot)   // before the commit word is read: no other process reuses the slot meanwhile
+                let commit = h.commitWord
+                if commit != s.records[slot].commit, commit == 0 || h.isValid {
+                    s.syncSlot(slot, underWriters: false)   // removed or replaced by another process: not damage
+                    return nil
+                }
+                guard commit == s.records[slot].commit, h.isValid, h.holds(entity) else {
                     damaged.append(.init(slot: slot, entityID: entity, reason: "slot header changed or invalid"))
                     return nil
                 }

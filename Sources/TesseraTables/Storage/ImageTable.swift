@@ -42,10 +42,17 @@ import Synchronization
 /// If every slot holds a live image, ``store(entityID:sourceID:draw:)`` throws
 /// ``/TesseraCore/StorageFailure/allEntriesInUse(format:)`` rather than growing past the limit or waiting.
 ///
-/// ## Locking
-/// The file is locked with `flock(LOCK_EX | LOCK_NB)` while the table (or any image from it) is
-/// alive. A second opener — another process, or a second instance in this process — fails at once
-/// with ``/TesseraCore/StorageFailure/locked(path:)``; there is no waiting.
+/// ## Sharing between processes
+/// Any number of processes (up to ``TableMapping/participantLimit``, each `ImageTable` instance counting
+/// as one) open the same file and read and store; docs/ARCHITECTURE.md ("Tables shared between
+/// processes") has the protocol and its arithmetic. In short: stores take a byte-range lock of the open
+/// file description only around reserving and committing a slot; a hit takes no file lock, sets its
+/// process's pin bit for the slot in `<file>.shared` (once) and checks the slot's commit word, and a
+/// writer clears the commit word before it looks at the pins, so it never overwrites a slot whose image
+/// another process may hold; commits and discards are journalled there, and a miss catches up with
+/// them. A process killed at any instant loses at most its own uncommitted store.
+/// ``/TesseraCore/StorageFailure/locked(path:)`` only when the others have the file open for another
+/// format, or all participant slots are taken.
 ///
 /// ## Truncation and unlinking
 /// Lookups hand out a slot only if the last `fstat` (at most `fileCheckInterval` old, 50 ms by
@@ -68,12 +75,14 @@ public final class ImageTable: Sendable {
     /// Where events and metrics go.
     let observability: Observability
     private let metrics: TableMetrics
+    /// Answers other processes' sweep requests while this process makes no calls (``TableSweeper``).
+    private let sweeper = TableSweeper()
 
     /// Opens (or creates) the table for `format` in `directory`, creating the directory with mode
     /// `0o700` if needed.
-    /// - Throws: ``/TesseraCore/TesseraError`` with `.storage(.locked)` if another process has the file open,
-    ///   `.storage(.alreadyOpenInThisProcess)` if this process has (share that instance),
-    ///   `.storage(.invalidFormat)` for an unusable format, or `.io`.
+    /// - Throws: ``/TesseraCore/TesseraError`` with `.storage(.locked)` if other processes have the file
+    ///   open for another format (see "Sharing between processes"), `.storage(.invalidFormat)` for an
+    ///   unusable format, or `.io`.
     ///
     /// `fileCheckInterval` bounds how long lookups trust the last `fstat` of the file (see
     /// "Truncation and unlinking"); `.zero` checks on every lookup (about 0.35 µs more per hit here).
@@ -92,6 +101,7 @@ public final class ImageTable: Sendable {
         layout = format.layout
         let mapping = try TableMapping.open(format: format, directory: directory)
         var state = TableState(format: format, mapping: mapping)
+        mapping.releaseWritersAfterOpen()
         let (seconds, attoseconds) = fileCheckInterval.components
         state.fileCheckInterval = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
         if !state.damage.isEmpty {
@@ -100,11 +110,14 @@ public final class ImageTable: Sendable {
             ])
         }
         self.state = LockedValue(state)
+        sweeper.start(for: self)
     }
 
     deinit {
+        sweeper.stop(state.withLock { $0.mapping.shared })
         let hits = state.withLock { s in
             s.persistRecency()
+            s.sweepPins()   // images that outlive the table keep their pins (and the mapping its participant slot)
             return s.takeUnpublishedHits()
         }
         if hits > 0 { metrics.hits.increment(by: hits) }
@@ -142,11 +155,18 @@ public final class ImageTable: Sendable {
         // generic result is copied without reference counting. Hits are counted under the lock and
         // handed to the metrics backend in batches (``TableMetrics``).
         let found = state.withLock { s -> Lookup in
-            guard let slot = s.lookup(entityID, sourceID: sourceID) else {
+            s.sweepPinsIfAsked()
+            var found = s.lookup(entityID, sourceID: sourceID)
+            if found == nil, s.mapping.shared.sequence != s.journalSeen {
+                s.sync()   // another process may have stored it
+                found = s.lookup(entityID, sourceID: sourceID)
+            }
+            guard let slot = found else {
                 return Lookup(lease: nil, source: entityID, verified: false, publishHits: s.takeUnpublishedHits())
             }
             s.recency.pushFront(slot)
             s.records[slot].lastAccess = s.tick()
+            s.noteAccess(slot)
             let verified = s.records[slot].verified
             if verified { s.unpublishedHits += 1 }
             return Lookup(lease: Unmanaged.passRetained(s.reference(slot)), source: s.records[slot].sourceID, verified: verified,
@@ -196,7 +216,12 @@ public final class ImageTable: Sendable {
     /// Whether an entry for `entityID` (and `sourceID`, if given) exists. Does not change recency
     /// or verify pixels.
     public func contains(entityID: UUID, sourceID: UUID? = nil) -> Bool {
-        state.withLock { $0.lookup(entityID, sourceID: sourceID) != nil }
+        state.withLock { s in
+            if s.lookup(entityID, sourceID: sourceID) != nil { return true }
+            guard s.mapping.shared.sequence != s.journalSeen else { return false }
+            s.sync()   // another process may have stored it
+            return s.lookup(entityID, sourceID: sourceID) != nil
+        }
     }
 
     // MARK: Store
@@ -211,26 +236,7 @@ public final class ImageTable: Sendable {
     @discardableResult
     public func store(entityID: UUID, sourceID: UUID, draw: (MutableBitmapView) throws -> Void) throws -> TableImage {
         let start = ContinuousClock.now
-        let (lease, events) = try state.withLock { s throws(TesseraError) -> (TableLease, StoreEvents) in
-            var events = StoreEvents()
-            if s.mapping.faulted {
-                try s.recreate()
-                events.replacedFile = "its mapping faulted (the file was truncated under it)"
-            }
-            var st = s.mapping.fileState()
-            if let known = st, known.links == 0 {
-                try s.recreate()
-                st = s.mapping.fileState()
-                events.replacedFile = "the file was unlinked"
-            }
-            if let old = s.index[entityID] { s.discard(Int(old), fileState: st) }
-            events.publishHits = s.takeUnpublishedHits()
-            let (evictions, repairs) = (s.evictions, s.truncationRepairs)
-            let lease = s.reference(try s.reserveSlot(fileState: st))
-            events.evictions = s.evictions - evictions
-            events.repairedTruncation = s.truncationRepairs > repairs
-            return (lease, events)
-        }
+        let (lease, events) = try reserve(entityID)
         report(events)
         defer { metrics.storeTime.recordSince(start) }
         let slot = lease.slot, mapping = lease.mapping
@@ -245,10 +251,13 @@ public final class ImageTable: Sendable {
                            entityID: entityID, sourceID: sourceID)
         }
         let sum = PixelChecksum.hash(lease.pointer, count: layout.byteCount)
-        state.withLock { s in
+        mapping.withWriters { state.withLock { s in
             guard s.mapping === mapping else { return }   // the file was replaced meanwhile: not indexed
+            s.writersHeld = true
+            defer { s.writersHeld = false }
+            s.sync(underWriters: true)
             if let other = s.index[entityID] { s.discard(Int(other)) }   // a concurrent store won the race
-            let now = s.tick()
+            let now = s.tickShared()
             let commit = s.header(slot).commit(entityID: entityID, sourceID: sourceID, generation: now,
                                                pixelChecksum: sum, lastAccess: now)
             s.records[slot].entityID = entityID
@@ -259,9 +268,87 @@ public final class ImageTable: Sendable {
             s.index[entityID] = Int32(slot)
             s.unindexed.remove(slot)
             s.recency.pushFront(slot)
-        }
+            // The returned image needs the pin before the reservation ends; then others learn of the entry.
+            s.pinIfNeeded(slot)
+            mapping.shared.setOwner(slot, nil)
+            mapping.shared.append(slot)
+            s.journalSeen = mapping.shared.sequence
+        } }
         metrics.stores.increment()
         return TableImage(layout: layout, entityID: entityID, sourceID: sourceID, lease: lease)
+    }
+
+    /// Reserves a slot for `entityID` under the writers' lock and the mutex (the lease referenced for
+    /// the caller), after taking in what other processes did. A replaced file (unlinked, or its
+    /// mapping faulted) is reopened and the reservation tried again on it, under its own lock.
+    private func reserve(_ entityID: UUID) throws(TesseraError) -> (TableLease, StoreEvents) {
+        var events = StoreEvents()
+        var waits = 0
+        for _ in 0..<6 {
+            let mapping = state.withLock { $0.mapping }
+            let attempt = try mapping.withWriters { () throws(TesseraError) -> Attempt in
+                try state.withLock { s throws(TesseraError) -> Attempt in
+                    guard s.mapping === mapping else { return .again }
+                    if s.mapping.faulted {
+                        try s.recreate()
+                        events.replacedFile = "its mapping faulted (the file was truncated under it)"
+                        return .again
+                    }
+                    let st = s.mapping.fileState()
+                    if let known = st, known.links == 0 {
+                        try s.recreate()
+                        events.replacedFile = "the file was unlinked"
+                        return .again
+                    }
+                    s.writersHeld = true
+                    defer { s.writersHeld = false }
+                    s.othersAttached = mapping.hasOtherParticipants
+                    s.sync(underWriters: true)
+                    s.sweepPinsIfAsked()
+                    if let old = s.index[entityID] { s.discard(Int(old), fileState: st) }
+                    events.publishHits += s.takeUnpublishedHits()
+                    let (evictions, repairs) = (s.evictions, s.truncationRepairs)
+                    s.pendingSweep = nil
+                    var slot: Int
+                    do throws(TesseraError) {
+                        slot = try s.reserveSlot(fileState: st)
+                    } catch {
+                        // Every entry pinned: perhaps by this process's own idle pins too.
+                        s.sweepPins()
+                        do throws(TesseraError) {
+                            slot = try s.reserveSlot(fileState: st)
+                        } catch {
+                            // Pinned by other processes too: they were asked to sweep; wait for them.
+                            guard waits < 2, let pending = s.pendingSweep else { throw error }
+                            return .waitForSweep(pending.request, pending.participants)
+                        }
+                    }
+                    events.evictions += s.evictions - evictions
+                    events.repairedTruncation = events.repairedTruncation || s.truncationRepairs > repairs
+                    return .reserved(s.reference(slot))
+                }
+            }
+            switch attempt {
+            case .reserved(let lease): return (lease, events)
+            case .again: continue
+            case .waitForSweep(let request, let participants):
+                // Outside every lock: the others' sweepers take their table mutex and answer within
+                // microseconds; a stopped or hung process is waited for 100 ms at most.
+                waits += 1
+                _ = mapping.shared.waitForSweeps(request, of: participants, timeout: .milliseconds(100), isAlive: mapping.isAlive)
+            }
+        }
+        let path = state.withLock { $0.mapping.path }
+        throw TesseraError(.io(operation: "open (file keeps being replaced)", path: path, errno: EAGAIN))
+    }
+
+    /// How one try to reserve a slot ended.
+    private enum Attempt {
+        case reserved(TableLease)
+        /// The file was replaced (or the state's mapping changed): try again on the current one.
+        case again
+        /// Every candidate was pinned, some by other processes, which were asked to sweep.
+        case waitForSweep(UInt32, UInt64)
     }
 
     /// What a store's reservation did besides reserving a slot, reported outside the lock.
@@ -304,21 +391,27 @@ public final class ImageTable: Sendable {
     /// Removes the entry for `entityID`, if any. Live images of it keep their pixels; its slot is
     /// reused once they are gone.
     public func delete(entityID: UUID) {
-        state.withLock { s in
+        let mapping = state.withLock { $0.mapping }
+        mapping.withWriters { state.withLock { s in
+            s.writersHeld = s.mapping === mapping
+            defer { s.writersHeld = false }
+            if s.writersHeld { s.sync(underWriters: true) }
             if let slot = s.index[entityID] { s.discard(Int(slot)) }
-        }
+        } }
     }
 
 }
 
 extension TableState {
-    /// The slot of a valid entry for `entity` (and `source`), checking the file still covers it and
-    /// its header still carries the commit word it was committed with. Stale index entries found
-    /// on the way are discarded.
+    /// The slot of a valid entry for `entity` (and `source`), pinned for this participant, checking
+    /// the file still covers it and its header still carries the commit word it was committed with.
+    /// Stale index entries found on the way are discarded; an entry another process replaced or
+    /// removed is forgotten here and its slot read again (``syncSlot(_:underWriters:)``).
     ///
-    /// A verified entry is answered from memory alone (no system call, no page touched) when the
-    /// last `fstat` is recent enough; its header is checked against the commit word on the first
-    /// read in this process, together with the pixel checksum.
+    /// No system call while the last `fstat` is recent enough: the pin bit is set once (an atomic
+    /// or, the first hit after a sweep), then every hit loads the slot's commit word, after the pin
+    /// (see ``pinIfNeeded(_:)``). The first read in this process also checks the header's entity,
+    /// together with the pixel checksum.
     @inline(__always)
     mutating func lookup(_ entity: UUID, sourceID: UUID?) -> Int? {
         guard let s = index[entity].map(Int.init), s < records.count else { return nil }
@@ -327,9 +420,14 @@ extension TableState {
             return nil
         }
         guard coversForLookup(s) else { return nil }
-        if records[s].verified { return s }
+        pinIfNeeded(s)
         let h = header(s)
-        guard h.commitWord == records[s].commit, h.holds(entity) else {
+        guard h.commitWord == records[s].commit else {
+            syncSlot(s, underWriters: false)
+            return nil
+        }
+        if records[s].verified { return s }
+        guard h.holds(entity) else {
             discard(s)
             return nil
         }
@@ -340,18 +438,27 @@ extension TableState {
     /// mapped; their leases no longer count here.
     ///
     /// A mapping that faulted (its file was truncated under it) is replaced by a fresh mapping of
-    /// the same, still locked, file (`dup` of the descriptor, so the lock is not contended).
+    /// the same file through a `dup` of the descriptor: the same participant, locks and pins (the
+    /// caller holds the writers' lock). A new file is opened as a new participant.
     mutating func recreate() throws(TesseraError) {
         let interval = fileCheckInterval
         let fresh: TableMapping
+        var keptPins: Set<Int> = [], remapped = false
         if mapping.faulted, let st = mapping.fileState(), st.links > 0 {
-            fresh = try TableMapping.remap(mapping, format: format)
+            fresh = try TableMapping.remap(mapping, format: format)   // same participant: its pins stay set
+            keptPins = pinnedSlots
+            remapped = true
         } else {
-            let directory = URL(fileURLWithPath: (mapping.path as NSString).deletingLastPathComponent, isDirectory: true)
-            fresh = try TableMapping.open(format: format, directory: directory)
+            fresh = try TableMapping.open(format: format, directory: URL(fileURLWithPath: (mapping.path as NSString).deletingLastPathComponent,
+                                                                          isDirectory: true))
         }
         let hits = unpublishedHits
         self = TableState(format: format, mapping: fresh)
+        if !remapped { fresh.releaseWritersAfterOpen() }   // a remap shares the caller's lock
+        for slot in keptPins where slot < records.count {
+            records[slot].pinned = true
+            pinnedSlots.insert(slot)
+        }
         fileCheckInterval = interval
         unpublishedHits = hits
     }

@@ -39,6 +39,17 @@ struct SlotHeader {
         atomicMemoryFence(ordering: .sequentiallyConsistent)
     }
 
+    /// Marks the slot invalid if its commit word is still `commit` (compare-and-exchange, sequentially
+    /// consistent, then a full fence): another process may have replaced the entry meanwhile, and its
+    /// commit must stand. Returns whether the word was cleared.
+    @discardableResult
+    func invalidate(expecting commit: UInt64) -> Bool {
+        guard commit != 0 else { return false }
+        let cleared = commitAtomic.pointee.compareExchange(expected: commit, desired: 0, ordering: .sequentiallyConsistent).exchanged
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        return cleared
+    }
+
     var entityID: UUID { UUID(uuid: pointer.loadUnaligned(fromByteOffset: 8, as: uuid_t.self)) }
     var sourceID: UUID { UUID(uuid: pointer.loadUnaligned(fromByteOffset: 24, as: uuid_t.self)) }
     var generation: UInt64 { pointer.load(fromByteOffset: 40, as: UInt64.self) }

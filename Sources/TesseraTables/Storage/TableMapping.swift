@@ -1,41 +1,87 @@
 import TesseraImaging
 import CTesseraGuard
+import CTesseraFileLocks
+import Synchronization
 import Foundation
 
-/// One open, locked and memory-mapped table file.
+/// One open and memory-mapped table file, and this participant's place among the processes that
+/// share it.
 ///
 /// The whole ``ImageFormat/maximumBytesOnDisk`` is mapped once with `MAP_SHARED`; the file itself
 /// only grows (with `ftruncate`) as slots are used, and nothing ever touches a page beyond the
-/// current file size. The descriptor holds the table's `flock`; both the mapping and the lock live
-/// as long as this object, which every ``TableImage`` keeps alive through its lease.
+/// current file size. The descriptor's open file description holds two kinds of byte-range locks
+/// (`CTesseraFileLocks`, far beyond any table's size): the **writers' lock**, held around every
+/// change of the shared state (reserving a slot, committing, discarding), and this participant's
+/// **slot lock** (one of ``participantLimit``), held as long as this object lives, which every
+/// ``TableImage`` keeps alive through its lease: others read it to tell live participants from dead
+/// ones. See ``ImageTable``, "Sharing between processes".
 ///
-/// `@unchecked Sendable` is safe because every stored property is immutable after `init`; the
-/// mapped bytes themselves are shared memory whose access the owning ``ImageTable`` coordinates
-/// (slot reservation under its mutex, atomic commit words).
+/// `@unchecked Sendable` is safe because every stored property is immutable after `init` (the
+/// writer mutex is itself thread-safe); the mapped bytes themselves are shared memory whose access
+/// the owning ``ImageTable`` coordinates (slot reservation under its locks, atomic commit words).
 final class TableMapping: @unchecked Sendable {
     /// The file's path.
     let path: String
-    /// The open descriptor (`O_RDWR | O_CLOEXEC | O_NOFOLLOW`), holding `flock(LOCK_EX)`.
+    /// The open descriptor (`O_RDWR | O_CLOEXEC | O_NOFOLLOW`), holding this participant's locks.
     let fd: Int32
     /// The start of the mapping.
     let base: UnsafeMutableRawPointer
     /// Bytes mapped (the format's maximum size).
     let length: Int
+    /// What the participants share besides the file (``TableSharedRegion``).
+    let shared: TableSharedRegion
+    /// This participant's number (0..<``participantLimit``): its pin bit and its slot lock.
+    let participant: Int
+    /// Serialises this process's threads around the writers' lock, which belongs to the open file
+    /// description and so does not exclude threads of one process from each other.
+    private let writers = Mutex(())
     /// This mapping's entry in the SIGBUS guard (`CTesseraGuard`), or -1 when unguarded.
     private let guardHandle: Int32
 
-    private init(path: String, fd: Int32, base: UnsafeMutableRawPointer, length: Int) {
+    /// Processes (or separately opened ``ImageTable``s) that can share one table file: one pin bit each.
+    static let participantLimit = 64
+    /// The writers' lock byte; participant *p*'s lock is the byte `writersLock + 1 + p`.
+    static let writersLock: Int64 = 1 << 62
+
+    private init(path: String, fd: Int32, base: UnsafeMutableRawPointer, length: Int, shared: TableSharedRegion, participant: Int) {
         self.path = path
         self.fd = fd
         self.base = base
         self.length = length
+        self.shared = shared
+        self.participant = participant
         self.guardHandle = tessera_guard_register(base, length)
     }
 
     deinit {
         tessera_guard_unregister(guardHandle)
         munmap(base, length)
-        close(fd)
+        close(fd)   // the last descriptor of the description: the kernel releases its locks
+    }
+
+    // MARK: Locks
+
+    /// Runs `body` holding the writers' lock: first this process's writer mutex, then the file lock,
+    /// waiting for other processes' short critical sections (never for a store's drawing).
+    func withWriters<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        try writers.withLock { _ throws(E) -> T in
+            _ = tessera_range_lock(fd, Self.writersLock, 1, 1, 1)
+            defer { _ = tessera_range_unlock(fd, Self.writersLock, 1) }
+            return try body()
+        }
+    }
+
+    /// Releases the writers' lock that ``open(format:directory:)`` returns holding.
+    func releaseWritersAfterOpen() { _ = tessera_range_unlock(fd, Self.writersLock, 1) }
+
+    /// Whether participant `p` is alive: its slot lock is held (by this description when `p` is ours).
+    func isAlive(_ p: Int) -> Bool {
+        p == participant || tessera_range_is_held(fd, Self.writersLock + 1 + Int64(p), 1) != 0
+    }
+
+    /// Whether any other participant has the table open.
+    var hasOtherParticipants: Bool {
+        tessera_range_is_held(fd, Self.writersLock + 1, Int64(Self.participantLimit)) != 0
     }
 
     /// Whether an access hit a page the file no longer covers (someone truncated it): the guard
@@ -109,24 +155,14 @@ final class TableMapping: @unchecked Sendable {
         guard written == page.count else { throw TesseraError(.io(operation: "pwrite", path: path, errno: errno)) }
     }
 
-    /// Opens (creating if needed) and locks `<directory>/<format.fileName>`, discards it if it
-    /// describes another format, makes sure the header region exists, and maps it.
+    /// Opens (creating if needed) `<directory>/<format.fileName>` as a new participant, discards the
+    /// file if it describes another format and nobody else has it open, makes sure the header region
+    /// exists, and maps it with its ``TableSharedRegion``. Returns holding the writers' lock, so that
+    /// the caller reads the slot headers before anyone changes them: release it with
+    /// ``releaseWritersAfterOpen()``.
     ///
-    /// - Throws: ``/TesseraCore/StorageFailure/alreadyOpenInThisProcess(path:)`` if this process holds the lock,
-    ///   ``/TesseraCore/StorageFailure/locked(path:)`` if another process does, or `.io`.
-    /// `flock(fd, LOCK_EX | LOCK_NB)`, tried again for up to 200 ms while it fails with `EWOULDBLOCK`:
-    /// a process this one has just forked holds every open file description it inherited, locks
-    /// included, until it execs (`O_CLOEXEC` closes them then), which takes microseconds to a few
-    /// milliseconds. A table that another process really holds still fails, 200 ms later.
-    static func lockBriefly(_ fd: Int32) -> Int32 {
-        for _ in 0..<40 {
-            let result = flock(fd, LOCK_EX | LOCK_NB)
-            guard result != 0, errno == EWOULDBLOCK else { return result }
-            usleep(5_000)
-        }
-        return flock(fd, LOCK_EX | LOCK_NB)
-    }
-
+    /// - Throws: ``/TesseraCore/StorageFailure/locked(path:)`` if other processes have the file open for
+    ///   another format (or all ``participantLimit`` participant slots are taken), or `.io`.
     static func open(format: ImageFormat, directory: URL) throws(TesseraError) -> TableMapping {
         let dir = directory.path
         try makeDirectory(dir)
@@ -138,54 +174,36 @@ final class TableMapping: @unchecked Sendable {
             // planted at the path must not block the open (it is rejected below).
             let fd = Foundation.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode)
             guard fd >= 0 else { throw TesseraError(.io(operation: "open", path: path, errno: errno)) }
-            if Self.lockBriefly(fd) != 0 {
-                let code = errno
-                let ours = code == EWOULDBLOCK && isOpenByAnotherDescriptor(fd)
-                close(fd)
-                if ours { throw TesseraError(.storage(.alreadyOpenInThisProcess(path: path))) }
-                if code == EWOULDBLOCK { throw TesseraError(.storage(.locked(path: path))) }
-                throw TesseraError(.io(operation: "flock", path: path, errno: code))
-            }
-            // The path may have been unlinked or replaced between open and flock; then the lock
-            // protects a file nobody else will find. Start over on the current file.
             var mine = stat(), named = stat()
-            guard fstat(fd, &mine) == 0, lstat(path, &named) == 0, mine.st_ino == named.st_ino, mine.st_dev == named.st_dev else {
+            guard fstat(fd, &mine) == 0 else {
+                let code = errno
                 close(fd)
-                continue
+                throw TesseraError(.io(operation: "fstat", path: path, errno: code))
             }
             guard mine.st_mode & S_IFMT == S_IFREG else {   // a directory, FIFO, socket or device
                 close(fd)
                 throw TesseraError(.io(operation: "open (not a regular file)", path: path, errno: EINVAL))
             }
-            return try prepare(fd: fd, path: path, format: format, size: Int(mine.st_size))
+            let code = tessera_range_lock(fd, writersLock, 1, 1, 1)
+            guard code == 0 else {
+                close(fd)
+                throw TesseraError(.io(operation: "fcntl (lock)", path: path, errno: code))
+            }
+            // The path may have been unlinked or replaced between open and lock; then the lock
+            // protects a file nobody else will find. Start over on the current file.
+            guard fstat(fd, &mine) == 0, lstat(path, &named) == 0, mine.st_ino == named.st_ino, mine.st_dev == named.st_dev else {
+                close(fd)   // releases the lock
+                continue
+            }
+            let alone = tessera_range_is_held(fd, writersLock + 1, Int64(participantLimit)) == 0
+            return try prepare(fd: fd, path: path, format: format, stat: mine, alone: alone, joining: nil)
         }
         throw TesseraError(.io(operation: "open (file keeps being replaced)", path: path, errno: EAGAIN))
     }
 
-    /// The directory listing this process's open descriptors.
-    #if os(Linux)
-    private static let descriptorDirectory = "/proc/self/fd"
-    #else
-    private static let descriptorDirectory = "/dev/fd"
-    #endif
-
-    /// Whether another descriptor of this process refers to `fd`'s file (then the `flock` that
-    /// refused `fd` is held here: only tables open these files). Lists the process's descriptors
-    /// (`/proc/self/fd` on Linux, `/dev/fd` elsewhere); used on the error path only.
-    private static func isOpenByAnotherDescriptor(_ fd: Int32) -> Bool {
-        var mine = stat()
-        guard fstat(fd, &mine) == 0,
-              let names = try? FileManager.default.contentsOfDirectory(atPath: Self.descriptorDirectory) else { return false }
-        for name in names {
-            guard let other = Int32(name), other != fd else { continue }
-            var st = stat()
-            if fstat(other, &st) == 0, st.st_dev == mine.st_dev, st.st_ino == mine.st_ino { return true }
-        }
-        return false
-    }
-
-    /// A fresh mapping of `old`'s file through a duplicate of its descriptor (which shares the
-    /// `flock`), after `old` faulted because the file was truncated; the file is repaired as on open.
+    /// A fresh mapping of `old`'s file through a duplicate of its descriptor (which shares its open
+    /// file description, so its locks and participant slot), after `old` faulted because the file was
+    /// truncated; the file is repaired as on open.
     static func remap(_ old: TableMapping, format: ImageFormat) throws(TesseraError) -> TableMapping {
         let fd = dup(old.fd)
         guard fd >= 0 else { throw TesseraError(.io(operation: "dup", path: old.path, errno: errno)) }
@@ -195,17 +213,21 @@ final class TableMapping: @unchecked Sendable {
             close(fd)
             throw TesseraError(.io(operation: "fstat", path: old.path, errno: code))
         }
-        return try prepare(fd: fd, path: old.path, format: format, size: Int(st.st_size))   // owns fd now
+        return try prepare(fd: fd, path: old.path, format: format, stat: st, alone: false, joining: old)   // owns fd now
     }
 
     /// Checks the header and maps `fd`, taking ownership of it: on failure the descriptor is closed
-    /// exactly once — here before the mapping exists, by the mapping's `deinit` after.
-    private static func prepare(fd: Int32, path: String, format: ImageFormat, size: Int) throws(TesseraError) -> TableMapping {
-        func fail(_ operation: String) -> TesseraError {
-            let error = TesseraError(.io(operation: operation, path: path, errno: errno))
+    /// exactly once — here before the mapping exists, by the mapping's `deinit` after. A new
+    /// participant (`joining` nil) takes a free participant slot and clears what a dead holder of it
+    /// left; a remap (`joining` the faulted mapping) keeps that mapping's slot and shared region.
+    private static func prepare(fd: Int32, path: String, format: ImageFormat, stat st: stat, alone: Bool,
+                                joining old: TableMapping?) throws(TesseraError) -> TableMapping {
+        func fail(_ operation: String, _ code: Int32 = errno) -> TesseraError {
+            let error = TesseraError(.io(operation: operation, path: path, errno: code))
             close(fd)
             return error
         }
+        let size = Int(st.st_size)
         guard fchmod(fd, mode_t(format.protection.mode)) == 0 else { throw fail("fchmod") }
         var matches = false
         if size >= ImageFormat.pageSize {
@@ -214,14 +236,40 @@ final class TableMapping: @unchecked Sendable {
             if n < 0 { throw fail("pread") }
             matches = n == page.count && TableFileHeader.matches(page, format)
         }
+        if !matches && size > 0 && !alone && old == nil {
+            // Others use this file for another format (or a damaged header): never truncate it under them.
+            close(fd)
+            throw TesseraError(.storage(.locked(path: path)))
+        }
+        let shared: TableSharedRegion, participant: Int
+        if let old {
+            (shared, participant) = (old.shared, old.participant)
+        } else {
+            do {
+                shared = try TableSharedRegion.open(tablePath: path, table: st, maximumCount: format.maximumCount,
+                                                    mode: mode_t(format.protection.mode), alone: alone)
+            } catch {
+                close(fd)
+                throw error
+            }
+            guard let free = (0..<participantLimit).first(where: { tessera_range_lock(fd, writersLock + 1 + Int64($0), 1, 1, 0) == 0 }) else {
+                close(fd)
+                throw TesseraError(.storage(.locked(path: path)))
+            }
+            participant = free
+            if !alone {
+                let slots = size >= format.headerBytes ? min(format.maximumCount, (size - format.headerBytes) / format.bytesPerEntry) : 0
+                shared.clearLeftovers(of: participant, slots: slots)
+            }
+        }
         let length = format.maximumBytesOnDisk
         guard let base = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), base != MAP_FAILED else {
             throw fail("mmap")
         }
-        let mapping = TableMapping(path: path, fd: fd, base: base, length: length)
+        let mapping = TableMapping(path: path, fd: fd, base: base, length: length, shared: shared, participant: participant)
         if !matches {
             // A new file, or one written for another format: never serve its pixels. Truncating to
-            // zero (rather than unlink + recreate) keeps the inode we hold the lock on.
+            // zero (rather than unlink + recreate) keeps the inode the others and the locks are on.
             try mapping.setSize(0)
             try mapping.setSize(format.headerBytes)
             try mapping.writeHeader(format)

@@ -6,9 +6,13 @@ import Synchronization
 /// slot in the file, the entity index, recency and free lists, and the logical clock.
 ///
 /// Slot life cycle: **free** (in ``free``; commit word 0, not referenced) → **reserved** by a
-/// writer (referenced by the writer's lease, not indexed, commit word 0, in ``unindexed``) →
-/// **committed** (indexed and in ``recency``, referenced or not) → back to free when deleted,
-/// replaced or evicted and no ``TableImage`` references it any more.
+/// writer (referenced by the writer's lease, not indexed, commit word 0, in ``unindexed``, its
+/// owner byte in the ``TableSharedRegion`` naming this participant) → **committed** (indexed and in
+/// ``recency``, referenced or not) → back to free when deleted, replaced or evicted and no
+/// ``TableImage`` references it any more. A slot another process has reserved, or that only another
+/// process's images still pin, is **foreign** here (in ``foreign``) until the shared state says
+/// otherwise. With other processes, all of this is this participant's view, kept current from the
+/// shared journal (``sync()``) and checked against the slot headers on every hit.
 ///
 /// **References.** Each slot has one ``TableLease`` object (made on first use); every
 /// ``TableImage`` of the slot, and a writer drawing into it, holds that object. The slot is
@@ -29,8 +33,14 @@ struct TableState {
         /// Whether the pixel checksum was verified in this process.
         var verified = false
         /// Logical time of the last hit. Kept here, not in the mapping, so that a hit writes no
-        /// page; ``persistRecency()`` copies it to the slot headers (on flush and close).
+        /// page (while no other process shares the table); ``persistRecency()`` copies it to the slot
+        /// headers (on flush and close).
         var lastAccess: UInt64 = 0
+        /// Whether this participant's pin bit is set for the slot (``TableSharedRegion/pin(_:_:)``).
+        var pinned = false
+
+        /// The record of a slot without an entry, keeping the pin flag (the shared bit outlives the entry).
+        var cleared: SlotRecord { SlotRecord(pinned: pinned) }
     }
 
     let format: ImageFormat
@@ -47,7 +57,25 @@ struct TableState {
     var free = FreeSlots()
     /// Slots neither indexed nor free: reserved by a writer, or dropped from the index while referenced.
     var unindexed = Set<Int>()
+    /// Slots other processes hold without an entry here: reserved for their stores, or pinned by their
+    /// images after the entry went. Checked again on every reservation.
+    var foreign = Set<Int>()
+    /// The slots whose pin bit this participant has set (as ``SlotRecord/pinned``).
+    var pinnedSlots = Set<Int>()
+    /// This participant's logical clock: every hit ticks it; stores move it and the shared clock
+    /// (``TableSharedRegion/clock``) past each other.
     var clock: UInt64 = 1
+    /// The journal records (``TableSharedRegion/sequence``) and sweep requests already applied.
+    var journalSeen: UInt64 = 0
+    var sweepsSeen: UInt32 = 0
+    /// The sweep the last failed reservation asked for, and of whom (a participant bit mask): the
+    /// store waits for their answers and tries once more (``ImageTable``).
+    var pendingSweep: (request: UInt32, participants: UInt64)?
+    /// Whether this participant holds the writers' lock now (then discards are journalled).
+    var writersHeld = false
+    /// Whether another process had the table open at the last store or open: hits then leave
+    /// their time in the slot headers for the others' evictions (``noteAccess(_:)``).
+    var othersAttached = false
     var damage: [TableVerification.Damage] = []
     /// Entries evicted (least recently used, to make room for a store) and external truncations
     /// repaired since the file was mapped; ``ImageTable`` reports their growth after each store.
@@ -66,7 +94,9 @@ struct TableState {
     /// which continues from the largest value read, can never overflow.
     static let clockLimit: UInt64 = 1 << 62
 
-    /// Reads the slot headers of the file behind `mapping` and builds the in-memory state.
+    /// Reads the slot headers of the file behind `mapping` and builds the in-memory state. Call
+    /// holding the writers' lock (as ``TableMapping/open(format:directory:)`` returns): damaged headers
+    /// and duplicate entries are invalidated, which must not race another participant's commit.
     init(format: ImageFormat, mapping: TableMapping) {
         self.format = format
         self.mapping = mapping
@@ -84,7 +114,10 @@ struct TableState {
         for slot in 0..<count {
             let h = header(slot)
             let commit = h.commitWord
-            if commit == 0 { freeSlots.append(slot); continue }
+            if commit == 0 {
+                if Self.isHeldByOthers(slot, mapping: mapping) { foreign.insert(slot) } else { freeSlots.append(slot) }
+                continue
+            }
             guard commit == h.expectedCommitWord, h.generation < Self.clockLimit else {
                 // A header that fails its own checksum (or claims an impossible generation, which
                 // only a forged file can): damaged, never served.
@@ -104,7 +137,7 @@ struct TableState {
                 let loser = generations[other] > h.generation ? slot : other
                 header(loser).invalidate()
                 records[loser] = SlotRecord()
-                freeSlots.append(loser)
+                if Self.isHeldByOthers(loser, mapping: mapping) { foreign.insert(loser) } else { freeSlots.append(loser) }
                 if loser == slot { continue }
             }
             index[entity] = Int32(slot)
@@ -114,8 +147,11 @@ struct TableState {
         }
         byAccess.removeAll { records[$0.slot].entityID == nil }
         for (_, slot) in byAccess.sorted(by: { $0.access < $1.access }) { recency.pushFront(slot) }
-        free.rebuild(freeSlots)
-        clock = maxClock + 1
+        free.rebuild(freeSlots.filter { records[$0].entityID == nil })
+        clock = mapping.shared.advanceClock(past: maxClock)
+        journalSeen = mapping.shared.sequence
+        sweepsSeen = mapping.shared.sweepRequests
+        othersAttached = mapping.hasOtherParticipants
     }
 
     // MARK: Geometry
@@ -178,12 +214,19 @@ struct TableState {
         guard !mapping.faulted, let st = mapping.fileState(), st.links > 0 else { return }
         for slot in records.indices where records[slot].entityID != nil && st.size >= slotEnd(slot) {
             let h = header(slot)
-            if h.lastAccess != records[slot].lastAccess { h.lastAccess = records[slot].lastAccess }
+            if h.lastAccess < records[slot].lastAccess { h.lastAccess = records[slot].lastAccess }
         }
     }
 
+    /// The next local time (a hit).
     mutating func tick() -> UInt64 {
         clock += 1
+        return clock
+    }
+
+    /// The next shared time (a commit's generation; writers' lock held): past every participant's.
+    mutating func tickShared() -> UInt64 {
+        clock = mapping.shared.advanceClock(past: clock)
         return clock
     }
 
@@ -214,7 +257,10 @@ struct TableState {
         guard !unindexed.isEmpty else { return }
         for slot in unindexed where slot >= records.count || !isReferenced(slot) {
             unindexed.remove(slot)
-            if slot < records.count { free.insert(slot) }
+            guard slot < records.count else { continue }
+            // A reservation that ended without a commit (its writer threw): no longer ours.
+            if mapping.shared.owner(of: slot) == mapping.participant { mapping.shared.setOwner(slot, nil) }
+            free.insert(slot)
         }
     }
 
@@ -226,41 +272,88 @@ struct TableState {
         if index[entity] == Int32(slot) { index[entity] = nil }
         // After an external truncation of the header region there is nothing to invalidate (the
         // region reads as zeros once re-extended), and touching it would fault.
-        if let st = fileState ?? mapping.fileState(), st.size >= format.headerBytes { header(slot).invalidate() }
-        records[slot].entityID = nil
-        records[slot].commit = 0
-        records[slot].verified = false
+        // Only the commit this participant knows: another process may have replaced it meanwhile.
+        if let st = fileState ?? mapping.fileState(), st.size >= format.headerBytes,
+           header(slot).invalidate(expecting: records[slot].commit), writersHeld {
+            mapping.shared.append(slot)
+        }
+        records[slot] = records[slot].cleared
         recency.remove(slot)
         if isReferenced(slot) { unindexed.insert(slot) } else { free.insert(slot) }
     }
 
     // MARK: Slots and file size
 
-    /// Reserves a slot for a new entry (in ``unindexed``; the caller takes its reference before
-    /// releasing the lock, then gives it disk blocks and invalidates its header outside the lock with
-    /// ``TableMapping/prepareSlot(_:format:)``): the lowest free slot, else a new one from growing the
-    /// file, else the least recently used entry without live images. Entries with live images that
-    /// the search passes over move to the most recent end (they are in use). `fileState` is an
+    /// Reserves a slot for a new entry (in ``unindexed``, its shared owner byte naming this
+    /// participant; the caller takes its reference before releasing the lock, then gives it disk
+    /// blocks and invalidates its header outside the lock with ``TableMapping/prepareSlot(_:format:)``):
+    /// the lowest free slot, else a new one from growing the file, else the least recently used entry
+    /// that no image of any process holds. Call holding the writers' lock, after ``sync()``.
+    ///
+    /// A free slot is checked against the shared state first (``isFreeEverywhere(_:)``). Entries with
+    /// live images here, or pinned by another live process, move to the most recent end (they are in
+    /// use; the others are asked to sweep their pins); an entry another process hit more recently
+    /// than this one knows (its header's last access) gets a second chance. `fileState` is an
     /// `fstat` the caller just took, if any.
     mutating func reserveSlot(fileState: TableMapping.FileState? = nil) throws(TesseraError) -> Int {
         try repairIfTruncated(fileState: fileState)
         reclaimUnreferenced()
-        if free.count == 0 && records.count < format.maximumCount { try grow() }
-        var slot = free.popLowest()
-        if slot == nil {
-            for _ in 0..<recency.count {
-                guard let lru = recency.leastRecent else { break }
-                if isReferenced(lru) { recency.pushFront(lru); continue }
-                discard(lru, fileState: fileState)   // `free` was empty, so it now holds exactly `lru`
-                evictions += 1
-                slot = free.popLowest()
-                break
-            }
+        recheckForeign()
+        while true {
+            if free.count == 0 && records.count < format.maximumCount { try grow() }
+            guard let candidate = free.popLowest() else { break }
+            if isFreeEverywhere(candidate) { return reserve(candidate) }
+            syncSlot(candidate, underWriters: true)   // not free after all: learn what it holds
         }
-        guard let slot else { throw TesseraError(.storage(.allEntriesInUse(format: format.name))) }
-        // Free slots and discarded entries already have commit word 0; the writer invalidates the
-        // header again after allocating its blocks. If that fails (disk full), the slot returns to
-        // the free slots once the writer's reference is gone, every other entry untouched.
+        var pinners: UInt64 = 0   // other live participants whose pins kept an entry
+        defer { if pinners != 0 { pendingSweep = (mapping.shared.requestSweep(), pinners) } }
+        for _ in 0..<(2 * recency.count) {
+            guard let lru = recency.leastRecent else { break }
+            if isReferenced(lru) { recency.pushFront(lru); continue }
+            let h = header(lru)
+            guard h.commitWord == records[lru].commit else {
+                syncSlot(lru, underWriters: true)
+                if free.contains(lru), isFreeEverywhere(lru) {
+                    free.remove(lru)
+                    return reserve(lru)
+                }
+                continue
+            }
+            if othersAttached, h.lastAccess > records[lru].lastAccess, h.lastAccess < Self.clockLimit {
+                records[lru].lastAccess = h.lastAccess   // used by another process since: a second chance
+                recency.pushFront(lru)
+                continue
+            }
+            let pinnedBy = livePinners(lru)
+            if pinnedBy != 0 {
+                pinners |= pinnedBy
+                recency.pushFront(lru)
+                continue
+            }
+            discard(lru, fileState: fileState)   // `free` was empty, so it now holds exactly `lru`
+            free.remove(lru)
+            evictions += 1
+            // A reader of another process may have pinned the entry between the check above and the
+            // invalidation (it then saw the commit word before it was cleared): its image stays
+            // intact, and the slot waits until it is unpinned.
+            let lateBy = livePinners(lru)
+            if lateBy != 0 {
+                foreign.insert(lru)
+                pinners |= lateBy
+                continue
+            }
+            return reserve(lru)
+        }
+        throw TesseraError(.storage(.allEntriesInUse(format: format.name)))
+    }
+
+    /// Marks a checked free `slot` reserved by this participant. Free slots and discarded entries
+    /// already have commit word 0; the writer invalidates the header again after allocating its
+    /// blocks. If that fails (disk full), the slot returns to the free slots once the writer's
+    /// reference is gone, every other entry untouched.
+    private mutating func reserve(_ slot: Int) -> Int {
+        mapping.shared.setOwner(slot, mapping.participant)
+        foreign.remove(slot)
         unindexed.insert(slot)
         return slot
     }
@@ -278,12 +371,17 @@ struct TableState {
         if h.commitWord != 0 { h.invalidate() }
     }
 
-    /// Adds a chunk of slots (about 2 MiB, at least one) to the end of the file.
+    /// Adds a chunk of slots (about 2 MiB, at least one) to the end of the file (writers' lock held,
+    /// after ``sync()``, which took in any growth by other processes).
     mutating func grow() throws(TesseraError) {
         let chunk = max(1, (2 << 20) / format.bytesPerEntry)
         let old = records.count
         let new = min(format.maximumCount, old + chunk)
         guard new > old else { return }
+        if let st = mapping.fileState(), slots(coveredBy: st.size) > old {
+            extendToFile()   // grown by another process since the sync: never shrink it
+            return
+        }
         try mapping.setSize(format.headerBytes + new * format.bytesPerEntry)
         fileSizeChanged()
         records.append(contentsOf: repeatElement(SlotRecord(), count: new - old))
@@ -309,8 +407,11 @@ struct TableState {
         if st.size < ImageFormat.pageSize { try mapping.writeHeader(format) }
     }
 
-    /// Truncates the file after the last slot that holds an entry or a live image.
+    /// Truncates the file after the last slot that holds an entry or a live image; nothing while
+    /// another process has the table open.
     mutating func shrink() throws(TesseraError) {
+        // Another process's images may lie in the slots that would be cut off.
+        guard !mapping.hasOtherParticipants else { return }
         reclaimUnreferenced()
         var keep = records.count
         while keep > 0, records[keep - 1].entityID == nil, !isReferenced(keep - 1) { keep -= 1 }
@@ -333,12 +434,14 @@ struct TableState {
         let source = header(from), target = header(to)
         target.invalidate()
         memcpy(pixels(to), pixels(from), format.bytesPerEntry)
-        let commit = target.commit(entityID: entity, sourceID: records[from].sourceID, generation: tick(),
+        let commit = target.commit(entityID: entity, sourceID: records[from].sourceID, generation: tickShared(),
                                    pixelChecksum: source.pixelChecksum, lastAccess: records[from].lastAccess)
         source.invalidate()
+        let pinnedTo = records[to].pinned
         records[to] = records[from]
         records[to].commit = commit
-        records[from] = SlotRecord()
+        records[to].pinned = pinnedTo
+        records[from] = records[from].cleared
         index[entity] = Int32(to)
         recency.replace(from, with: to)
     }

@@ -6,7 +6,10 @@
 //       K-th store, "done"; exits 3 if the table is locked, 2 on a wrong hit.
 //   TesseraStress --verify --dir D --journal J      check after a crash (StressVerifier)
 //   TesseraStress --parallel --dir D --threads T --journal J [--seed S] [--count N] [--every K]   T threads storing at once
+//       [--lanes L --lane T0]   as lanes T0..<T0+T of L, beside other processes on the same table and journal
+//       [--stop-file F]         until F exists
 //   TesseraStress --parallel-verify --dir D --threads T --journal J   check it after a crash (StressParallel)
+//       [--live-lanes L0,L1 --lanes L]   while the writers of those lanes still run
 //   TesseraStress --load --dir D [--seconds S | --operations N] [--tasks T]   (StressLoad)
 //   TesseraStress --fill --dir D [--rlimit]         disk full / file size limit (StressFill)
 //   TesseraStress --fetch-load --dir D [--seconds S | --operations N] [--tasks T]
@@ -74,7 +77,10 @@ if options["verify"] != nil {
 if options["parallel-verify"] != nil {
     guard let journal = options["journal"] else { say("--parallel-verify needs --journal"); exit(64) }
     let threads = max(1, Int(options["threads"] ?? "4") ?? 4)
-    do { exit(try StressParallelVerifier(directory: directory, journalPath: journal, threads: threads).run() ? 0 : 2) } catch {
+    let live = Set((options["live-lanes"] ?? "").split(separator: ",").compactMap { Int($0) })
+    let verifier = StressParallelVerifier(directory: directory, journalPath: journal, threads: threads, liveLanes: live,
+                                          lanes: max(1, Int(options["lanes"] ?? "1") ?? 1))
+    do { exit(try verifier.run() ? 0 : 2) } catch {
         say("error \(error)"); exit(1)
     }
 }
@@ -95,7 +101,9 @@ say("ready")
 if options["parallel"] != nil {
     let writer = StressParallelWriter(table: table, threads: max(1, Int(options["threads"] ?? "4") ?? 4),
                                       seed: UInt64(options["seed"] ?? "1") ?? 1, journal: journal,
-                                      every: max(1, Int(options["every"] ?? "20") ?? 20))
+                                      every: max(1, Int(options["every"] ?? "20") ?? 20),
+                                      firstLane: Int(options["lane"] ?? "0") ?? 0, totalLanes: Int(options["lanes"] ?? "0") ?? 0,
+                                      stopFile: options["stop-file"])
     guard writer.run(count: Int(options["count"] ?? "0") ?? 0) else { exit(2) }
     say("done")
     exit(0)

@@ -186,15 +186,39 @@ struct ImageTableRobustnessTests {
         #expect(P.isExact(held))
     }
 
-    @Test("a second instance on the same file in this process fails fast, saying so")
-    func locking() throws {
+    @Test("two instances on one file share it: a store in one is a hit in the other, deletes and replacements too")
+    func twoInstancesShare() throws {
         let dir = TemporaryDirectory()
         let format = P.format(count: 4)
-        var first: ImageTable? = try ImageTable(format: format, directory: dir.url)
-        let failure = P.storageFailure { _ = try ImageTable(format: format, directory: dir.url) }
-        #expect(failure == .alreadyOpenInThisProcess(path: first!.path))
-        first = nil
-        #expect(throws: Never.self) { _ = try ImageTable(format: format, directory: dir.url) }
+        let a = try ImageTable(format: format, directory: dir.url)
+        let b = try ImageTable(format: format, directory: dir.url)
+        try P.store(a, P.id(1), P.id(1, kind: 0x51))
+        let seen = try #require(b.image(for: P.id(1)))
+        #expect(seen.sourceID == P.id(1, kind: 0x51) && P.isExact(seen))
+        try P.store(b, P.id(1), P.id(2, kind: 0x51))   // a new version, stored by the other instance
+        #expect(a.image(for: P.id(1))?.sourceID == P.id(2, kind: 0x51))
+        #expect(P.isExact(seen), "the image held from the first version kept its pixels")
+        b.delete(entityID: P.id(1))
+        #expect(a.image(for: P.id(1)) == nil)
+        #expect(a.verify().isClean && b.verify().isClean)
+    }
+
+    @Test("evictions by one instance never touch an image the other holds; a full table of held images refuses the store")
+    func evictionRespectsOtherInstancesImages() throws {
+        let dir = TemporaryDirectory()
+        let format = P.format(count: 4)
+        let a = try ImageTable(format: format, directory: dir.url)
+        let b = try ImageTable(format: format, directory: dir.url)
+        for k in 0..<4 { try P.store(a, P.id(k), P.id(k, kind: 0x51)) }
+        var held = try (0..<4).map { try #require(b.image(for: P.id($0))) }   // every entry held by the other instance
+        #expect(P.storageFailure { try P.store(a, P.id(9), P.id(9, kind: 0x51)) } == .allEntriesInUse(format: format.name))
+        held.removeLast(2)
+        #expect(b.image(for: P.id(0)) != nil)   // any call of the holder releases the pins it no longer needs
+        for k in 10..<14 { try P.store(a, P.id(k), P.id(k, kind: 0x51)) }
+        #expect(held.allSatisfy(P.isExact), "held images kept their pixels")
+        #expect(Set(held.map(\.entityID)) == [P.id(0), P.id(1)])
+        #expect(a.image(for: P.id(0)) != nil && a.image(for: P.id(1)) != nil, "held entries were not evicted")
+        #expect(a.entityIDs.count == 4 && b.entityIDs.count == 4)
     }
 
     @Test("file protection is applied to the table file")

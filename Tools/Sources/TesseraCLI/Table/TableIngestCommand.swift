@@ -14,12 +14,21 @@ struct TableIngestCommand: AsyncParsableCommand {
         absolute path; the source id a hash of its size and modification time, so unchanged files are \
         skipped without being read. Files are decoded and drawn --jobs at a time (default: one per \
         core); the tables' entries do not depend on --jobs.
+
+        With --serve-config FILE instead of --dir and --format, the files (under the server's root, \
+        absolute or relative to it) are drawn into the preset tables of the server that FILE and the \
+        TESSERA_ variables configure, exactly as its requests would fill them, while that server runs: \
+        its next requests for them are table hits. --preset limits it to some presets (default: all).
         """
     )
 
-    @Option(help: "Directory of the tables.") var dir: String
+    @Option(help: "Directory of the tables.") var dir: String?
     @Option(name: .customLong("format"), help: "NAME:WxH:STYLE:MAX, e.g. thumb:100x100:bgra32:500 (STYLE: bgra32, bgr32, bgr565, gray8). Repeatable.")
-    var formats: [FormatSpec]
+    var formats: [FormatSpec] = []
+    @Option(name: .customLong("serve-config"), help: "A `tessera serve` config file: ingest into that server's preset tables.")
+    var serveConfig: String?
+    @Option(name: .customLong("preset"), help: "With --serve-config: a preset to fill (repeatable; default: every preset).")
+    var presets: [String] = []
     @Argument(help: "Image files.") var files: [String]
     @Flag(help: "Print a JSON summary.") var json = false
     @Option(help: "Files decoded and drawn at once (default: the number of cores).")
@@ -35,6 +44,13 @@ struct TableIngestCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        if serveConfig != nil {
+            if !formats.isEmpty || dir != nil { throw ValidationError("--serve-config takes the tables from the server's configuration: no --dir or --format") }
+            if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+            return
+        }
+        if !presets.isEmpty { throw ValidationError("--preset needs --serve-config") }
+        if dir == nil { throw ValidationError("give --dir (or --serve-config)") }
         if formats.isEmpty { throw ValidationError("give at least one --format NAME:WxH:STYLE:MAX") }
         if Set(formats.map(\.format.name)).count != formats.count { throw ValidationError("format names must be distinct") }
         if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
@@ -42,7 +58,11 @@ struct TableIngestCommand: AsyncParsableCommand {
 
     func run() async throws {
         HeapPolicy.configureForBatch()
-        let directory = URL(fileURLWithPath: dir)
+        if let serveConfig {
+            try await PresetIngest(config: serveConfig, presets: presets, files: files, jobs: jobs, json: json).run()
+            return
+        }
+        let directory = URL(fileURLWithPath: dir ?? ".")
         let tables = try formats.map { try ImageTable(format: $0.format, directory: directory) }
         let ingester = TableIngester(tables: tables)
         let start = Stopwatch.now()
