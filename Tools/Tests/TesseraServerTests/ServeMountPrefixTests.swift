@@ -69,6 +69,24 @@ struct ServeMountPrefixTests {
         }
     }
 
+    @Test func headAndTheImgproxyDialectAnswerUnderThePrefix() async throws {
+        let fixture = try ServeFixture()
+        let service = try ImageService(configuration: fixture.configuration { $0.imgproxy.prefix = "/imgproxy/" })
+        let router = Router()   // no options: HEAD comes from ImageRoutes itself
+        ImageRoutes(service: service).add(to: router, prefix: "/images")
+        try await Application(router: router).test(.router) { client in
+            let target = "/images/imgproxy/_/rs:fill:90:60/plain/local:///photo.jpg"
+            let get = try await client.execute(uri: target, method: .get) { $0 }
+            #expect(get.status == .ok)
+            #expect(try DecodedBody(Array(get.body.readableBytesView)) == DecodedBody(format: "jpeg", width: 90, height: 60))
+            let head = try await client.execute(uri: "/images/v1/thumb/photo.jpg", method: .head) { $0 }
+            #expect(head.status == .ok && head.body.readableBytes == 0)
+            #expect(head.headers[.contentLength].flatMap { Int($0) } ?? 0 > 0)
+            #expect(try await client.execute(uri: "/images/imgproxy/health", method: .get) { $0.status } == .ok)
+        }
+        await service.shutdown()
+    }
+
     @Test func aPrefixIsNormalisedAndTheRootPrefixIsTheRoot() async throws {
         let fixture = try ServeFixture()
         try await Self.withMounted(fixture.configuration(), prefix: "images/") { get in
