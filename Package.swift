@@ -3,7 +3,8 @@ import PackageDescription
 
 // The Tessera library. Every layer depends on swift-log and swift-metrics (API-only packages without
 // dependencies of their own: a `Logger` and metrics in each configuration, docs/OBSERVABILITY.md);
-// AsyncHTTPClient and SwiftNIO come in for the HTTP loader (`TesseraHTTP`) only while the `HTTPLoader`
+// AsyncHTTPClient, SwiftNIO and swift-service-lifecycle (an API package: the loader is a `Service` a
+// `ServiceGroup` shuts down) come in for the HTTP loader (`TesseraHTTP`) only while the `HTTPLoader`
 // trait is on (the default). A dependent that declares this package with `traits: []` resolves only
 // swift-log and swift-metrics, and gives `ImageManager` a `DataLoading` loader of its own.
 // The `tessera` command, the benchmarks, the stress tools and the tests live in their own package in
@@ -26,8 +27,9 @@ let package = Package(
         .library(name: "TesseraServer", targets: ["TesseraServer"]),
     ],
     traits: [
-        // `TesseraHTTP`'s `HTTPDataLoader` and `ImageManager.shared` on AsyncHTTPClient. Without it the
-        // product is empty and an `ImageManager` takes your own `DataLoading` loader.
+        // `TesseraHTTP`'s `HTTPDataLoader` and `ImageManager.shared` on AsyncHTTPClient (with SwiftNIO and
+        // swift-service-lifecycle). Without it the product is empty and an `ImageManager` takes your own
+        // `DataLoading` loader.
         .trait(name: "HTTPLoader"),
         // `TesseraServer`: the image service (Hummingbird, swift-crypto, swift-prometheus,
         // swift-service-lifecycle; swift-log and swift-metrics every layer has already). Off by default, so
@@ -42,7 +44,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
-        // The `Serving` trait's packages (TesseraServer only).
+        // The `Serving` trait's packages (TesseraServer only; swift-service-lifecycle also `HTTPLoader`'s).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
@@ -127,6 +129,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["HTTPLoader"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["HTTPLoader"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["HTTPLoader"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["HTTPLoader"])),
             ]
         ),
         // Test support (`import TesseraTesting`): scripted loads for `ImageManager` without sockets.

@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
         // The serve command's heap gauges go into the server's own Prometheus registry.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+        // `ServiceGroup`, for the tests and snippets that run `ImageService` and `HTTPDataLoader` as services.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Frame statistics, the scrolling-grid model and memory readings of the demo and the benchmarks.
@@ -147,10 +149,12 @@ let package = Package(
                 .product(name: "TesseraServer", package: "Tessera"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "TesseraTestSupport",
             ]
         ),
@@ -182,6 +186,8 @@ let package = Package(
                 .product(name: "TesseraHTTP", package: "Tessera"),
                 .product(name: "TesseraServer", package: "Tessera"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "TesseraTestSupport",
             ],
             // A snippet shows a value it makes without using it (`let png = …`): not worth a warning here.

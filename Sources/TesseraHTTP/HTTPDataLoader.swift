@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Tessera
+@_spi(Internal) import TesseraImaging
 
 /// The default `DataLoading` loader: HTTP and HTTPS GET on AsyncHTTPClient.
 ///
@@ -23,6 +24,11 @@ import Tessera
 ///   `FetchFailure/httpStatus(code:url:)`.
 /// - **Progress** is reported after every chunk; **cancellation** of the calling task cancels the
 ///   request (AsyncHTTPClient closes the connection) and throws `CancellationError`.
+/// - **Ownership**: ``init(configuration:urlCheck:)`` makes an `HTTPClient` that the loader owns and
+///   ``shutdown()`` shuts down; ``init(client:configuration:urlCheck:)`` borrows the application's client,
+///   which the application shuts down (after the loader). Either way ``shutdown()`` ends the loader's loads.
+/// - **Lifecycle**: a swift-service-lifecycle `Service`: in a `ServiceGroup`, ``run()`` waits for the
+///   group's graceful shutdown and then calls ``shutdown()``.
 public final class HTTPDataLoader: DataLoading {
     /// Client-wide settings (per-load limits come with each `LoadRequest`).
     public struct Configuration: Sendable, Hashable {
@@ -58,12 +64,17 @@ public final class HTTPDataLoader: DataLoading {
         }
     }
 
-    /// A loader with the default settings that lives as long as the process (never shut down).
+    /// A loader with the default settings that lives as long as the process (never shut down: do not call
+    /// ``shutdown()`` on it or run it in a `ServiceGroup`, since `ImageManager.shared` loads through it).
     public static let shared = HTTPDataLoader()
 
     /// The settings.
     public let configuration: Configuration
     private let client: HTTPClient
+    /// Whether the loader made ``client`` (and so shuts it down) or borrowed it from the application.
+    private let ownsClient: Bool
+    /// Set by the first ``shutdown()``; loads fail from then on.
+    private let shutDown = LockedValue(false)
     private let refusedHosts: RefusedHosts
     /// Called with the URL before the first request and before following each redirect; throwing refuses
     /// it, and an address it returns is connected to instead of the URL's host (plain `http` only).
@@ -81,10 +92,7 @@ public final class HTTPDataLoader: DataLoading {
     /// address checked is the address connected to, without a second DNS lookup in between (DNS
     /// rebinding). For `https` the address is not used: the certificate is checked against the name, and
     /// AsyncHTTPClient resolves the name again when it connects (docs/SERVING.md, "SSRF guard").
-    public init(configuration: Configuration = Configuration(), urlCheck: (@Sendable (URL) async throws -> String?)? = nil) {
-        self.configuration = configuration
-        self.urlCheck = urlCheck
-        refusedHosts = RefusedHosts(cooldown: configuration.refusedHostCooldown)
+    public convenience init(configuration: Configuration = Configuration(), urlCheck: (@Sendable (URL) async throws -> String?)? = nil) {
         var settings = HTTPClient.Configuration()
         settings.redirectConfiguration = configuration.maximumRedirects > 0 && urlCheck == nil
             ? .follow(max: configuration.maximumRedirects, allowCycles: false) : .disallow
@@ -94,18 +102,67 @@ public final class HTTPDataLoader: DataLoading {
         settings.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maximumConnectionsPerHost
         settings.connectionPool.retryConnectionEstablishment = configuration.retriesConnectionEstablishment
         settings.decompression = .disabled
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
+        self.init(client: HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings), ownsClient: true,
+                  configuration: configuration, urlCheck: urlCheck)
+    }
+
+    /// Creates a loader on the application's own `client`, which it borrows: the application owns the
+    /// client and shuts it down after the loader is done with it. The loader's ``shutdown()`` and its
+    /// deinit never shut a borrowed client down; after ``shutdown()`` the loader's own loads fail, while
+    /// the client stays usable for everything else.
+    ///
+    /// What still holds with a borrowed client, from the loader's own code: the deadline of the whole load
+    /// (`LoadRequest/timeout`, also for a body that stops trickling), the size limit
+    /// (`LoadRequest/maximumBytes`, on `Content-Length` and while streaming), the status handling, the
+    /// ``Configuration/userAgent`` header, the refused-host cooldown (``Configuration/refusedHostCooldown``)
+    /// and, with a `urlCheck`, the loader's own following of redirects up to
+    /// ``Configuration/maximumRedirects`` with the check (and address pinning) before each hop.
+    ///
+    /// What is the client's and not the loader's: ``Configuration/connectTimeout``,
+    /// ``Configuration/readTimeout``, ``Configuration/maximumConnectionsPerHost`` and
+    /// ``Configuration/retriesConnectionEstablishment`` are ignored (they configure a client, and this one
+    /// is configured already); redirects without a `urlCheck` are followed as the client's
+    /// `redirectConfiguration` says (``Configuration/maximumRedirects`` does not apply); with the client's
+    /// decompression on, bodies are decompressed and the size limit counts decompressed bytes while
+    /// streaming (a `Content-Length` is still checked as sent).
+    ///
+    /// - Important: with a `urlCheck`, `client` must not follow redirects
+    ///   (`redirectConfiguration = .disallow`): a redirect the client follows on its own is never shown to
+    ///   the check. AsyncHTTPClient does not let the loader read the client's configuration, so the loader
+    ///   cannot refuse such a client up front; it does refuse every response the client reached through a
+    ///   redirect (`FetchFailure/transport(url:message:)`, the body not read), but the client has sent the
+    ///   redirected request by then.
+    public convenience init(client: HTTPClient, configuration: Configuration = Configuration(),
+                            urlCheck: (@Sendable (URL) async throws -> String?)? = nil) {
+        self.init(client: client, ownsClient: false, configuration: configuration, urlCheck: urlCheck)
+    }
+
+    private init(client: HTTPClient, ownsClient: Bool, configuration: Configuration, urlCheck: (@Sendable (URL) async throws -> String?)?) {
+        self.client = client
+        self.ownsClient = ownsClient
+        self.configuration = configuration
+        self.urlCheck = urlCheck
+        refusedHosts = RefusedHosts(cooldown: configuration.refusedHostCooldown)
     }
 
     deinit {
         // The shutdown callback keeps the client alive until it has closed its connections.
-        client.shutdown { _ in }
+        if ownsClient, !shutDown.withLock({ $0 }) { client.shutdown { _ in } }
     }
 
-    /// Closes the client's connections. Loads after this fail.
+    /// Ends the loader: loads after this fail (`FetchFailure/transport(url:message:)`). A client the loader
+    /// made is shut down (its connections closed); a borrowed one (``init(client:configuration:urlCheck:)``)
+    /// is left to its owner. Only the first call does anything; later ones return at once.
     public func shutdown() async throws {
-        try await client.shutdown()
+        let first = shutDown.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        if first, ownsClient { try await client.shutdown() }
     }
+
+    /// Whether ``shutdown()`` has been called.
+    public var isShutdown: Bool { shutDown.withLock { $0 } }
 
     /// Loads `request` (see the type's documentation for limits and errors).
     ///
@@ -115,6 +172,7 @@ public final class HTTPDataLoader: DataLoading {
     /// task is cancelled (AsyncHTTPClient closes the connection) and `FetchFailure/timeout(url:)` is thrown.
     public func load(_ request: LoadRequest, progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadResponse {
         let address = request.url.absoluteString
+        if isShutdown { throw TesseraError(.fetching(.transport(url: address, message: "the loader has been shut down"))) }
         let deadline = ContinuousClock.now + request.timeout
         // Unstructured on purpose: a task group would wait for a cancelled load that AsyncHTTPClient
         // does not end promptly (a stalled body under load), so the timeout would not bound the call.
@@ -209,6 +267,9 @@ public final class HTTPDataLoader: DataLoading {
                 headers[key] = headers[key].map { "\($0), \(value)" } ?? value
             }
             if code == 304, request.isConditional { return LoadResponse(url: url, statusCode: 304, headers: headers) }
+            if urlCheck != nil, response.history.count > 1 {   // a borrowed client followed a redirect past the check
+                throw TesseraError(.fetching(.transport(url: address, message: "the HTTP client followed a redirect that the URL check did not see")))
+            }
             if urlCheck != nil, [301, 302, 303, 307, 308].contains(code), let location = headers["location"] {
                 throw Redirect(location: location)
             }

@@ -46,9 +46,17 @@ public struct GalleryRoutes: Sendable {
 
     /// Adds the routes to `router` (the addition's too), unless the gallery is off or URLs must be signed.
     public func add<Context: RequestContext>(to router: Router<Context>) {
+        add(to: router, prefix: "")
+    }
+
+    /// Adds the routes to `router` under `prefix` (``ImageRoutes/add(to:prefix:)``, which the thumbnails
+    /// come from, with the same prefix): `/images/gallery`, `/images/gallery/list` and the addition's routes
+    /// under `/images`. The page finds the prefix in its own address (`window.tesseraGallery.base`).
+    public func add<Context: RequestContext>(to router: Router<Context>, prefix: String) {
         let settings = service.configuration.gallery
         guard settings.enabled, service.configuration.signingKeys.isEmpty else { return }
-        router.get("/gallery") { request, _ -> Response in
+        let mount = ImageRoutes.mountPath(prefix)
+        router.get(RouterPath(mount + "/gallery")) { request, _ -> Response in
             let query = ImageService.RequestInfo.parse(request.uri.query)
             // A bad link answers 4xx here (a thrown ServiceError) rather than with a page whose listing fails.
             _ = try GalleryPresets(service: service, query: query)
@@ -60,7 +68,7 @@ public struct GalleryRoutes: Sendable {
                 .contentSecurityPolicy: "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' blob:",
             ], body: ResponseBody(byteBuffer: page))
         }
-        router.get("/gallery/list") { request, _ -> Response in
+        router.get(RouterPath(mount + "/gallery/list")) { request, _ -> Response in
             let query = ImageService.RequestInfo.parse(request.uri.query)
             let start = ContinuousClock.now
             let body: [UInt8]
@@ -89,7 +97,7 @@ public struct GalleryRoutes: Sendable {
         }
         for route in addition.routes {
             let handler = route.handler
-            router.on(RouterPath(route.path), method: route.method) { request, _ in try await handler(request) }
+            router.on(RouterPath(mount + route.path), method: route.method) { request, _ in try await handler(request) }
         }
     }
 }
@@ -122,7 +130,8 @@ extension GalleryRoutes {
     public struct Route: Sendable {
         /// The method the route answers, `POST` for example.
         public var method: HTTPRequest.Method
-        /// The path, as Hummingbird's router reads it (`/gallery/report`).
+        /// The path, as Hummingbird's router reads it (`/gallery/report`), under the prefix the gallery is
+        /// mounted at (``GalleryRoutes/add(to:prefix:)``).
         public var path: String
         /// Answers a request.
         public var handler: @Sendable (Request) async throws -> Response

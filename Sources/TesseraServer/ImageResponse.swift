@@ -56,5 +56,8 @@ public struct ServiceStatistics: Sendable, Hashable {
     public var tableHits = 0
     /// Preset requests that had to fill the table.
     public var tableMisses = 0
+    /// Times ``ImageService/shutdown()`` did its work (tables flushed, loaders and stores closed): 0, then 1
+    /// however often it is called.
+    public var shutdowns = 0
 }
 #endif

@@ -36,57 +36,80 @@ public struct ImageRoutes: Sendable {
         self.logger = logger
     }
 
-    /// Adds the routes to `router`, each for `GET` and `HEAD` (the `GET` answer's status and headers,
-    /// `Content-Length` included, without the body; a `HEAD` of a thumbnail not made yet makes it).
+    /// Adds the routes to `router` at its root, each for `GET` and `HEAD` (the `GET` answer's status and
+    /// headers, `Content-Length` included, without the body; a `HEAD` of a thumbnail not made yet makes it).
     public func add<Context: RequestContext>(to router: Router<Context>) {
-        router.on("/admin/purge", method: .post) { request, _ in
+        add(to: router, prefix: "")
+    }
+
+    /// Adds the routes to `router` under `prefix`, a path of plain segments (`"/images"`; `""` or `"/"`:
+    /// the root, as ``add(to:)``): `/images/v1/{preset}/…`, `/images/v1/resize`, `/images/healthz`,
+    /// `/images/metrics`, `/images/admin/purge` and the URL dialects' prefixes under it
+    /// (`/images/imgproxy/…` for the imgproxy prefix `/imgproxy/`). Paths outside the prefix are not
+    /// routed here (`/v1/thumb/cat.jpg` is the router's `404`). Mount ``GalleryRoutes`` with the same
+    /// prefix (``GalleryRoutes/add(to:prefix:)``) for a gallery whose thumbnails come from these routes.
+    ///
+    /// Each route reads the path after the prefix, as `add(to:)` reads the whole path: a signed URL
+    /// (``ServerConfiguration/signingKeys``) is signed without the prefix (the signature of
+    /// `/v1/thumb/cat.jpg`, ``URLSigner/signature(path:rawQuery:secret:)``, is the one of
+    /// `/images/v1/thumb/cat.jpg`), and the log line names the full path.
+    ///
+    /// What only `tessera serve` has (``ImageServer``): the answers from memory on the connection's event
+    /// loop (its HTTP/1 channel's memory-hit handler, before the router), the connection limits and
+    /// deadlines (``ServerConfiguration/Connections``) and the `404` of the remaining paths. Mounted routes
+    /// answer every request through the router; a memory hit is still one (`X-Tessera-Cache: memory`),
+    /// found after routing.
+    public func add<Context: RequestContext>(to router: Router<Context>, prefix: String) {
+        let mount = Self.mountPath(prefix)
+        router.on(RouterPath(mount + "/admin/purge"), method: .post) { request, _ in
             await handle(request, route: .admin, label: "purge") { () throws(ServiceError) -> Response in
                 try await purge(request)
             }
         }
         for method in [HTTPRequest.Method.get, .head] {
-            router.on("/healthz", method: method) { request, _ in
+            router.on(RouterPath(mount + "/healthz"), method: method) { request, _ in
                 await handle(request, route: .healthz, label: "healthz") { () throws(ServiceError) -> Response in
                     Self.healthResponse
                 }
             }
             if let registry {
-                router.on("/metrics", method: method) { request, _ in
+                router.on(RouterPath(mount + "/metrics"), method: method) { request, _ in
                     await handle(request, route: .metrics, label: "metrics") { () throws(ServiceError) -> Response in
                         Self.metricsResponse(registry)
                     }
                 }
             }
-            router.on("/v1/resize", method: method) { request, _ in
-                await image(request, route: .resize)
+            router.on(RouterPath(mount + "/v1/resize"), method: method) { request, _ in
+                await image(request, route: .resize, mount: mount)
             }
             if let prefix = service.configuration.imgproxy.prefix {
-                addDialect(to: router, method: method, prefix: prefix, health: "health") { .imgproxy(path: $0) }
+                addDialect(to: router, method: method, prefix: mount + prefix, mount: mount, health: "health") { .imgproxy(path: $0) }
             }
             if let prefix = service.configuration.thumbor.prefix {
-                addDialect(to: router, method: method, prefix: prefix, health: "healthcheck") { .thumbor(path: $0) }
+                addDialect(to: router, method: method, prefix: mount + prefix, mount: mount, health: "healthcheck") { .thumbor(path: $0) }
             }
-            router.on("/v1/:preset", method: method) { request, _ in   // a preset without a path
+            router.on(RouterPath(mount + "/v1/:preset"), method: method) { request, _ in   // a preset without a path
                 await handle(request, route: .preset, label: "unknown") { () throws(ServiceError) -> Response in
                     throw ServiceError(.notFound, "no such image")
                 }
             }
-            router.on("/v1/:preset/**", method: method) { request, context in
+            router.on(RouterPath(mount + "/v1/:preset/**"), method: method) { request, context in
                 // The preset as a route parameter; the path after it as sent (percent-encoded, empty
                 // components kept), which the root's checks read.
                 let name = context.parameters.get("preset") ?? ""
-                let prefix = "/v1/" + name + "/"
+                let prefix = mount + "/v1/" + name + "/"
                 let raw = request.uri.path.hasPrefix(prefix) ? String(request.uri.path.dropFirst(prefix.count)) : ""
-                return await image(request, route: .preset(name: Self.decodedPresetName(name), path: raw))
+                return await image(request, route: .preset(name: Self.decodedPresetName(name), path: raw), mount: mount)
             }
         }
     }
 
-    /// A URL dialect's routes under `prefix` (``ServerConfiguration/normalisedPrefix(_:)``): its health check
-    /// at `prefix` + `health`, answered as `/healthz` is, and every other path under it, the part after
-    /// the prefix as sent (percent-encoded) given to `route`.
+    /// A URL dialect's routes under `prefix` (the mount path and ``ServerConfiguration/normalisedPrefix(_:)``):
+    /// its health check at `prefix` + `health`, answered as `/healthz` is, and every other path under it,
+    /// the part after the prefix as sent (percent-encoded) given to `route`.
     private func addDialect<Context: RequestContext>(to router: Router<Context>, method: HTTPRequest.Method, prefix: String,
-                                                     health: String, route: @escaping @Sendable (String) -> ImageService.Route) {
+                                                     mount: String, health: String,
+                                                     route: @escaping @Sendable (String) -> ImageService.Route) {
         router.on(RouterPath(prefix + health), method: method) { request, _ in
             await handle(request, route: .healthz, label: "healthz") { () throws(ServiceError) -> Response in
                 Self.healthResponse
@@ -94,7 +117,7 @@ public struct ImageRoutes: Sendable {
         }
         router.on(RouterPath(prefix + "**"), method: method) { request, _ in
             let path = request.uri.path
-            return await image(request, route: route(path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : ""))
+            return await image(request, route: route(path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : ""), mount: mount)
         }
     }
 
@@ -131,10 +154,13 @@ public struct ImageRoutes: Sendable {
                  body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
     }
 
-    /// An image route's answer, through the service's one request path.
-    private func image(_ request: Request, route: ImageService.Route) async -> Response {
+    /// An image route's answer, through the service's one request path; the service sees the path after
+    /// the `mount` path (``add(to:prefix:)``), as it would at the root.
+    private func image(_ request: Request, route: ImageService.Route, mount: String) async -> Response {
         await handle(request, route: route.metricsRoute, label: route.label, dialect: route.dialect) { () throws(ServiceError) -> Response in
-            let info = ImageService.RequestInfo(route: route, path: request.uri.path, rawQuery: request.uri.query,
+            let path = request.uri.path
+            let info = ImageService.RequestInfo(route: route, path: path.hasPrefix(mount) ? String(path.dropFirst(mount.count)) : path,
+                                                rawQuery: request.uri.query,
                                                 accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
                                                 ifModifiedSince: request.headers[.ifModifiedSince])
             if ImageService.wantsSummary(info) { return Self.response(try await service.summary(of: info)) }
@@ -202,6 +228,13 @@ public struct ImageRoutes: Sendable {
         if let disposition = image.contentDisposition { body(.contentDisposition, disposition) }
         if let seconds = image.lastModified { body(.lastModified, HTTPDate.text(seconds)) }
         if let animation = image.animation { body(animationField, animation) }
+    }
+
+    /// The path routes are mounted at for `prefix`: `""` for the root (`""`, `"/"`), otherwise one leading
+    /// `/` and no trailing one (`"images/"` → `"/images"`).
+    static func mountPath(_ prefix: String) -> String {
+        let inner = prefix.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
+        return inner.isEmpty ? "" : "/" + inner
     }
 
     /// A preset's name from the URL, percent-decoded (undecodable: empty, an unknown preset).

@@ -9,7 +9,8 @@ import ServiceLifecycle
 
 /// `tessera serve`: an ``ImageService`` behind ``ImageRoutes`` on a Hummingbird application, run in a
 /// swift-service-lifecycle `ServiceGroup`. SIGTERM or SIGINT starts a graceful shutdown: the listener
-/// closes, in-flight requests finish, then the tables are flushed and ``run(onListening:onMetricsListening:)`` returns.
+/// closes, in-flight requests finish, then the service shuts down (its own `Service` conformance, ``ImageService/run()``:
+/// the tables flushed, the loaders closed) and ``run(onListening:onMetricsListening:)`` returns.
 public struct ImageServer: Sendable {
     /// The image service the routes call.
     public let service: ImageService
@@ -117,7 +118,8 @@ public struct ImageServer: Sendable {
     public func run(onListening: @escaping @Sendable (Int) -> Void = { _ in },
                     onMetricsListening: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
         let (host, port) = try service.configuration.listenAddress()
-        var services: [any Service] = []
+        // The service first, so that it shuts down last (``ImageService/run()``: the tables flushed, the loaders closed).
+        var services: [any Service] = [service]
         if let (metricsHost, metricsPort) = try service.configuration.metricsListenAddress() {
             services.append(metricsApplication(host: metricsHost, port: metricsPort, onListening: onMetricsListening))
         }
@@ -125,7 +127,6 @@ public struct ImageServer: Sendable {
         services.append(application(host: host, port: port, onListening: onListening))
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
-        await service.shutdown()
         logger.info("stopped", metadata: ["statistics": "\(service.statistics)"])
     }
 }

@@ -59,6 +59,8 @@ public final class ImageService: Sendable {
     /// ``ServerConfiguration/partialMaxAgeSeconds`` (at most ``ServerConfiguration/maxAgeSeconds``).
     let partialCacheControl: String
     let counters = LockedValue(ServiceStatistics())
+    /// The one run of ``shutdown()``'s work, once it has started.
+    private let shutdownWork = LockedValue<Task<Void, Never>?>(nil)
     /// The fallback image's bytes (read and probed when the service starts) and its `Cache-Control`.
     let fallback: (data: Data, cacheControl: String)?
 
@@ -131,12 +133,26 @@ public final class ImageService: Sendable {
     /// The names of the configured presets.
     public var presetNames: [String] { presets.keys.sorted() }
 
-    /// Writes the tables' dirty pages to disk and closes the remote loader: call once no request runs.
+    /// Writes the tables' dirty pages to disk and closes the remote loader and the object stores' connections:
+    /// call once no request runs. In a `ServiceGroup` the service's `run()` calls it (``run()``). Only the
+    /// first call does the work; a later or concurrent one waits until that work is done.
     public func shutdown() async {
+        let work = shutdownWork.withLock { work in
+            if let work { return work }
+            let started = Task { [self] in await closeEverything() }
+            work = started
+            return started
+        }
+        await work.value
+    }
+
+    /// ``shutdown()``'s work, done once.
+    private func closeEverything() async {
         for table in presets.values { try? table.table.flush(synchronously: true) }
         try? await remote?.loader.shutdown()
         for case .objects(let store) in sources.values { await store.shutdown() }
         for store in buckets.values { await store.shutdown() }
+        counters.withLock { $0.shutdowns += 1 }
     }
 
     // MARK: The request path
