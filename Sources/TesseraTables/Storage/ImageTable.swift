@@ -76,7 +76,7 @@ public final class ImageTable: Sendable {
     let observability: Observability
     private let metrics: TableMetrics
     /// Answers other processes' sweep requests while this process makes no calls (``TableSweeper``).
-    private let sweeper = TableSweeper()
+    private let sweeper: TableSweeper
 
     /// Opens (or creates) the table for `format` in `directory`, creating the directory with mode
     /// `0o700` if needed.
@@ -109,8 +109,10 @@ public final class ImageTable: Sendable {
                 "table": "\(mapping.path)", "damaged": "\(state.damage.count)", "first": "\(state.damage[0].reason)",
             ])
         }
-        self.state = LockedValue(state)
-        sweeper.start(for: self)
+        let locked = LockedValue(state)
+        self.state = locked
+        sweeper = TableSweeper(locked)
+        sweeper.start(mapping.shared)
     }
 
     deinit {
@@ -156,12 +158,7 @@ public final class ImageTable: Sendable {
         // handed to the metrics backend in batches (``TableMetrics``).
         let found = state.withLock { s -> Lookup in
             s.sweepPinsIfAsked()
-            var found = s.lookup(entityID, sourceID: sourceID)
-            if found == nil, s.mapping.shared.sequence != s.journalSeen {
-                s.sync()   // another process may have stored it
-                found = s.lookup(entityID, sourceID: sourceID)
-            }
-            guard let slot = found else {
+            guard let slot = s.lookup(entityID, sourceID: sourceID) ?? s.lookupAfterCatchingUp(entityID, sourceID: sourceID) else {
                 return Lookup(lease: nil, source: entityID, verified: false, publishHits: s.takeUnpublishedHits())
             }
             s.recency.pushFront(slot)
@@ -175,6 +172,7 @@ public final class ImageTable: Sendable {
         if found.publishHits > 0 { metrics.hits.increment(by: found.publishHits) }
         guard let unmanaged = found.lease else {
             metrics.misses.increment()
+            if let sourceID { dropEntry(of: entityID, unlessFrom: sourceID) }
             return nil
         }
         let lease = unmanaged.takeRetainedValue()
@@ -202,6 +200,17 @@ public final class ImageTable: Sendable {
         return TableImage(layout: layout, entityID: entityID, sourceID: found.source, lease: lease)
     }
 
+    /// Removes the entry of `entityID` when it was made from another source than `sourceID` (a lookup
+    /// for the new source missed it) and no image of it is live here: its slot is free for the new one.
+    /// Under the writers' lock, like every discard other processes must learn of.
+    private func dropEntry(of entityID: UUID, unlessFrom sourceID: UUID) {
+        let stale = state.withLock { s in s.index[entityID].map { s.records[Int($0)].sourceID != sourceID } ?? false }
+        guard stale else { return }
+        _ = try? withWritersHeld { s in
+            if let slot = s.index[entityID].map(Int.init), s.records[slot].sourceID != sourceID, !s.isReferenced(slot) { s.discard(slot) }
+        }
+    }
+
     /// What a lookup found under the lock, as trivial values.
     private struct Lookup {
         /// The slot's lease, referenced once for the caller; `nil` on a miss.
@@ -216,12 +225,7 @@ public final class ImageTable: Sendable {
     /// Whether an entry for `entityID` (and `sourceID`, if given) exists. Does not change recency
     /// or verify pixels.
     public func contains(entityID: UUID, sourceID: UUID? = nil) -> Bool {
-        state.withLock { s in
-            if s.lookup(entityID, sourceID: sourceID) != nil { return true }
-            guard s.mapping.shared.sequence != s.journalSeen else { return false }
-            s.sync()   // another process may have stored it
-            return s.lookup(entityID, sourceID: sourceID) != nil
-        }
+        state.withLock { s in (s.lookup(entityID, sourceID: sourceID) ?? s.lookupAfterCatchingUp(entityID, sourceID: sourceID)) != nil }
     }
 
     // MARK: Store
@@ -271,8 +275,7 @@ public final class ImageTable: Sendable {
             // The returned image needs the pin before the reservation ends; then others learn of the entry.
             s.pinIfNeeded(slot)
             mapping.shared.setOwner(slot, nil)
-            mapping.shared.append(slot)
-            s.journalSeen = mapping.shared.sequence
+            s.appendJournal(slot)
         } }
         metrics.stores.increment()
         return TableImage(layout: layout, entityID: entityID, sourceID: sourceID, lease: lease)
@@ -403,34 +406,46 @@ public final class ImageTable: Sendable {
 }
 
 extension TableState {
-    /// The slot of a valid entry for `entity` (and `source`), pinned for this participant, checking
-    /// the file still covers it and its header still carries the commit word it was committed with.
-    /// Stale index entries found on the way are discarded; an entry another process replaced or
-    /// removed is forgotten here and its slot read again (``syncSlot(_:underWriters:)``).
+    /// The slot of a valid entry for `entity` (and `source`, else a miss that leaves the entry for the
+    /// store that replaces it), pinned for this participant, checking the file still covers it.
     ///
-    /// No system call while the last `fstat` is recent enough: the pin bit is set once (an atomic
-    /// or, the first hit after a sweep), then every hit loads the slot's commit word, after the pin
-    /// (see ``pinIfNeeded(_:)``). The first read in this process also checks the header's entity,
-    /// together with the pixel checksum.
+    /// No system call while the last `fstat` is recent enough. A verified, pinned entry is answered
+    /// from memory when the shared journal has not moved since this process last caught up: then no
+    /// process has committed or discarded anything (both are journalled before a writer looks at the
+    /// pins, see ``ImageTable``). Otherwise ``checkedLookup(_:_:)`` pins the slot and compares its
+    /// commit word.
     @inline(__always)
     mutating func lookup(_ entity: UUID, sourceID: UUID?) -> Int? {
         guard let s = index[entity].map(Int.init), s < records.count else { return nil }
-        if let sourceID, records[s].sourceID != sourceID {
-            if !isReferenced(s) { discard(s) }
-            return nil
-        }
+        if let sourceID, records[s].sourceID != sourceID { return nil }
         guard coversForLookup(s) else { return nil }
+        if records[s].pinned, records[s].verified, !journalMoved { return s }
+        return checkedLookup(s, entity)
+    }
+
+    /// After a miss: when the journal moved, catches up with what other processes stored (``sync()``)
+    /// and looks again.
+    @inline(never)
+    mutating func lookupAfterCatchingUp(_ entity: UUID, sourceID: UUID?) -> Int? {
+        guard journalMoved else { return nil }
+        sync()
+        return lookup(entity, sourceID: sourceID)
+    }
+
+    /// The slow half of ``lookup(_:sourceID:)``: the pin bit set (an atomic or, sequentially consistent)
+    /// before the slot's commit word is loaded and compared with the one indexed; an entry another
+    /// process replaced or removed is forgotten here and its slot read again
+    /// (``syncSlot(_:underWriters:)``). The first read in this process also checks the header's entity,
+    /// together with the pixel checksum.
+    @inline(never)
+    mutating func checkedLookup(_ s: Int, _ entity: UUID) -> Int? {
         pinIfNeeded(s)
         let h = header(s)
         guard h.commitWord == records[s].commit else {
             syncSlot(s, underWriters: false)
             return nil
         }
-        if records[s].verified { return s }
-        guard h.holds(entity) else {
-            discard(s)
-            return nil
-        }
+        if !records[s].verified, !h.holds(entity) { return nil }   // damage: the pixel check and `verify()` report it
         return s
     }
 

@@ -17,8 +17,8 @@ import Synchronization
 /// | 16 | 8 | the table file's device, 24 its inode: which file these facts are about |
 /// | 40 | 8 | journal sequence (atomic): records appended so far |
 /// | 48 | 8 | logical clock (atomic): generations and access times of every participant |
-/// | 64 | 4 | sweep requests (atomic, a futex word): bumped by a writer that found entries pinned by other processes |
-/// | 68 | 4 | sweeps done (atomic, a futex word): bumped by a participant after each sweep it was asked for |
+/// | 56 | 4 | sweep requests (atomic, a futex word): bumped by a writer that found entries pinned by other processes |
+/// | 60 | 4 | sweeps done (atomic, a futex word): bumped by a participant after each sweep it was asked for |
 /// | 128 | 4 × 64 | per participant: the last sweep request it answered |
 /// | 4096 | 16 KiB | the journal: a ring of ``journalCapacity`` slot numbers (UInt32) |
 /// | ``ownersOffset`` | `maximumCount` | per slot: the participant that reserved it for a store, plus one; 0 for none |
@@ -104,8 +104,8 @@ final class TableSharedRegion: @unchecked Sendable {
         base.storeBytes(of: UInt64(table.st_ino), toByteOffset: 24, as: UInt64.self)
         atomic(40).pointee.store(0, ordering: .relaxed)
         atomic(48).pointee.store(0, ordering: .relaxed)
-        word(64).pointee.store(0, ordering: .relaxed)
-        word(68).pointee.store(0, ordering: .relaxed)
+        word(56).pointee.store(0, ordering: .relaxed)
+        word(60).pointee.store(0, ordering: .relaxed)
         for p in 0..<TableMapping.participantLimit { word(128 + 4 * p).pointee.store(0, ordering: .relaxed) }
         atomic(0).pointee.store(Self.magic, ordering: .sequentiallyConsistent)
     }
@@ -124,12 +124,15 @@ final class TableSharedRegion: @unchecked Sendable {
         Int((base + Self.journalOffset + Int(n % UInt64(Self.journalCapacity)) * 4).load(as: UInt32.self))
     }
 
-    /// Appends `slot` to the journal. Writers' lock held: the ring entry is written before the
-    /// sequence that publishes it (release).
-    func append(_ slot: Int) {
+    /// Appends `slot` to the journal and returns the new sequence. Writers' lock held: the ring entry is
+    /// written before the sequence that publishes it, and the store is sequentially consistent: a writer
+    /// that discarded an entry publishes that before it looks at the slot's pins (see ``ImageTable``).
+    @discardableResult
+    func append(_ slot: Int) -> UInt64 {
         let n = atomic(40).pointee.load(ordering: .relaxed)
         (base + Self.journalOffset + Int(n % UInt64(Self.journalCapacity)) * 4).storeBytes(of: UInt32(slot), as: UInt32.self)
-        atomic(40).pointee.store(n &+ 1, ordering: .releasing)
+        atomic(40).pointee.store(n &+ 1, ordering: .sequentiallyConsistent)
+        return n &+ 1
     }
 
     /// The shared logical clock.
@@ -151,21 +154,33 @@ final class TableSharedRegion: @unchecked Sendable {
     }
 
     /// Sweep requests so far.
-    var sweepRequests: UInt32 { word(64).pointee.load(ordering: .acquiring) }
+    var sweepRequests: UInt32 { Self.sweepRequests(at: base) }
+
+    /// The sweep requests of the region mapped at `base` (for the hit path, without a reference to the region).
+    @inline(__always)
+    static func sweepRequests(at base: UnsafeMutableRawPointer) -> UInt32 {
+        (base + 56).assumingMemoryBound(to: Atomic<UInt32>.self).pointee.load(ordering: .relaxed)
+    }
+
+    /// The journal sequence of the region mapped at `base`.
+    @inline(__always)
+    static func sequence(at base: UnsafeMutableRawPointer) -> UInt64 {
+        (base + 40).assumingMemoryBound(to: Atomic<UInt64>.self).pointee.load(ordering: .sequentiallyConsistent)
+    }
 
     /// Asks every participant to release the pins of images it no longer holds, waking their sweepers;
     /// returns the request's number.
     func requestSweep() -> UInt32 {
-        let request = word(64).pointee.add(1, ordering: .sequentiallyConsistent).newValue
-        tessera_word_wake(rawWord(64))
+        let request = word(56).pointee.add(1, ordering: .sequentiallyConsistent).newValue
+        tessera_word_wake(rawWord(56))
         return request
     }
 
     /// Records that `participant` has answered sweep requests up to `request`, waking waiting writers.
     func acknowledgeSweep(_ participant: Int, request: UInt32) {
         word(128 + 4 * participant).pointee.store(request, ordering: .releasing)
-        word(68).pointee.add(1, ordering: .sequentiallyConsistent)
-        tessera_word_wake(rawWord(68))
+        word(60).pointee.add(1, ordering: .sequentiallyConsistent)
+        tessera_word_wake(rawWord(60))
     }
 
     /// The last request `participant` answered.
@@ -176,7 +191,7 @@ final class TableSharedRegion: @unchecked Sendable {
     func waitForSweeps(_ request: UInt32, of participants: UInt64, timeout: Duration, isAlive: (Int) -> Bool) -> Bool {
         let deadline = ContinuousClock.now + timeout
         while true {
-            let done = word(68).pointee.load(ordering: .acquiring)
+            let done = word(60).pointee.load(ordering: .acquiring)
             var pending = participants, all = true
             while pending != 0 {
                 let p = pending.trailingZeroBitCount
@@ -187,18 +202,18 @@ final class TableSharedRegion: @unchecked Sendable {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return false }
             let (seconds, attoseconds) = left.components
-            tessera_word_wait(rawWord(68), done, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            tessera_word_wait(rawWord(60), done, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         }
     }
 
     /// Waits (at most `timeout`) for the sweep request count to differ from `seen`.
     func waitForSweepRequest(after seen: UInt32, timeout: Duration) {
         let (seconds, attoseconds) = timeout.components
-        tessera_word_wait(rawWord(64), seen, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        tessera_word_wait(rawWord(56), seen, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     /// Wakes every sweeper (of every process) waiting on the request word, e.g. for one to stop.
-    func wakeSweepers() { tessera_word_wake(rawWord(64)) }
+    func wakeSweepers() { tessera_word_wake(rawWord(56)) }
 
     // MARK: Owners and pins
 

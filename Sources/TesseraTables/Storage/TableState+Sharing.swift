@@ -44,7 +44,11 @@ extension TableState {
     /// misses: never an image of pixels being overwritten.
     @inline(__always)
     mutating func pinIfNeeded(_ slot: Int) {
-        guard !records[slot].pinned else { return }
+        if !records[slot].pinned { pin(slot) }
+    }
+
+    @inline(never)
+    private mutating func pin(_ slot: Int) {
         mapping.shared.pin(slot, mapping.participant)
         records[slot].pinned = true
         pinnedSlots.insert(slot)
@@ -53,6 +57,7 @@ extension TableState {
     /// Clears the pin bits of slots this process no longer holds images of (so other processes may
     /// evict them). References are only made under the table's lock, so a slot seen unreferenced
     /// here stays so until the lock is released.
+    @inline(never)
     mutating func sweepPins() {
         let request = mapping.shared.sweepRequests
         for slot in pinnedSlots where slot >= records.count || !isReferenced(slot) {
@@ -69,15 +74,23 @@ extension TableState {
     /// Sweeps if another process asked since the last sweep (one relaxed load otherwise).
     @inline(__always)
     mutating func sweepPinsIfAsked() {
-        if mapping.shared.sweepRequests != sweepsSeen { sweepPins() }
+        if TableSharedRegion.sweepRequests(at: sharedBase) != sweepsSeen { sweepPins() }
     }
+
+    /// Whether other processes committed or discarded entries this participant has not caught up with.
+    @inline(__always)
+    var journalMoved: Bool { TableSharedRegion.sequence(at: sharedBase) != journalSeen }
 
     /// Leaves a hit's time in the slot header for other processes' evictions, when others share the
     /// table and the header's time is more than ``accessHintSlack`` ticks old (so a hot entry's
     /// header is written about once per that many hits, and a table used by one process not at all).
     @inline(__always)
     mutating func noteAccess(_ slot: Int) {
-        guard othersAttached else { return }
+        if othersAttached { leaveAccessHint(slot) }
+    }
+
+    @inline(never)
+    private func leaveAccessHint(_ slot: Int) {
         let h = header(slot), now = records[slot].lastAccess
         if h.lastAccess &+ accessHintSlack < now { h.lastAccess = now }
     }
@@ -87,11 +100,20 @@ extension TableState {
 
     // MARK: Catching up
 
+    /// Journals a commit or discard of `slot` (writers' lock held); this participant stays caught up
+    /// when it was.
+    mutating func appendJournal(_ slot: Int) {
+        let before = TableSharedRegion.sequence(at: sharedBase)
+        let after = mapping.shared.append(slot)
+        if journalSeen == before { journalSeen = after }
+    }
+
     /// Applies what other processes did since the last call: the file's growth, then every slot the
     /// journal names (or, if this participant fell more than ``TableSharedRegion/journalCapacity``
     /// records behind, every slot). Without the writers' lock this reads headers that may change
     /// under it: each read is validated by the commit word, and what does not validate waits as
     /// ``foreign`` for the next look.
+    @inline(never)
     mutating func sync(underWriters: Bool = false) {
         let shared = mapping.shared
         let sequence = shared.sequence
@@ -115,6 +137,7 @@ extension TableState {
     }
 
     /// Takes in slots another process added to the file (their headers read as by ``syncSlot(_:underWriters:)``).
+    @inline(never)
     mutating func extendToFile(underWriters: Bool = false) {
         guard let st = mapping.fileState() else { return }
         let old = records.count, new = slots(coveredBy: st.size)
@@ -130,6 +153,7 @@ extension TableState {
     /// the entry known here and takes in the one found (the newer generation wins when an entity is
     /// found in two slots); an empty slot becomes free, or foreign while another process holds it.
     /// Slots referenced here (``unindexed``) are left alone: this process's pin keeps others out.
+    @inline(never)
     mutating func syncSlot(_ slot: Int, underWriters: Bool) {
         guard slot < records.count, !unindexed.contains(slot) else { return }
         let h = header(slot)

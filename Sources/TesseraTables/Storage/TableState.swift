@@ -47,7 +47,12 @@ struct TableState {
     /// The format's ``ImageFormat/headerBytes`` and ``ImageFormat/bytesPerEntry``, computed once
     /// (every hit needs them).
     let geometry: (headerBytes: Int, bytesPerEntry: Int)
-    var mapping: TableMapping
+    /// The mapping; replaced only with the whole state (``recreate()``), so the raw addresses below stay its own.
+    let mapping: TableMapping
+    /// `mapping.base` at the first slot header, and the shared region's base: what a hit reads, as raw
+    /// addresses (no reference counting on the hit path).
+    let slotHeaders: UnsafeMutableRawPointer
+    let sharedBase: UnsafeMutableRawPointer
     var records: [SlotRecord] = []
     /// Each slot's lease, shared by every reference to the slot (see "References" above); as many as
     /// ``records``. Kept apart so that records stay plain values (copying one retains nothing).
@@ -100,6 +105,8 @@ struct TableState {
     init(format: ImageFormat, mapping: TableMapping) {
         self.format = format
         self.mapping = mapping
+        slotHeaders = mapping.base + ImageFormat.pageSize
+        sharedBase = mapping.shared.base
         geometry = (format.headerBytes, format.bytesPerEntry)
         let size = mapping.fileState()?.size ?? 0
         let count = size >= format.headerBytes ? min(format.maximumCount, (size - format.headerBytes) / format.bytesPerEntry) : 0
@@ -157,7 +164,7 @@ struct TableState {
     // MARK: Geometry
 
     func header(_ slot: Int) -> SlotHeader {
-        SlotHeader(pointer: mapping.base + ImageFormat.pageSize + slot * ImageFormat.slotHeaderSize, slot: slot)
+        SlotHeader(pointer: slotHeaders + slot * ImageFormat.slotHeaderSize, slot: slot)
     }
 
     func pixelOffset(_ slot: Int) -> Int { geometry.headerBytes + slot * geometry.bytesPerEntry }
@@ -275,7 +282,7 @@ struct TableState {
         // Only the commit this participant knows: another process may have replaced it meanwhile.
         if let st = fileState ?? mapping.fileState(), st.size >= format.headerBytes,
            header(slot).invalidate(expecting: records[slot].commit), writersHeld {
-            mapping.shared.append(slot)
+            appendJournal(slot)
         }
         records[slot] = records[slot].cleared
         recency.remove(slot)
