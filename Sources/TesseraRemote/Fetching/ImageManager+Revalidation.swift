@@ -58,4 +58,17 @@ extension ImageManager {
             return nil
         }
     }
+
+    /// Revalidates the disk copy of `url` in the background after ``dataResponse(for:priority:progress:)``
+    /// answered it stale: the data job stores what the origin says (a `304`'s freshness, or new bytes);
+    /// a failure is logged and changes nothing.
+    func revalidateData(of url: URL, caller: CallerPriority) async {
+        do {
+            _ = try await jobs.data(for: DataKey(url: url, stale: .revalidating), source: url, caller: caller, progress: nil)
+        } catch {
+            pipeline.logger.info("background revalidation failed; the stale copy stays", metadata: [
+                "url": "\(url.absoluteString)", "error": "\(error)",
+            ])
+        }
+    }
 }

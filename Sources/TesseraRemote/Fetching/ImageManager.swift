@@ -23,8 +23,8 @@ import Foundation
 ///    downloaded on a lane slot (see `FetchScheduler` for the lane rules, and `FetchScheduling`).
 ///    A stale copy within the origin's `stale-while-revalidate` (or any stale copy, for
 ///    ``ImageRequest/CachePolicy/staleWhileRevalidate``) is answered at once and revalidated in the
-///    background; one within `stale-if-error` is answered when the origin fails
-///    (see "Stale while revalidate" in `ImageManager+Revalidation.swift`).
+///    background (``ImageTask/Event/refreshed(_:)`` reports a new image); one within `stale-if-error`
+///    is answered when the origin fails (a refused connection, a timeout, a 5xx).
 /// 3. The bytes are written to disk (when the response allows it and they look like an image), then
 ///    decoded once per requested variant in the job's task — never on the caller's thread — inserted
 ///    into the memory cache and handed to every requester of that variant.
@@ -215,14 +215,20 @@ public final class ImageManager: Sendable {
 
     /// ``data(for:priority:progress:)`` with the bytes' entity tag and the layer that answered: what a
     /// caller that versions what it makes from the bytes needs (the tag names the bytes without hashing
-    /// them). Concurrent calls for one URL share one job, as every request of the manager does.
+    /// them). Concurrent calls for one URL share one job, as every request of the manager does. A stale
+    /// disk copy within the origin's `stale-while-revalidate` is answered at once and revalidated in the
+    /// background (the next call gets what that revalidation stored).
     /// - Throws: as ``image(for:progress:)``.
     @concurrent
     public func dataResponse(for url: URL, priority: FetchPriority = .urgent,
                              progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(TesseraError) -> DataResponse {
         do {
             try Task.checkCancellation()
-            let fetched = try await jobs.data(for: DataKey(url: url), source: url, caller: CallerPriority(priority), progress: progress)
+            let caller = CallerPriority(priority)
+            let fetched = try await jobs.data(for: DataKey(url: url), source: url, caller: caller, progress: progress)
+            if fetched.needsRevalidation {
+                Task.detached { [self] in await revalidateData(of: url, caller: caller) }
+            }
             return DataResponse(data: fetched.data, etag: fetched.etag, cacheType: fetched.cacheType, lastModified: fetched.lastModified)
         } catch {
             throw Self.typed(error, url: url)

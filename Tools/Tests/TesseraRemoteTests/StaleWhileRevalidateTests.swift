@@ -266,4 +266,31 @@ struct StaleWhileRevalidateTests {
         let entry = try #require(await DiskCache(configuration: .init(directory: directory)).entry(for: Self.url))
         #expect(entry.data == Data(greenBytes), "the revalidation went on and stored the new bytes")
     }
+
+    @Test("image(for:) and dataResponse(for:) answer stale within stale-while-revalidate and revalidate in the background")
+    func backgroundWithoutTask() async throws {
+        for useData in [false, true] {
+            let (loader, directory, clock) = try await Self.cachedRed("max-age=10, stale-while-revalidate=60")
+            clock.advance(by: 30)
+            let gate = LoadGate()
+            let greenBytes = try pngBytes(Self.green)
+            loader.set(.init(headers: ["Cache-Control": "max-age=10", "ETag": "\"green\""], body: Data(greenBytes), gate: gate),
+                       for: Self.url)
+            let manager = try Self.manager(loader, directory: directory, clock: clock)
+            if useData {
+                let stale = try await manager.dataResponse(for: Self.url)
+                #expect(stale.cacheType == .disk && stale.etag == "\"red\"")
+            } else {
+                #expect(try await manager.image(for: Self.url).pixel(x: 1, y: 1) == Self.redPixel)
+            }
+            await loader.waitForLoads(of: Self.url, count: 2)
+            gate.open()
+            await manager.waitForQueue { $0.inProgress.isEmpty }
+            let entry = try #require(await DiskCache(configuration: .init(directory: directory)).entry(for: Self.url))
+            #expect(entry.data == Data(greenBytes), "the background revalidation stored the new bytes (data: \(useData))")
+            // The next request of the same manager gets the new bytes from the fresh disk copy.
+            let next = try await manager.dataResponse(for: Self.url)
+            #expect(next.cacheType == .disk && next.etag == "\"green\"" && next.data == Data(greenBytes))
+        }
+    }
 }
