@@ -23,8 +23,8 @@ import Foundation
 /// - **Cancellation**: ``cancel()``, or cancelling a task that awaits ``response``, ends the request with
 ///   ``/TesseraCore/TesseraError/Reason/cancelled``; the download stops when nobody else needs it.
 /// - **Observation**: each access to ``progress`` or ``events`` gives a new sequence, which sees what
-///   happens from then on and ends when the request does (a sequence made after the end sees only
-///   ``Event/finished(_:)``).
+///   happens from then on and ends when the request does (a sequence made after the answer starts with
+///   ``Event/finished(_:)``, and ends there unless a revalidation is still running).
 /// - **Stale while revalidate**: when the answer is a stale disk copy answered at once (the origin's
 ///   `stale-while-revalidate`, or ``ImageRequest/CachePolicy/staleWhileRevalidate``), ``response`` is
 ///   that copy, and the task revalidates it in the background: the events go on after
