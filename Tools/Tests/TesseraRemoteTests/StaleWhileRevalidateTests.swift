@@ -261,6 +261,7 @@ struct StaleWhileRevalidateTests {
         task.cancel()
         let all = await Self.collect(events)
         #expect(Self.refreshed(all).isEmpty && Self.finishedCount(all) == 1)
+        await loader.waitForLoads(of: Self.url, count: 2)      // the revalidation's job is under way
         gate.open()
         await manager.waitForQueue { $0.inProgress.isEmpty }
         let entry = try #require(await DiskCache(configuration: .init(directory: directory)).entry(for: Self.url))
