@@ -200,6 +200,8 @@ let package = Package(
             name: "TesseraEndToEndTests",
             dependencies: [
                 .product(name: "Tessera", package: "Tessera"),
+                .product(name: "TesseraHTTP", package: "Tessera"),
+                .product(name: "TesseraTesting", package: "Tessera"),
                 "TesseraMeasurement", "TesseraTestSupport",
             ]
         ),

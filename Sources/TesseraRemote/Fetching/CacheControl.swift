@@ -21,6 +21,14 @@ public struct CacheControl: Sendable, Hashable {
     public var mustRevalidate = false
     /// `public`: any cache may store the response, even one to a request with credentials.
     public var isPublic = false
+    /// `stale-while-revalidate=N` (RFC 5861 §3): for N seconds after the response becomes stale, a cache
+    /// may answer with it at once and revalidate it in the background. Read as delta-seconds; an invalid
+    /// value leaves the directive out.
+    public var staleWhileRevalidate: Int?
+    /// `stale-if-error=N` (RFC 5861 §4): for N seconds after the response becomes stale, a cache may
+    /// answer with it when revalidating or downloading it fails (no connection, a timeout, a 5xx). Read
+    /// as delta-seconds; an invalid value leaves the directive out.
+    public var staleIfError: Int?
 
     /// Parses a header value such as `public, max-age=3600, must-revalidate`.
     public init(parsing header: String?) {
@@ -35,6 +43,8 @@ public struct CacheControl: Sendable, Hashable {
             case "no-store": noStore = true
             case "must-revalidate": mustRevalidate = true
             case "public": isPublic = true
+            case "stale-while-revalidate": staleWhileRevalidate = value.flatMap(CacheControl.deltaSeconds)
+            case "stale-if-error": staleIfError = value.flatMap(CacheControl.deltaSeconds)
             default: continue
             }
         }

@@ -77,14 +77,14 @@ final class FetchJobs: Sendable {
     }
 
     /// The encoded bytes of `key` for a caller (their header checked): joins its data job or starts one,
-    /// which loads `source`.
-    func data(for key: DataKey, source: URL, caller: CallerPriority,
+    /// which loads `source` with `headers`.
+    func data(for key: DataKey, source: URL, caller: CallerPriority, headers: [String: String] = [:],
               progress handler: (@Sendable (LoadProgress) -> Void)?) async throws -> FetchedData {
         let order = scheduler.nextOrder()
         let relayed = progress.add(handler, for: key)
         defer { progress.remove(relayed, for: key) }
         return try await pipeline.make(from: key.url, bytes: { [self] again in
-            try await bytes(of: key, source: source, for: .bytes(caller), headers: [:], order: order, counted: !again)
+            try await bytes(of: key, source: source, for: .bytes(caller), headers: headers, order: order, counted: !again)
         }) { [decoder = pipeline.decoder] fetched in
             _ = try decoder.probe(fetched.data)
             return fetched

@@ -184,7 +184,7 @@ final class FetchPipeline: Sendable {
         tables.noteSource(source, for: key.data.url)
         if key.data.readsDisk, let entry = tables.image(at: place, sourceID: source) {
             return DecodedImage(pixels: entry, cacheType: .table, sourceFormat: try? decoder.probe(fetched.data).format,
-                                response: fetched.response)
+                                response: fetched.response, needsRevalidation: fetched.needsRevalidation)
         }
         let decoded = try await decoded(fetched, for: key.image)
         if key.data.writesDisk, let bitmap = decoded.bitmap { tables.store(bitmap, at: place, sourceID: source) }
@@ -196,7 +196,7 @@ final class FetchPipeline: Sendable {
     func decoded(_ fetched: FetchedData, for key: ImageKey) async throws -> DecodedImage {
         let image = try await decodes.run { try decode(fetched.data, for: key) }
         return DecodedImage(pixels: image, cacheType: fetched.cacheType, sourceFormat: try? decoder.probe(fetched.data).format,
-                            response: fetched.response)
+                            response: fetched.response, needsRevalidation: fetched.needsRevalidation)
     }
 
     /// Decodes `data` into the variant `key` asks for (see ``ImageKey/mode`` and ``ImageKey/processing``),

@@ -12,6 +12,8 @@ import TesseraTables
 /// - **Jobs** (one per image identity, shared by its requests): each job that may read the disk cache
 ///   looks once, `diskHits + diskMisses`; `downloads` are the loads handed to the loader (revalidations,
 ///   retries and the second try after a `401` included), of which `notModified` were answered `304`.
+///   The background revalidation of a stale answer (`stale-while-revalidate`) is a job that counts its
+///   loads (and a failure) but no disk lookup: the request that answered stale counted its disk hit.
 ///
 /// The caches' own statistics (``MemoryCache/statistics``, ``DiskCache/statistics``) count the caches'
 /// operations, by anyone: the disk cache counts a read only when its index holds the URL, since the

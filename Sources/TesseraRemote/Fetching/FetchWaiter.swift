@@ -5,12 +5,26 @@ import Foundation
 /// The identity of a data job: the image's identity in the caches (its URL, or the URL made from its
 /// ``ImageRequest/cacheKey``) and the disk layers its requesters may use. Requests that
 /// may not read or write the disk get jobs of their own, so that no request is answered from a layer it
-/// skips nor writes one it forbids.
+/// skips nor writes one it forbids. Likewise the jobs that may answer with any stale copy, and the
+/// background revalidations, are jobs of their own (``StaleUse``).
 struct DataKey: Sendable, Hashable {
     /// The identity in the caches (``ImageKey/url``).
     var url: URL
     var readsDisk = true
     var writesDisk = true
+    var stale = StaleUse.asOriginAllows
+}
+
+/// How a data job may use a stale disk copy.
+enum StaleUse: Sendable, Hashable {
+    /// As the origin's `stale-while-revalidate` and `stale-if-error` allow (RFC 5861).
+    case asOriginAllows
+    /// Any stale copy is answered at once and revalidated in the background
+    /// (``ImageRequest/CachePolicy/staleWhileRevalidate``); `stale-if-error` as the origin allows.
+    case always
+    /// A background revalidation: the disk copy is never the answer unless the origin confirms it
+    /// (`304`, or the same bytes again); a failure is thrown.
+    case revalidating
 }
 
 /// The identity of an image job: the variant (``ImageKey``), its data job, and whether the image goes

@@ -16,6 +16,8 @@ struct FetchedData: Sendable {
     /// The bytes' `Last-Modified`, as the server sent it (the download's, or the disk copy's stored one);
     /// `nil` for a local URL or a server that sends none.
     var lastModified: String? = nil
+    /// A stale disk copy answered at once: its job's requesters revalidate it in the background.
+    var needsRevalidation = false
 
     var fromDisk: Bool { cacheType == .disk }
 }
@@ -27,6 +29,8 @@ struct DecodedImage: Sendable {
     var cacheType: ImageResponse.CacheType
     var sourceFormat: ImageFileFormat?
     var response: LoadResponse?
+    /// Made from a stale disk copy answered at once (``FetchedData/needsRevalidation``).
+    var needsRevalidation = false
 
     /// The decoded image; `nil` for a table's answer.
     var bitmap: Bitmap? { pixels as? Bitmap }

@@ -9,6 +9,11 @@ import Foundation
 /// freshness is fresh for a configurable default (``ImageManager/Configuration/defaultMaxAge``),
 /// the usual heuristic of image caches. A stale copy with an `ETag` or `Last-Modified` is revalidated
 /// with `If-None-Match`/`If-Modified-Since`; a `304` refreshes it without downloading the body again.
+///
+/// `stale-while-revalidate` and `stale-if-error` (RFC 5861) are kept with the validators: for that many
+/// seconds past ``expiresAt`` a stale copy may be answered at once while it is revalidated in the
+/// background (``isUsableWhileRevalidating(at:)``), or answered when the origin fails
+/// (``isUsableIfError(at:)``). Entries stored before these fields existed read as having neither.
 public struct HTTPCacheInfo: Sendable, Hashable, Codable {
     /// The URL the bytes were requested from (checked on read against hash collisions and stray files).
     public var url: String
@@ -20,14 +25,21 @@ public struct HTTPCacheInfo: Sendable, Hashable, Codable {
     public var storedAt: Date
     /// When the copy becomes stale.
     public var expiresAt: Date
+    /// The origin's `stale-while-revalidate`, in seconds past ``expiresAt``; `nil` when it gave none.
+    public var staleWhileRevalidate: Int?
+    /// The origin's `stale-if-error`, in seconds past ``expiresAt``; `nil` when it gave none.
+    public var staleIfError: Int?
 
     /// Creates cache information.
-    public init(url: String, etag: String? = nil, lastModified: String? = nil, storedAt: Date, expiresAt: Date) {
+    public init(url: String, etag: String? = nil, lastModified: String? = nil, storedAt: Date, expiresAt: Date,
+                staleWhileRevalidate: Int? = nil, staleIfError: Int? = nil) {
         self.url = url
         self.etag = etag
         self.lastModified = lastModified
         self.storedAt = storedAt
         self.expiresAt = expiresAt
+        self.staleWhileRevalidate = staleWhileRevalidate
+        self.staleIfError = staleIfError
     }
 
     /// Cache information for `response`, received at `now`; `defaultMaxAge` applies when the response
@@ -51,7 +63,8 @@ public struct HTTPCacheInfo: Sendable, Hashable, Codable {
         }
         self.init(url: requestedURL.absoluteString, etag: response.headers["etag"],
                   lastModified: response.headers["last-modified"], storedAt: now,
-                  expiresAt: now.addingTimeInterval(HTTPCacheInfo.clampedLifetime(lifetime)))
+                  expiresAt: now.addingTimeInterval(HTTPCacheInfo.clampedLifetime(lifetime)),
+                  staleWhileRevalidate: control.staleWhileRevalidate, staleIfError: control.staleIfError)
     }
 
     /// `lifetime` within 0…2³¹ seconds (``CacheControl/maximumDeltaSeconds``); `nan` counts as 0.
@@ -68,17 +81,36 @@ public struct HTTPCacheInfo: Sendable, Hashable, Codable {
     /// Whether the copy may be used without asking the server.
     public func isFresh(at now: Date) -> Bool { now < expiresAt }
 
+    /// Whether the copy is stale but within its `stale-while-revalidate` window at `now`: it may be
+    /// answered at once while it is revalidated in the background.
+    public func isUsableWhileRevalidating(at now: Date) -> Bool {
+        guard let seconds = staleWhileRevalidate, !isFresh(at: now) else { return false }
+        return now < expiresAt.addingTimeInterval(TimeInterval(seconds))
+    }
+
+    /// Whether the copy is stale but within its `stale-if-error` window at `now`: it may be answered
+    /// when revalidating or downloading it fails.
+    public func isUsableIfError(at now: Date) -> Bool {
+        guard let seconds = staleIfError, !isFresh(at: now) else { return false }
+        return now < expiresAt.addingTimeInterval(TimeInterval(seconds))
+    }
+
     /// Whether the server can be asked for a `304` instead of the full body.
     public var canRevalidate: Bool { etag != nil || lastModified != nil }
 
     /// The information after a `304 Not Modified` at `now`: new freshness from the 304's headers,
-    /// validators updated when the 304 carries new ones.
+    /// validators updated when the 304 carries new ones; the stale windows kept when the 304 carries
+    /// no `Cache-Control`.
     public func refreshed(by response: LoadResponse, now: Date, defaultMaxAge: Duration) -> HTTPCacheInfo {
         var fresh = HTTPCacheInfo(response: response, requestedURL: URL(string: url) ?? response.url, now: now,
                                   defaultMaxAge: defaultMaxAge)
         fresh.url = url
         fresh.etag = fresh.etag ?? etag
         fresh.lastModified = fresh.lastModified ?? lastModified
+        if response.headers["cache-control"] == nil {
+            fresh.staleWhileRevalidate = staleWhileRevalidate
+            fresh.staleIfError = staleIfError
+        }
         return fresh
     }
 

@@ -21,6 +21,10 @@ import Foundation
 ///    every requester whatever their sizes (coalescing). The job reads the disk cache; a fresh copy is
 ///    used as is, a stale one with validators is revalidated (`304` keeps it), anything else is
 ///    downloaded on a lane slot (see `FetchScheduler` for the lane rules, and `FetchScheduling`).
+///    A stale copy within the origin's `stale-while-revalidate` (or any stale copy, for
+///    ``ImageRequest/CachePolicy/staleWhileRevalidate``) is answered at once and revalidated in the
+///    background (``ImageTask/Event/refreshed(_:)`` reports a new image); one within `stale-if-error`
+///    is answered when the origin fails (a refused connection, a timeout, a 5xx).
 /// 3. The bytes are written to disk (when the response allows it and they look like an image), then
 ///    decoded once per requested variant in the job's task — never on the caller's thread — inserted
 ///    into the memory cache and handed to every requester of that variant.
@@ -135,9 +139,21 @@ public final class ImageManager: Sendable {
     }
 
     /// The answer to `request` for `caller` (whose level may change while it waits); counted in
-    /// ``statistics``.
+    /// ``statistics``. A stale answer is revalidated in the background (``revalidate(_:caller:)``), which
+    /// updates the caches.
     func response(for request: ImageRequest, caller: CallerPriority,
                   progress: (@Sendable (LoadProgress) -> Void)?) async throws(TesseraError) -> ImageResponse {
+        let answer = try await answer(for: request, caller: caller, progress: progress)
+        if let revalidation = answer.revalidation {
+            Task.detached { [self] in _ = await revalidate(revalidation, caller: caller) }
+        }
+        return answer.response
+    }
+
+    /// The answer to `request` for `caller`, counted in ``statistics``, and what to revalidate when it is
+    /// a stale copy answered at once (the caller starts the revalidation).
+    func answer(for request: ImageRequest, caller: CallerPriority,
+                progress: (@Sendable (LoadProgress) -> Void)?) async throws(TesseraError) -> Answer {
         let (url, key) = try Self.resolve(request)
         let recorder = pipeline.recorder
         recorder.request()
@@ -147,16 +163,17 @@ public final class ImageManager: Sendable {
         if !credentials, request.cachePolicy != .reloadIgnoringCache, !options.contains(.disableMemoryCacheReads),
            let hit = memoryCache?.image(for: key) {
             recorder.memoryHit()
-            return ImageResponse(image: hit, request: request, cacheType: .memory)
+            return Answer(response: ImageResponse(image: hit, request: request, cacheType: .memory))
         }
         recorder.memoryMiss()
         if !credentials, request.cachePolicy != .reloadIgnoringCache, !options.contains(.disableDiskCacheReads),
            let entry = pipeline.tables?.cachedImage(for: key) {
             recorder.ended(.table)
-            return ImageResponse(pixels: entry, request: request, cacheType: .table)
+            return Answer(response: ImageResponse(pixels: entry, request: request, cacheType: .table))
         }
         let jobKey = ImageJobKey(image: key, data: DataKey(url: key.url, readsDisk: !options.contains(.disableDiskCacheReads),
-                                                           writesDisk: !options.contains(.disableDiskCacheWrites)),
+                                                           writesDisk: !options.contains(.disableDiskCacheWrites),
+                                                           stale: request.cachePolicy == .staleWhileRevalidate ? .always : .asOriginAllows),
                                  writesMemory: !options.contains(.disableMemoryCacheWrites))
         do {
             try Task.checkCancellation()
@@ -178,7 +195,8 @@ public final class ImageManager: Sendable {
                 }
             }
             recorder.ended(decoded.cacheType)
-            return decoded.response(to: request)
+            let revalidation = decoded.needsRevalidation ? Revalidation(request: request, url: url, key: jobKey) : nil
+            return Answer(response: decoded.response(to: request), revalidation: revalidation)
         } catch {
             let typed = Self.typed(error, url: url)
             recorder.ended(nil, cancelled: typed.reason == .cancelled)
@@ -197,14 +215,20 @@ public final class ImageManager: Sendable {
 
     /// ``data(for:priority:progress:)`` with the bytes' entity tag and the layer that answered: what a
     /// caller that versions what it makes from the bytes needs (the tag names the bytes without hashing
-    /// them). Concurrent calls for one URL share one job, as every request of the manager does.
+    /// them). Concurrent calls for one URL share one job, as every request of the manager does. A stale
+    /// disk copy within the origin's `stale-while-revalidate` is answered at once and revalidated in the
+    /// background (the next call gets what that revalidation stored).
     /// - Throws: as ``image(for:progress:)``.
     @concurrent
     public func dataResponse(for url: URL, priority: FetchPriority = .urgent,
                              progress: (@Sendable (LoadProgress) -> Void)? = nil) async throws(TesseraError) -> DataResponse {
         do {
             try Task.checkCancellation()
-            let fetched = try await jobs.data(for: DataKey(url: url), source: url, caller: CallerPriority(priority), progress: progress)
+            let caller = CallerPriority(priority)
+            let fetched = try await jobs.data(for: DataKey(url: url), source: url, caller: caller, progress: progress)
+            if fetched.needsRevalidation {
+                Task.detached { [self] in await revalidateData(of: url, caller: caller) }
+            }
             return DataResponse(data: fetched.data, etag: fetched.etag, cacheType: fetched.cacheType, lastModified: fetched.lastModified)
         } catch {
             throw Self.typed(error, url: url)

@@ -64,6 +64,12 @@ public struct ImageRequest: Sendable {
         /// Answer from memory or from any disk copy, fresh or stale; never the network. Fails with
         /// `FetchFailure.offlineMiss` when nothing is cached.
         case cacheOnly
+        /// As ``useCache``, but a stale disk copy is answered at once whatever the origin's
+        /// `Cache-Control` says, and revalidated in the background (a conditional request with its
+        /// validators): a `304` refreshes it, a new image replaces it in the caches and is reported by
+        /// ``ImageTask``'s ``ImageTask/Event/refreshed(_:)``. "Same URL, new image" without waiting.
+        /// A memory-cache hit is answered as by ``useCache``, without a revalidation.
+        case staleWhileRevalidate
     }
 
     /// Where the image comes from.

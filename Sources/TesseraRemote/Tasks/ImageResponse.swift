@@ -19,8 +19,10 @@ public struct ImageResponse: Sendable {
     public enum CacheType: String, Sendable, Hashable, Codable, CaseIterable {
         /// The memory cache of decoded images: nothing was read or decoded.
         case memory
-        /// A disk copy of the downloaded bytes, decoded: fresh, stale when offline or cache-only, or
-        /// revalidated with a `304` (then ``statusCode`` is 304).
+        /// A disk copy of the downloaded bytes, decoded: fresh, stale when offline or cache-only, stale
+        /// within the origin's `stale-while-revalidate` or `stale-if-error` (or under
+        /// ``ImageRequest/CachePolicy/staleWhileRevalidate``), or revalidated with a `304` (then
+        /// ``statusCode`` is 304).
         case disk
         /// A download, decoded.
         case network

@@ -23,8 +23,13 @@ import Foundation
 /// - **Cancellation**: ``cancel()``, or cancelling a task that awaits ``response``, ends the request with
 ///   ``/TesseraCore/TesseraError/Reason/cancelled``; the download stops when nobody else needs it.
 /// - **Observation**: each access to ``progress`` or ``events`` gives a new sequence, which sees what
-///   happens from then on and ends when the request does (a sequence made after the end sees only
-///   ``Event/finished(_:)``).
+///   happens from then on and ends when the request does (a sequence made after the answer starts with
+///   ``Event/finished(_:)``, and ends there unless a revalidation is still running).
+/// - **Stale while revalidate**: when the answer is a stale disk copy answered at once (the origin's
+///   `stale-while-revalidate`, or ``ImageRequest/CachePolicy/staleWhileRevalidate``), ``response`` is
+///   that copy, and the task revalidates it in the background: the events go on after
+///   ``Event/finished(_:)`` with ``Event/refreshed(_:)`` when the origin sent a new image (none when it
+///   answered `304 Not Modified` or the revalidation failed), and end when the revalidation does.
 public final class ImageTask: Sendable {
     /// What a task reports, in order.
     public enum Event: Sendable {
@@ -32,9 +37,14 @@ public final class ImageTask: Sendable {
         case progress(LoadProgress)
         /// The task's priority was set to another level.
         case priorityChanged(FetchPriority)
-        /// The request ended: its response, or the error (``/TesseraCore/TesseraError/Reason/cancelled``
-        /// when cancelled). Always the last event.
+        /// The request was answered: its response, or the error (``/TesseraCore/TesseraError/Reason/cancelled``
+        /// when cancelled). The last event, unless the response is a stale copy being revalidated in the
+        /// background: then ``refreshed(_:)`` may follow.
         case finished(Result<ImageResponse, TesseraError>)
+        /// The stale copy answered in ``finished(_:)`` was revalidated in the background and the origin
+        /// sent a new image: this response (``ImageResponse/CacheType/network``), now also in the memory
+        /// and disk caches. Never sent when the origin says the copy is unchanged.
+        case refreshed(ImageResponse)
     }
 
     /// The request the task runs.
@@ -55,12 +65,22 @@ public final class ImageTask: Sendable {
         identity = (try? ImageManager.resolve(request))?.1.url
         work = Task.detached {
             let result: Result<ImageResponse, TesseraError>
+            var revalidation: ImageManager.Revalidation?
             do throws(TesseraError) {
-                result = .success(try await manager.response(for: request, caller: caller, progress: { hub.send(.progress($0)) }))
+                let answer = try await manager.answer(for: request, caller: caller, progress: { hub.send(.progress($0)) })
+                result = .success(answer.response)
+                revalidation = answer.revalidation
             } catch {
                 result = .failure(error)
             }
-            hub.finish(with: result)
+            hub.finish(with: result, refreshing: revalidation != nil)
+            if let revalidation {
+                // Not part of this task: `response` answers now, the events follow the revalidation.
+                Task.detached {
+                    if let refreshed = await manager.revalidate(revalidation, caller: caller) { hub.send(.refreshed(refreshed)) }
+                    hub.close()
+                }
+            }
             return result
         }
     }
@@ -78,8 +98,12 @@ public final class ImageTask: Sendable {
     }
 
     /// Cancels the request: it ends with ``/TesseraCore/TesseraError/Reason/cancelled`` (unless it has
-    /// ended already); its download stops when no other request needs it.
-    public func cancel() { work.cancel() }
+    /// ended already); its download stops when no other request needs it. After a stale answer, the
+    /// events end without ``Event/refreshed(_:)`` (the background revalidation still updates the caches).
+    public func cancel() {
+        work.cancel()
+        hub.cancelRefresh()
+    }
 
     /// Whether ``cancel()`` was called.
     public var isCancelled: Bool { work.isCancelled }
@@ -103,6 +127,7 @@ public final class ImageTask: Sendable {
     /// The download's progress from now on, ending when the request ends.
     public var progress: AsyncStream<LoadProgress> { hub.progress() }
 
-    /// The task's events from now on (``Event``), ending with ``Event/finished(_:)``.
+    /// The task's events from now on (``Event``), ending with ``Event/finished(_:)``, or after the
+    /// background revalidation of a stale answer (see "Stale while revalidate").
     public var events: AsyncStream<Event> { hub.events() }
 }

@@ -156,6 +156,7 @@ struct ImageTaskTests {
             case .progress(let report): seen.append("progress \(report.receivedBytes)")
             case .priorityChanged(let level): seen.append("priority \(level)")
             case .finished(let result): seen.append("finished"); last = try result.get()
+            case .refreshed: seen.append("refreshed")
             }
         }
         let quarters = (1...4).map { "progress \(body.count * $0 / 4)" }

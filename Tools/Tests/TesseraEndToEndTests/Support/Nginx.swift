@@ -6,8 +6,9 @@ import TesseraTestSupport
 /// its own configuration and prefix in a temporary directory.
 ///
 /// Locations under ``root``:
-/// - `/fresh/…` files with `Cache-Control: max-age=3600`, `/stale/…` with `max-age=0`; nginx adds its own
-///   `ETag` and `Last-Modified` and answers `If-None-Match` with `304`;
+/// - `/fresh/…` files with `Cache-Control: max-age=3600`, `/stale/…` with `max-age=0`, `/swr/…` with
+///   `max-age=0, stale-while-revalidate=60, stale-if-error=600`, `/sie/…` with `max-age=0, stale-if-error=600`;
+///   nginx adds its own `ETag` and `Last-Modified` and answers `If-None-Match` with `304`;
 /// - `/forbidden/…` answers `403`; anything missing `404`;
 /// - `/chain/1` → `/chain/2` → `/chain/3` → `/fresh/chain.jpg` (three `301`s), `/long/1` … `/long/8` (a chain of
 ///   eight, past the loader's limit of five), `/cycle/a` ⇄ `/cycle/b`;
@@ -152,6 +153,8 @@ final class Nginx {
         configuration.server = """
                 location /fresh/ { add_header Cache-Control "max-age=3600"; }
                 location /stale/ { add_header Cache-Control "max-age=0"; }
+                location /swr/ { add_header Cache-Control "max-age=0, stale-while-revalidate=60, stale-if-error=600"; }
+                location /sie/ { add_header Cache-Control "max-age=0, stale-if-error=600"; }
                 location /forbidden/ { return 403; }
                 location = /sentinel { return 204; }
         \(redirects)
