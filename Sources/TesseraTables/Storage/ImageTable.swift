@@ -43,7 +43,7 @@ import Synchronization
 /// ``/TesseraCore/StorageFailure/allEntriesInUse(format:)`` rather than growing past the limit or waiting.
 ///
 /// ## Sharing between processes
-/// Any number of processes (up to ``TableMapping/participantLimit``, each `ImageTable` instance counting
+/// Any number of processes (up to 64, each `ImageTable` instance counting
 /// as one) open the same file and read and store; docs/ARCHITECTURE.md ("Tables shared between
 /// processes") has the protocol and its arithmetic. In short: stores take a byte-range lock of the open
 /// file description only around reserving and committing a slot; a hit takes no file lock, sets its
