@@ -120,7 +120,7 @@ check-docs: setup-build
 # the modules of the tools package's debug build (made first if needed, as `swift test` makes it) with the
 # toolchain's swift-symbolgraph-extract and docc: no documentation plugin, no second build of the library.
 # Any DocC warning fails the build.
-DOCS_TARGETS = TesseraCore TesseraImaging TesseraTables TesseraRemote Tessera TesseraHTTP TesseraServer
+DOCS_TARGETS = TesseraCore TesseraImaging TesseraTables TesseraRemote Tessera TesseraHTTP TesseraServer TesseraVapor
 docs: setup-build
 	scripts/build-docs $(DOCS_TARGETS)
 

@@ -25,6 +25,9 @@ let package = Package(
         // The image service behind `tessera serve`, as a Hummingbird router others can mount. Empty unless the
         // `Serving` trait is on (docs/SERVING.md).
         .library(name: "TesseraServer", targets: ["TesseraServer"]),
+        // The same image routes mounted in a Vapor 4 application, the service shut down with it. Empty unless
+        // the `Vapor` trait is on (docs/LIBRARY.md, "Tessera inside Vapor").
+        .library(name: "TesseraVapor", targets: ["TesseraVapor"]),
     ],
     traits: [
         // `TesseraHTTP`'s `HTTPDataLoader` and `ImageManager.shared` on AsyncHTTPClient (with SwiftNIO and
@@ -36,6 +39,9 @@ let package = Package(
         // the library's default graph stays small.
         // Remote sources need the HTTP loader, so this trait turns `HTTPLoader` on too.
         .trait(name: "Serving", enabledTraits: ["HTTPLoader"]),
+        // `TesseraVapor`: the image routes in a Vapor 4 application (Vapor and swift-http-types). Turns
+        // `Serving` on, whose routes it mounts.
+        .trait(name: "Vapor", enabledTraits: ["Serving"]),
         .default(enabledTraits: ["HTTPLoader"]),
     ],
     dependencies: [
@@ -50,6 +56,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // The `Vapor` trait's packages (TesseraVapor only).
+        .package(url: "https://github.com/vapor/vapor", from: "4.115.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
     ],
     targets: [
         // C libraries, found through pkg-config; `scripts/setup` installs the Debian packages.
@@ -157,6 +166,17 @@ let package = Package(
             ],
             // The gallery page, compiled into the module as bytes (`PackageResources.gallery_html`): no bundle to find at run time.
             resources: [.embedInCode("Resources/gallery.html")]
+        ),
+        // The image routes in a Vapor application; its files are wrapped in `#if Vapor`.
+        .target(
+            name: "TesseraVapor",
+            dependencies: [
+                "TesseraServer",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Vapor"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Vapor"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Vapor"])),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -13,7 +13,7 @@ let package = Package(
         .executable(name: "TesseraStress", targets: ["TesseraStress"]),
     ],
     dependencies: [
-        .package(name: "Tessera", path: "..", traits: ["HTTPLoader", "Serving"]),
+        .package(name: "Tessera", path: "..", traits: ["HTTPLoader", "Serving", "Vapor"]),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
         // `tessera health`'s one GET (the library's TesseraHTTP brings it in already).
@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         // `ServiceGroup`, for the tests and snippets that run `ImageService` and `HTTPDataLoader` as services.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // The Vapor application of TesseraVaporTests and the documentation's Vapor snippet.
+        .package(url: "https://github.com/vapor/vapor", from: "4.115.0"),
     ],
     targets: [
         // Frame statistics, the scrolling-grid model and memory readings of the demo and the benchmarks.
@@ -158,6 +160,18 @@ let package = Package(
                 "TesseraTestSupport",
             ]
         ),
+        // The image routes in a real Vapor application, in process (TesseraVapor).
+        .testTarget(
+            name: "TesseraVaporTests",
+            dependencies: [
+                .product(name: "Tessera", package: "Tessera"),
+                .product(name: "TesseraServer", package: "Tessera"),
+                .product(name: "TesseraVapor", package: "Tessera"),
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "TesseraTestSupport",
+            ]
+        ),
         // The `tessera` command's own code (log format, gallery test mode, probe), the demo's measurements and
         // the repository's documents.
         .testTarget(
@@ -188,6 +202,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "TesseraVapor", package: "Tessera"),
+                .product(name: "Vapor", package: "vapor"),
                 "TesseraTestSupport",
             ],
             // A snippet shows a value it makes without using it (`let png = …`): not worth a warning here.

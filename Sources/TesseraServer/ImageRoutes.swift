@@ -60,155 +60,185 @@ public struct ImageRoutes: Sendable {
     /// answer every request through the router; a memory hit is still one (`X-Tessera-Cache: memory`),
     /// found after routing.
     public func add<Context: RequestContext>(to router: Router<Context>, prefix: String) {
+        for endpoint in endpoints(prefix: prefix) {
+            router.on(RouterPath(endpoint.path), method: endpoint.method) { request, _ in
+                Response(await endpoint.respond(to: RouteRequest(request)), head: request.method == .head)
+            }
+        }
+    }
+
+    /// One route of the image routes, for any web framework to mount: a path pattern, a method and the
+    /// answer. ``add(to:prefix:)`` mounts them in a Hummingbird router; the `TesseraVapor` product mounts
+    /// the same list in a Vapor application. Patterns use the syntax both routers share: plain segments,
+    /// `:name` for one segment and `**` for the rest of the path.
+    public struct Endpoint: Sendable {
+        /// The path pattern, the mount prefix included (`/images/v1/:preset/**`).
+        public let path: String
+        /// `GET`, `HEAD` or `POST`.
+        public let method: HTTPRequest.Method
+        /// The answer; reads only the request's method, path, query and headers.
+        let answer: @Sendable (RouteRequest) async -> RouteAnswer
+
+        /// The answer to `request`, measured and logged, an error turned into its response.
+        public func respond(to request: RouteRequest) async -> RouteAnswer { await answer(request) }
+    }
+
+    /// The routes ``add(to:prefix:)`` mounts under `prefix`, each for `GET` and `HEAD` (`POST` for the
+    /// purge): `/admin/purge`, `/healthz`, `/metrics` (with a registry), `/v1/resize`, the URL dialects'
+    /// prefixes with their health checks, `/v1/:preset` (a preset without a path: `404`) and
+    /// `/v1/:preset/**`.
+    public func endpoints(prefix: String) -> [Endpoint] {
         let mount = Self.mountPath(prefix)
-        router.on(RouterPath(mount + "/admin/purge"), method: .post) { request, _ in
-            await handle(request, route: .admin, label: "purge") { () throws(ServiceError) -> Response in
+        var endpoints = [Endpoint(path: mount + "/admin/purge", method: .post) { request in
+            await handle(request, route: .admin, label: "purge") { () throws(ServiceError) -> RouteAnswer in
                 try await purge(request)
             }
-        }
+        }]
         for method in [HTTPRequest.Method.get, .head] {
-            router.on(RouterPath(mount + "/healthz"), method: method) { request, _ in
-                await handle(request, route: .healthz, label: "healthz") { () throws(ServiceError) -> Response in
-                    Self.healthResponse
-                }
-            }
+            endpoints.append(Endpoint(path: mount + "/healthz", method: method) { request in
+                await handle(request, route: .healthz, label: "healthz") { () throws(ServiceError) -> RouteAnswer in Self.healthAnswer }
+            })
             if let registry {
-                router.on(RouterPath(mount + "/metrics"), method: method) { request, _ in
-                    await handle(request, route: .metrics, label: "metrics") { () throws(ServiceError) -> Response in
-                        Self.metricsResponse(registry)
+                endpoints.append(Endpoint(path: mount + "/metrics", method: method) { request in
+                    await handle(request, route: .metrics, label: "metrics") { () throws(ServiceError) -> RouteAnswer in
+                        Self.metricsAnswer(registry)
                     }
-                }
+                })
             }
-            router.on(RouterPath(mount + "/v1/resize"), method: method) { request, _ in
+            endpoints.append(Endpoint(path: mount + "/v1/resize", method: method) { request in
                 await image(request, route: .resize, mount: mount)
-            }
+            })
             if let prefix = service.configuration.imgproxy.prefix {
-                addDialect(to: router, method: method, prefix: mount + prefix, mount: mount, health: "health") { .imgproxy(path: $0) }
+                endpoints += dialectEndpoints(method: method, prefix: mount + prefix, mount: mount, health: "health") { .imgproxy(path: $0) }
             }
             if let prefix = service.configuration.thumbor.prefix {
-                addDialect(to: router, method: method, prefix: mount + prefix, mount: mount, health: "healthcheck") { .thumbor(path: $0) }
+                endpoints += dialectEndpoints(method: method, prefix: mount + prefix, mount: mount, health: "healthcheck") { .thumbor(path: $0) }
             }
-            router.on(RouterPath(mount + "/v1/:preset"), method: method) { request, _ in   // a preset without a path
-                await handle(request, route: .preset, label: "unknown") { () throws(ServiceError) -> Response in
+            endpoints.append(Endpoint(path: mount + "/v1/:preset", method: method) { request in   // a preset without a path
+                await handle(request, route: .preset, label: "unknown") { () throws(ServiceError) -> RouteAnswer in
                     throw ServiceError(.notFound, "no such image")
                 }
-            }
-            router.on(RouterPath(mount + "/v1/:preset/**"), method: method) { request, context in
-                // The preset as a route parameter; the path after it as sent (percent-encoded, empty
-                // components kept), which the root's checks read.
-                let name = context.parameters.get("preset") ?? ""
-                let prefix = mount + "/v1/" + name + "/"
-                let raw = request.uri.path.hasPrefix(prefix) ? String(request.uri.path.dropFirst(prefix.count)) : ""
+            })
+            let presets = mount + "/v1/"
+            endpoints.append(Endpoint(path: presets + ":preset/**", method: method) { request in
+                // The preset is the segment after `/v1/`; the path after it as sent (percent-encoded,
+                // empty components kept), which the root's checks read.
+                let rest = request.path.hasPrefix(presets) ? request.path.dropFirst(presets.count) : ""
+                let name = rest.prefix { $0 != "/" }
+                let raw = String(rest.dropFirst(min(name.count + 1, rest.count)))
                 return await image(request, route: .preset(name: Self.decodedPresetName(name), path: raw), mount: mount)
-            }
+            })
         }
+        return endpoints
     }
 
     /// A URL dialect's routes under `prefix` (the mount path and ``ServerConfiguration/normalisedPrefix(_:)``):
     /// its health check at `prefix` + `health`, answered as `/healthz` is, and every other path under it,
     /// the part after the prefix as sent (percent-encoded) given to `route`.
-    private func addDialect<Context: RequestContext>(to router: Router<Context>, method: HTTPRequest.Method, prefix: String,
-                                                     mount: String, health: String,
-                                                     route: @escaping @Sendable (String) -> ImageService.Route) {
-        router.on(RouterPath(prefix + health), method: method) { request, _ in
-            await handle(request, route: .healthz, label: "healthz") { () throws(ServiceError) -> Response in
-                Self.healthResponse
-            }
-        }
-        router.on(RouterPath(prefix + "**"), method: method) { request, _ in
-            let path = request.uri.path
-            return await image(request, route: route(path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : ""), mount: mount)
-        }
+    private func dialectEndpoints(method: HTTPRequest.Method, prefix: String, mount: String, health: String,
+                                  route: @escaping @Sendable (String) -> ImageService.Route) -> [Endpoint] {
+        [
+            Endpoint(path: prefix + health, method: method) { request in
+                await handle(request, route: .healthz, label: "healthz") { () throws(ServiceError) -> RouteAnswer in Self.healthAnswer }
+            },
+            Endpoint(path: prefix + "**", method: method) { request in
+                let path = request.path
+                return await image(request, route: route(path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : ""), mount: mount)
+            },
+        ]
     }
 
     /// `POST /admin/purge?src=SOURCE`: with the admin key as `Authorization: Bearer KEY`, everything the
     /// service keeps of the source is dropped (``ImageService/purge(source:)``) and the answer is `204`, with
     /// what was dropped in `X-Tessera-Purged`. `404` when no admin key is configured (the route does not
     /// exist), `401` with a missing or wrong key (compared in constant time), `400` without `src`.
-    private func purge(_ request: Request) async throws(ServiceError) -> Response {
+    private func purge(_ request: RouteRequest) async throws(ServiceError) -> RouteAnswer {
         guard let adminKey = service.configuration.adminKey else { throw ServiceError(.notFound, "no such route (no admin key is configured)") }
         let bearer = "Bearer "
         guard let authorization = request.headers[.authorization], authorization.hasPrefix(bearer),
               URLDialect.signatureMatches(Array(authorization.utf8.dropFirst(bearer.utf8.count)), Array(adminKey.utf8)) else {
             throw ServiceError(.unauthorized, "the admin routes need Authorization: Bearer with the admin key")
         }
-        guard let src = ImageService.RequestInfo.parse(request.uri.query)["src"], !src.isEmpty else {
+        guard let src = ImageService.RequestInfo.parse(request.query)["src"], !src.isEmpty else {
             throw ServiceError(.missingSource, "src is required: the source to purge, as /v1/resize names it")
         }
         let report = try await service.purge(source: src)
         logger.info("purged", metadata: ["src": "\(src)", "dropped": "\(report)"])
-        return Response(status: .noContent, headers: [Self.purgedField: report.description, .cacheControl: "no-store"])
+        return RouteAnswer(status: .noContent, headers: [Self.purgedField: report.description, .cacheControl: "no-store"])
     }
 
     /// `X-Tessera-Purged`: what a purge dropped (``ImageService/PurgeReport``).
     static let purgedField = HTTPFields.Element.Name("X-Tessera-Purged")!
 
     /// `GET /healthz`'s answer.
-    static var healthResponse: Response {
-        Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: "{\"status\":\"ok\"}")))
+    static var healthAnswer: RouteAnswer {
+        RouteAnswer(status: .ok, headers: [.contentType: "application/json"], body: ByteBuffer(string: "{\"status\":\"ok\"}"))
+    }
+
+    /// `GET /metrics`'s answer: `registry` in Prometheus' text format.
+    static func metricsAnswer(_ registry: PrometheusCollectorRegistry) -> RouteAnswer {
+        RouteAnswer(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: ByteBuffer(bytes: registry.emitToBuffer()))
     }
 
     /// `GET /metrics`'s answer: `registry` in Prometheus' text format.
     public static func metricsResponse(_ registry: PrometheusCollectorRegistry) -> Response {
-        Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        Response(metricsAnswer(registry), head: false)
     }
 
     /// An image route's answer, through the service's one request path; the service sees the path after
     /// the `mount` path (``add(to:prefix:)``), as it would at the root.
-    private func image(_ request: Request, route: ImageService.Route, mount: String) async -> Response {
-        await handle(request, route: route.metricsRoute, label: route.label, dialect: route.dialect) { () throws(ServiceError) -> Response in
-            let path = request.uri.path
+    private func image(_ request: RouteRequest, route: ImageService.Route, mount: String) async -> RouteAnswer {
+        await handle(request, route: route.metricsRoute, label: route.label, dialect: route.dialect) { () throws(ServiceError) -> RouteAnswer in
+            let path = request.path
             let info = ImageService.RequestInfo(route: route, path: path.hasPrefix(mount) ? String(path.dropFirst(mount.count)) : path,
-                                                rawQuery: request.uri.query,
+                                                rawQuery: request.query,
                                                 accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
                                                 ifModifiedSince: request.headers[.ifModifiedSince])
-            if ImageService.wantsSummary(info) { return Self.response(try await service.summary(of: info)) }
-            let image = try await service.respond(to: info)
-            return Self.response(image)
+            if ImageService.wantsSummary(info) { return Self.answer(try await service.summary(of: info)) }
+            return Self.answer(try await service.respond(to: info))
         }
     }
 
     /// The one place where an answer or an error becomes the response, and where every request is
     /// measured and logged.
-    func handle(_ request: Request, route: ServiceMetrics.Route, label: String, dialect: URLDialect = .tessera,
-                _ body: () async throws(ServiceError) -> Response) async -> Response {
+    func handle(_ request: RouteRequest, route: ServiceMetrics.Route, label: String, dialect: URLDialect = .tessera,
+                _ body: () async throws(ServiceError) -> RouteAnswer) async -> RouteAnswer {
         let start = ContinuousClock.now
         let isImage = route.isImage
         if isImage { service.metrics.inFlight.increment() }   // image requests only: the gauge is the service's load
         defer { if isImage { service.metrics.inFlight.decrement() } }
-        var response: Response
+        var answer: RouteAnswer
         var outcome = "-"
         do throws(ServiceError) {
-            response = try await body()
-            outcome = response.headers[Self.cacheOutcomeField] ?? "-"
+            answer = try await body()
+            outcome = answer.headers[Self.cacheOutcomeField] ?? "-"
         } catch {
             if error.status.code >= 500 { logger.warning("request failed", metadata: ["error": "\(error)"]) }
-            response = error.response(in: dialect)
+            answer = error.answer(in: dialect)
             outcome = "error"
         }
-        if request.method == .head { response = response.createHeadResponse() }   // Content-Length kept
-        record(method: request.method.rawValue, path: request.uri.path, route: route, label: label,
-               status: response.status.code, outcome: outcome, start: start)
-        return response
+        record(method: request.method.rawValue, path: request.path, route: route, label: label,
+               status: answer.status.code, outcome: outcome, start: start)
+        return answer
     }
 
-    /// The response of an image answer.
-    static func response(_ image: ImageService.ImageResponse) -> Response {
+    /// The answer of an image.
+    static func answer(_ image: ImageService.ImageResponse) -> RouteAnswer {
         var fields = HTTPFields()
         forEachField(of: image) { fields.append(HTTPFields.Element(name: $0, value: $1)) }
-        if image.status == 304 { return Response(status: .notModified, headers: fields) }
-        return Response(status: HTTPResponse.Status(code: image.status), headers: fields, body: ResponseBody(byteBuffer: image.bodyBuffer))
+        if image.status == 304 { return RouteAnswer(status: .notModified, headers: fields) }
+        return RouteAnswer(status: HTTPResponse.Status(code: image.status), headers: fields, body: image.bodyBuffer)
     }
 
     /// The JSON answer of `?info`: `{"width":…,"height":…,"format":…,"thumbHash":…}`, cached as long as the
     /// image itself; `Vary: Accept` because the format follows it.
-    static func response(_ summary: ImageService.ImageSummary) -> Response {
+    static func answer(_ summary: ImageService.ImageSummary) -> RouteAnswer {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body = (try? encoder.encode(summary)) ?? Data("{}".utf8)
-        return Response(status: .ok, headers: [.contentType: "application/json", .vary: "Accept", .cacheControl: summary.cacheControl],
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        return RouteAnswer(status: .ok, headers: [.contentType: "application/json", .vary: "Accept", .cacheControl: summary.cacheControl],
+                           body: ByteBuffer(bytes: body))
     }
 
     /// Calls `body` with each header of an image response or `304` (without `Content-Length`, `Date` and

@@ -50,9 +50,9 @@ public struct ImageServer: Sendable {
         let configuration = service.configuration
         guard configuration.imgproxy.prefix != "/", configuration.thumbor.prefix != "/" else { return router }
         router.get("**") { request, _ -> Response in   // measured and logged as route "other"
-            await routes.handle(request, route: .other, label: "-") { () throws(ServiceError) -> Response in
+            Response(await routes.handle(RouteRequest(request), route: .other, label: "-") { () throws(ServiceError) -> RouteAnswer in
                 throw ServiceError(.notFound, "no such route")
-            }
+            }, head: request.method == .head)
         }
         return router
     }
@@ -93,14 +93,14 @@ public struct ImageServer: Sendable {
         let router = Router()
         for method in [HTTPRequest.Method.get, .head] {
             router.on("/healthz", method: method) { request, _ in
-                await monitoring.handle(request, route: .healthz, label: "healthz") { () throws(ServiceError) -> Response in
-                    ImageRoutes.healthResponse
-                }
+                Response(await monitoring.handle(RouteRequest(request), route: .healthz, label: "healthz") { () throws(ServiceError) -> RouteAnswer in
+                    ImageRoutes.healthAnswer
+                }, head: method == .head)
             }
             router.on("/metrics", method: method) { request, _ in
-                await monitoring.handle(request, route: .metrics, label: "metrics") { () throws(ServiceError) -> Response in
-                    ImageRoutes.metricsResponse(registry)
-                }
+                Response(await monitoring.handle(RouteRequest(request), route: .metrics, label: "metrics") { () throws(ServiceError) -> RouteAnswer in
+                    ImageRoutes.metricsAnswer(registry)
+                }, head: method == .head)
             }
         }
         router.get("**") { _, _ -> Response in throw ServiceError(.notFound, "no such route") }

@@ -183,9 +183,7 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible, HTTPRespon
     }
 
     /// The error as the service answers it: the status, the JSON body, `no-store`.
-    public var response: Response {
-        Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: jsonBody)))
-    }
+    public var response: Response { Response(answer(in: .tessera), head: false) }
 
     /// `HTTPResponseError`: the same response, whatever the request.
     public func response(from request: Request, context: some RequestContext) throws -> Response { response }

@@ -56,9 +56,8 @@ extension URLDialect {
 extension ServiceError {
     /// The error as `dialect`'s clients expect it: that dialect's status (``URLDialect/status(for:)``),
     /// Tessera's JSON body and `no-store`.
-    func response(in dialect: URLDialect) -> Response {
-        guard dialect != .tessera else { return response }
-        return Response(status: dialect.status(for: code), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: jsonBody)))
+    func answer(in dialect: URLDialect) -> RouteAnswer {
+        RouteAnswer(status: dialect == .tessera ? status : dialect.status(for: code), headers: headers, body: ByteBuffer(bytes: jsonBody))
     }
 }
 #endif

@@ -394,13 +394,9 @@ public final class ImageTable: Sendable {
     /// Removes the entry for `entityID`, if any. Live images of it keep their pixels; its slot is
     /// reused once they are gone.
     public func delete(entityID: UUID) {
-        let mapping = state.withLock { $0.mapping }
-        mapping.withWriters { state.withLock { s in
-            s.writersHeld = s.mapping === mapping
-            defer { s.writersHeld = false }
-            if s.writersHeld { s.sync(underWriters: true) }
+        _ = try? withWritersHeld { s in   // the body throws nothing
             if let slot = s.index[entityID] { s.discard(Int(slot)) }
-        } }
+        }
     }
 
 }

@@ -12,13 +12,15 @@ struct DocumentationSnippets: BuildToolPlugin {
         let root = context.package.directoryURL.deletingLastPathComponent()
         let documents = Self.documents(under: root)
         let output = context.pluginWorkDirectoryURL.appendingPathComponent("DocumentationSnippets.swift")
+        // The snippets marked `file=vapor`, in a file of their own (TesseraSnippetExtractor's header).
+        let vapor = context.pluginWorkDirectoryURL.appendingPathComponent("DocumentationSnippets-vapor.swift")
         return [
             .buildCommand(
                 displayName: "Extracting the Swift snippets of \(documents.count) documents",
                 executable: try context.tool(named: "TesseraSnippetExtractor").url,
                 arguments: [root.path, output.path] + documents,
                 inputFiles: documents.map { root.appendingPathComponent($0) },
-                outputFiles: [output]
+                outputFiles: [output, vapor]
             ),
         ]
     }
