@@ -163,11 +163,16 @@ final class TableMapping: @unchecked Sendable {
     ///
     /// - Throws: ``/TesseraCore/StorageFailure/locked(path:)`` if other processes have the file open for
     ///   another format (or all ``participantLimit`` participant slots are taken), or `.io`.
+    /// How often ``open(format:directory:)`` asks again before refusing a file that another participant
+    /// uses for another format.
+    static let refusalRetries = 6
+
     static func open(format: ImageFormat, directory: URL) throws(TesseraError) -> TableMapping {
         let dir = directory.path
         try makeDirectory(dir)
         let path = dir.hasSuffix("/") ? dir + format.fileName : dir + "/" + format.fileName
         let mode = mode_t(format.protection.mode)
+        var refusals = 0
         for _ in 0..<8 {
             // O_NOFOLLOW: a table path replaced by a symlink fails with ELOOP instead of letting
             // the table truncate and overwrite whatever the link points to. O_NONBLOCK: a FIFO
@@ -196,7 +201,16 @@ final class TableMapping: @unchecked Sendable {
                 continue
             }
             let alone = tessera_range_is_held(fd, writersLock + 1, Int64(participantLimit)) == 0
-            return try prepare(fd: fd, path: path, format: format, stat: mine, alone: alone, joining: nil)
+            do {
+                return try prepare(fd: fd, path: path, format: format, stat: mine, alone: alone, joining: nil)   // owns fd
+            } catch let error where !alone && refusals < Self.refusalRetries && error.isLocked {
+                // Another participant uses the file for another format. It may be one that just closed
+                // it: a child another thread of this process is spawning holds a copy of every open file
+                // description (and so its locks) until its exec closes them. Ask again a few times over
+                // about 60 ms (1, 2, 4 … 32 ms) before refusing.
+                usleep(useconds_t(1000 << refusals))
+                refusals += 1
+            }
         }
         throw TesseraError(.io(operation: "open (file keeps being replaced)", path: path, errno: EAGAIN))
     }
@@ -205,7 +219,7 @@ final class TableMapping: @unchecked Sendable {
     /// file description, so its locks and participant slot), after `old` faulted because the file was
     /// truncated; the file is repaired as on open.
     static func remap(_ old: TableMapping, format: ImageFormat) throws(TesseraError) -> TableMapping {
-        let fd = dup(old.fd)
+        let fd = fcntl(old.fd, F_DUPFD_CLOEXEC, 0)   // close-on-exec, as the descriptor it duplicates
         guard fd >= 0 else { throw TesseraError(.io(operation: "dup", path: old.path, errno: errno)) }
         var st = stat()
         guard fstat(fd, &st) == 0 else {
@@ -289,5 +303,13 @@ final class TableMapping: @unchecked Sendable {
             // The global errno is stale by now (often 0, hence a bogus EIO): take the one FileManager wraps.
             throw TesseraError(.io(operation: "mkdir", path: path, errno: TesseraError.posixCode(of: error)))
         }
+    }
+}
+
+extension TesseraError {
+    /// Whether this is ``/TesseraCore/StorageFailure/locked(path:)``.
+    fileprivate var isLocked: Bool {
+        if case .storage(.locked) = reason { return true }
+        return false
     }
 }
