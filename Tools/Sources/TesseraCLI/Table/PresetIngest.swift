@@ -35,26 +35,29 @@ struct PresetIngest {
         let chosen = presets.isEmpty ? service.presetNames : presets
         let root = RootPaths(settings.server.root)
         let start = Stopwatch.now()
-        let summary = LockedValue(Summary(presets: chosen))
-        await ParallelismLimit(width: jobs).forEach(Array(files.indices)) { _, index in
-            let file = files[index]
+        let perFile = await TableIngester.forEach(files, jobs: jobs, showProgress: !json) { file in
+            var counts = Summary()
             for preset in chosen {
                 do {
-                    let warmed = try await service.warm(preset: preset, path: root.relative(file))
-                    summary.withLock { s in
-                        switch warmed {
-                        case .stored: s.stored += 1
-                        case .current: s.current += 1
-                        case .notStorable: s.notStorable += 1
-                        }
+                    switch try await service.warm(preset: preset, path: root.relative(file)) {
+                    case .stored: counts.stored += 1
+                    case .current: counts.current += 1
+                    case .notStorable: counts.notStorable += 1
                     }
                 } catch {
-                    summary.withLock { $0.failed.append("\(file) (\(preset)): \(error)") }
+                    counts.failed.append("\(file) (\(preset)): \(error)")
                 }
             }
+            return counts
         }
         await service.shutdown()
-        var result = summary.withLock { $0 }
+        var result = Summary(presets: chosen)
+        for counts in perFile {
+            result.stored += counts.stored
+            result.current += counts.current
+            result.notStorable += counts.notStorable
+            result.failed += counts.failed
+        }
         result.seconds = Double(Stopwatch.now() - start) / 1e9
         if json {
             try Terminal.json(result)

@@ -98,22 +98,30 @@ struct TableIngester: Sendable {
     }
 
     /// Ingests `files`, `jobs` at a time (each decode and draw runs outside every table lock), with a
-    /// progress bar unless told otherwise; returns one outcome per file, in the order of `files`. With
-    /// several jobs files start largest first (``startOrder(_:)``); with one, in the order given (which is
-    /// then the order of the stores, and of the least recently used entries when the table fills up).
+    /// progress bar unless told otherwise; returns one outcome per file, in the order of `files`.
     func ingest(files: [String], jobs: Int, showProgress: Bool = true) async -> [Outcome] {
-        let progress = LockedValue((done: 0, bar: ProgressBar(total: files.count, label: "ingest")))
-        let outcomes = LockedValue([Outcome](repeating: .skipped, count: files.count))
-        let order = jobs > 1 ? Self.startOrder(files) : Array(files.indices)
-        await ParallelismLimit(width: jobs).forEach(order) { _, index in
-            let file = files[index]
-            let outcome: Outcome
+        await Self.forEach(files, jobs: jobs, showProgress: showProgress) { file in
             do {
-                outcome = try ingest(file: file) ? .ingested : .skipped
+                return try ingest(file: file) ? .ingested : .skipped
             } catch {
-                outcome = .failed("\(error)")
+                return .failed("\(error)")
             }
-            outcomes.withLock { $0[index] = outcome }
+        }
+    }
+
+    /// Runs `body` on each of `files`, `jobs` at a time, with a progress bar unless told otherwise, and
+    /// returns its results in the order of `files`: the one loop of `table ingest`, into tables or into a
+    /// server's presets. With several jobs files start largest first (``startOrder(_:)``); with one, in
+    /// the order given (which is then the order of the stores, and of the least recently used entries
+    /// when the table fills up).
+    static func forEach<Result: Sendable>(_ files: [String], jobs: Int, showProgress: Bool,
+                                          _ body: @escaping @Sendable (String) async -> Result) async -> [Result] {
+        let progress = LockedValue((done: 0, bar: ProgressBar(total: files.count, label: "ingest")))
+        let results = LockedValue([Result?](repeating: nil, count: files.count))
+        let order = jobs > 1 ? startOrder(files) : Array(files.indices)
+        await ParallelismLimit(width: jobs).forEach(order) { _, index in
+            let result = await body(files[index])
+            results.withLock { $0[index] = result }
             if showProgress {
                 progress.withLock { p in
                     p.done += 1
@@ -122,7 +130,7 @@ struct TableIngester: Sendable {
             }
         }
         if showProgress { progress.withLock { $0.bar.finish() } }
-        return outcomes.withLock { $0 }
+        return results.withLock { $0.compactMap { $0 } }
     }
 
     /// The indices of `files` in the order their work starts on several cores: by size, largest first
