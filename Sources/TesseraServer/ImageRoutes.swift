@@ -60,7 +60,12 @@ public struct ImageRoutes: Sendable {
     /// answer every request through the router; a memory hit is still one (`X-Tessera-Cache: memory`),
     /// found after routing.
     public func add<Context: RequestContext>(to router: Router<Context>, prefix: String) {
-        for endpoint in endpoints(prefix: prefix) {
+        Self.add(endpoints(prefix: prefix), to: router)
+    }
+
+    /// Adds `endpoints` to `router`, each answering Hummingbird's request with Hummingbird's response.
+    static func add<Context: RequestContext>(_ endpoints: [Endpoint], to router: Router<Context>) {
+        for endpoint in endpoints {
             router.on(RouterPath(endpoint.path), method: endpoint.method) { request, _ in
                 Response(await endpoint.respond(to: RouteRequest(request)), head: request.method == .head)
             }

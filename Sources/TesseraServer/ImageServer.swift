@@ -89,20 +89,8 @@ public struct ImageServer: Sendable {
     public func metricsApplication(host: String, port: Int, onListening: @escaping @Sendable (Int) -> Void = { _ in })
         -> Application<RouterResponder<BasicRequestContext>> {
         let monitoring = ImageRoutes(service: service, registry: registry, logger: logger)
-        let registry = registry
         let router = Router()
-        for method in [HTTPRequest.Method.get, .head] {
-            router.on("/healthz", method: method) { request, _ in
-                Response(await monitoring.handle(RouteRequest(request), route: .healthz, label: "healthz") { () throws(ServiceError) -> RouteAnswer in
-                    ImageRoutes.healthAnswer
-                }, head: method == .head)
-            }
-            router.on("/metrics", method: method) { request, _ in
-                Response(await monitoring.handle(RouteRequest(request), route: .metrics, label: "metrics") { () throws(ServiceError) -> RouteAnswer in
-                    ImageRoutes.metricsAnswer(registry)
-                }, head: method == .head)
-            }
-        }
+        ImageRoutes.add(monitoring.endpoints(prefix: "").filter { $0.path == "/healthz" || $0.path == "/metrics" }, to: router)
         router.get("**") { _, _ -> Response in throw ServiceError(.notFound, "no such route") }
         let idle = TimeAmount.nanoseconds(Int64((service.configuration.connections.idleTimeoutSeconds * 1e9).rounded()))
         return Application(router: router, server: .http1(configuration: .init(idleTimeout: idle)),
