@@ -124,10 +124,16 @@ struct BenchEndToEndTests {
                 #expect(Self.close(ratio, a / b), "\(name)")
             }
         }
+        // The automatic pass count, measured on two methods only (`--methods`: the others would take a minute).
         let automatic = try await Self.bench(["ingest", scratch.url.path, "--rounds", "1", "--size", "48", "--jobs", "2",
-                                        "--venv", scratch.path("no-venv"), "--json"]).json(IngestReport.self)
+                                              "--methods", "tessera-N,tessera-1", "--venv", scratch.path("no-venv"), "--json"])
+            .json(IngestReport.self)
         #expect(automatic.groups.map(\.files) == [2, 1])
         #expect(automatic.groups.map(\.passes) == [96, 192])
+        #expect(automatic.groups.map { $0.methods.map(\.method) } == [["tessera-1", "tessera-N"], ["tessera-1", "tessera-N"]])
+        #expect(automatic.groups.map { $0.ratios.keys.sorted() } == [["tessera-N/tessera-1"], ["tessera-N/tessera-1"]])
+        let unknown = try await ReleaseCLI.run(["bench", "ingest", scratch.url.path, "--methods", "tessera-1,pillow-2"])
+        #expect(unknown.status != 0 && unknown.errors.contains("--methods: unknown pillow-2"), "\(unknown)")
     }
 
     // MARK: serve

@@ -252,13 +252,13 @@ struct ChromiumOracleEndToEndTests {
 
         let oracle = try ChromiumOracle.require()
         let rendering = try await oracle.render(Data(bytes), mimeType: fixture.mimeType)
-        let chromium = OraclePixels(chromium: rendering)
+        let chromium = OraclePixels(width: rendering.width, height: rendering.height, unpremultipliedRGBA: rendering.rgba)
         let chromiumRows = rendering.loaded ? chromium.height - chromium.transparentTrailingRows : 0
         var whole: OraclePixels?
         if let source = fixture.source {
             let drawn = try await oracle.render(Data(try await source(scratch)), mimeType: fixture.mimeType)
             try #require(drawn.loaded, "Chromium shows the whole file")
-            whole = OraclePixels(chromium: drawn)
+            whole = OraclePixels(width: drawn.width, height: drawn.height, unpremultipliedRGBA: drawn.rgba)
         }
 
         let probeRun = try await ReleaseCLI.run(["probe", "--json", file])

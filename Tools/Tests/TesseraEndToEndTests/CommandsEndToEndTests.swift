@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tessera
+import TesseraTestSupport
 
 /// `tessera probe` and `tessera thumbnail` (release build) on real photographs: what they report and
 /// write is checked against the Tessera library run on the same files in this process.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tessera
+import TesseraTestSupport
 
 /// `tessera table ingest|get|inspect|verify|compact` (release build) on real photographs: entry
 /// counts, the pixels `get` hands back (against the library's own thumbnails), what `inspect`

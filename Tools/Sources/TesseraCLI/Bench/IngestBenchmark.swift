@@ -61,7 +61,19 @@ struct IngestBenchmark: AsyncParsableCommand {
     var venv: String?
     @Option(help: "The pyvips virtualenv (`tessera bench peers` makes it; default: .build/pyvips-venv next to this binary).")
     var pyvipsVenv: String?
+    @Option(name: .customLong("methods"),
+            help: "Only these methods, comma-separated (e.g. tessera-1,tessera-N; default: every method whose tool is there).")
+    var methodList: String?
     @Flag(help: "Print JSON.") var json = false
+
+    /// Every method's name, in the order a group lists them.
+    static let methodNames = ["turbojpeg-1/8", "entropy-floor", "tessera-1", "tessera-N", "pillow-1", "pillow-N",
+                              "pyvips-1", "pyvips-N", "vipsthumbnail-1", "vipsthumbnail-N"]
+
+    /// The methods `--methods` names, or `nil` for all.
+    var chosenMethods: Set<String>? {
+        methodList.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+    }
 
     struct MethodResult: Codable {
         var method: String
@@ -104,6 +116,12 @@ struct IngestBenchmark: AsyncParsableCommand {
         if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if size < 1 { throw ValidationError("--size must be at least 1") }
         if let passes, passes < 1 { throw ValidationError("--passes must be at least 1") }
+        if let chosen = chosenMethods {
+            let unknown = chosen.subtracting(Self.methodNames).sorted()
+            if chosen.isEmpty || !unknown.isEmpty {
+                throw ValidationError("--methods: unknown \(unknown.joined(separator: ", ")); the methods are \(Self.methodNames.joined(separator: ", "))")
+            }
+        }
     }
 
     func run() async throws {
@@ -181,6 +199,7 @@ struct IngestBenchmark: AsyncParsableCommand {
                     })
                 }
             }
+            if let chosen = chosenMethods { methods.removeAll { !chosen.contains($0.name) } }
             var samples = Array(repeating: [Double](), count: methods.count)
             for round in 0...rounds {
                 for k in 0..<methods.count {

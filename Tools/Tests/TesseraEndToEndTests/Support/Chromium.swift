@@ -82,13 +82,19 @@ enum Chromium {
 final class DevToolsPipe {
     private let commands: Int32
     private let answers: Int32
-    private var pending: [UInt8] = []
+    /// Bytes read and not yet handed out; one answer holding an image's pixels is megabytes long. `Data`'s
+    /// own search, append and removal (Foundation's, optimised) rather than generic collection code, which
+    /// the test targets compile without optimisation.
+    private var pending = Data()
     private var nextID = 0
 
     /// A command that failed, timed out, or a pipe that closed.
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
+
+    /// The byte that ends each message.
+    private static let terminator = Data([0])
 
     init(commands: Int32, answers: Int32) {
         self.commands = commands
@@ -114,16 +120,20 @@ final class DevToolsPipe {
             sent += count
         }
         let deadline = ContinuousClock.now + .seconds(seconds)
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        // Where the search for the next NUL goes on: the bytes before it hold none (each read is searched once).
+        var searched = pending.startIndex
         while true {
-            while let end = pending.firstIndex(of: 0) {
-                let text = Data(pending[..<end])
-                pending.removeSubrange(...end)
+            while let end = pending.range(of: Self.terminator, in: searched..<pending.endIndex)?.lowerBound {
+                let text = pending.subdata(in: pending.startIndex..<end)
+                pending = pending.subdata(in: end + 1..<pending.endIndex)
+                searched = pending.startIndex
                 guard let answer = try JSONSerialization.jsonObject(with: text) as? [String: Any],
                       answer["id"] as? Int == nextID else { continue }
                 if let error = answer["error"] { throw Failure(description: "\(method): \(error)") }
                 return answer["result"] as? [String: Any] ?? [:]
             }
+            searched = pending.endIndex
             let left = deadline - ContinuousClock.now
             guard left > .zero else { throw Failure(description: "\(method): no answer within \(seconds) s") }
             var descriptor = pollfd(fd: answers, events: Int16(POLLIN), revents: 0)
@@ -133,7 +143,7 @@ final class DevToolsPipe {
             let count = buffer.withUnsafeMutableBytes { read(answers, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { throw Failure(description: "\(method): the DevTools pipe closed") }
-            pending += buffer[..<count]
+            buffer.withUnsafeBufferPointer { pending.append($0.baseAddress!, count: count) }
         }
     }
 

@@ -1,27 +1,27 @@
 import Foundation
-import Testing
 import Tessera
 
-/// Measuring what the CLI wrote against what the library computes in this process.
-enum PixelComparison {
+/// Measuring what the CLI wrote against what the library computes in this process (in the test support, optimised,
+/// for the loops over every pixel: see ``OraclePixels``).
+public enum PixelComparison {
     /// Decodes an image file the CLI wrote (BGRA, premultiplied).
-    static func decodeFile(_ path: String) throws -> Bitmap {
+    public static func decodeFile(_ path: String) throws -> Bitmap {
         try ImageDecoder().decode(try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
     /// The library's own thumbnail of `file` at `size`, placed by `mode`.
-    static func libraryThumbnail(of file: URL, size: PixelSize, mode: ContentMode) throws -> Bitmap {
+    public static func libraryThumbnail(of file: URL, size: PixelSize, mode: ContentMode) throws -> Bitmap {
         try ImageDecoder().thumbnail(try Data(contentsOf: file), size: size, mode: mode)
     }
 
     /// The library's render of `file` with `processing` (what `tessera serve` draws presets and resizes with).
-    static func libraryRender(of file: URL, processing: ImageProcessing) throws -> Bitmap {
+    public static func libraryRender(of file: URL, processing: ImageProcessing) throws -> Bitmap {
         try ImageDecoder().render(try Data(contentsOf: file), processing: processing)
     }
 
     /// Mean absolute difference per byte (0…255) over the visible pixels of two BGRA images of the
     /// same size; `nil` when sizes or styles differ.
-    static func meanAbsoluteDifference(_ a: some BitmapImage, _ b: some BitmapImage) -> Double? {
+    public static func meanAbsoluteDifference(_ a: some BitmapImage, _ b: some BitmapImage) -> Double? {
         guard a.width == b.width, a.height == b.height, a.style == .bgra32, b.style == .bgra32 else { return nil }
         let rowBytes = a.width * 4
         var total = 0
@@ -38,7 +38,7 @@ enum PixelComparison {
 
     /// The smallest rectangle (min x, min y, width, height) holding every pixel whose alpha is at
     /// least `threshold` in a BGRA image; `nil` when there is none.
-    static func opaqueBounds(_ image: some BitmapImage, threshold: UInt8 = 128) -> (x: Int, y: Int, width: Int, height: Int)? {
+    public static func opaqueBounds(_ image: some BitmapImage, threshold: UInt8 = 128) -> (x: Int, y: Int, width: Int, height: Int)? {
         precondition(image.style == .bgra32)
         var minX = Int.max, minY = Int.max, maxX = -1, maxY = -1
         image.withUnsafeBytes { bytes in
@@ -53,35 +53,12 @@ enum PixelComparison {
     }
 
     /// Whether every pixel of the photograph is fully opaque (checked on a reduced decode).
-    static func isOpaque(_ file: URL) throws -> Bool {
+    public static func isOpaque(_ file: URL) throws -> Bool {
         let image = try ImageDecoder().decode(try Data(contentsOf: file), minimumSize: PixelSize(width: 64, height: 64))
         return image.withUnsafeBytes { bytes in
             (0..<image.height).allSatisfy { y in
                 (0..<image.width).allSatisfy { x in bytes[y * image.bytesPerRow + x * 4 + 3] == 255 }
             }
-        }
-    }
-}
-
-/// Size and allocation of a file, from `stat`.
-enum FileFacts {
-    static func size(_ path: String) -> Int? {
-        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
-    }
-
-    /// Bytes the file system allocated for the file (`st_blocks × 512`).
-    static func allocatedBytes(_ path: String) -> Int? {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        return Int(status.st_blocks) * 512
-    }
-
-    /// Copies `files` into `directory` (keeping their names) and returns the copies.
-    static func copy(_ files: [URL], into directory: ScratchDirectory) throws -> [URL] {
-        try files.map { file in
-            let copy = directory.url.appendingPathComponent(file.lastPathComponent)
-            try FileManager.default.copyItem(at: file, to: copy)
-            return copy
         }
     }
 }
