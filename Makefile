@@ -56,20 +56,20 @@ demo: setup release
 
 # One build serves every step: the tools package in release configuration with its tests
 # (TEST_RELEASE_FLAGS: `make release`'s flags and -enable-testing). scripts/test-builds makes it through
-# two parts, the `tessera` product first, then the rest through scripts/check-docs (every public symbol
-# documented; a compiler warning in Sources/ fails either), with the fuzz smoke beside both (the libFuzzer
-# binary built, then every fuzz target FUZZ_SMOKE_SECONDS from its seeds; a build error or a crash fails
-# `make test`). Beside the second part go the package test (`make package-test`'s steps on the `tessera` of
-# the first: docs/DEPLOYING.md) and the PyPI virtualenvs of thumbor (bench serve's test; without it that test
-# leaves thumbor out and says so) and moto (the S3 client tests; skipped without it); after it, the DocC
-# archive from that build with warnings as errors (scripts/build-docs --no-build: every symbol link and
-# article resolves). Then every suite (unit, integration, compiled documentation snippets, end to end) from it with
+# scripts/check-docs (every public symbol
+# documented; a compiler warning in Sources/ fails it) and, beside it, the fuzz smoke (its own unoptimised
+# libFuzzer binary built, then every fuzz target FUZZ_SMOKE_SECONDS from its seeds; a build error or a crash
+# fails `make test`), then, beside each other, the package test (`make package-test`'s steps on this build:
+# docs/DEPLOYING.md), the DocC archive from that build with warnings as errors (scripts/build-docs --no-build:
+# every symbol link and article resolves) and the PyPI virtualenvs of thumbor (bench serve's test; without it
+# that test leaves thumbor out and says so) and moto (the S3 client tests; skipped without it). Then every
+# suite (unit, integration, compiled documentation snippets, end to end) from it with
 # `swift test --skip-build`. scripts/test-run bounds the run (TESSERA_TEST_MINUTES, 20 by default) and,
 # past the bound, names the tests still running and prints the test process's threads. scripts/timed prints
 # each step's seconds ("timed: STEP: N s"); docs/DEVELOPMENT.md, "Where `make test`'s time goes".
 TEST_BUILD = TESSERA_TOOLS_CONFIGURATION=release TESSERA_TOOLS_BUILD_FLAGS="$(TEST_RELEASE_FLAGS)"
 test: setup-build
-	SWIFT=$(SWIFT) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) DOCS_TARGETS="$(DOCS_TARGETS)" $(TEST_BUILD) scripts/timed "builds, fuzz smoke, package test, virtualenvs and DocC" scripts/test-builds
+	SWIFT=$(SWIFT) FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) DOCS_TARGETS="$(DOCS_TARGETS)" $(TEST_BUILD) scripts/timed "build, fuzz smoke, package test, virtualenvs and DocC" scripts/test-builds
 	TESSERA_RELEASE_BINARY=$(TESSERA_TEST_RELEASE) SWIFT=$(SWIFT) scripts/timed test-run scripts/test-run $(TOOLS) -c release $(TEST_RELEASE_FLAGS) --skip-build
 
 bench: setup release

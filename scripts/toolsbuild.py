@@ -1,4 +1,4 @@
-"""The tools package's build as scripts/check-docs and scripts/build-docs read it (a module; `python3 scripts/toolsbuild.py PRODUCT` builds one product of it).
+"""The tools package's build as scripts/check-docs and scripts/build-docs read it (a module, not a command).
 
 Both need the library's modules compiled and the flags that compiled them: `build()` makes the build the
 tests run from (Tools/ with its tests), `compile_arguments()` reads each module's swiftc arguments from its
@@ -37,16 +37,13 @@ def run_logged(arguments, echo=True):
     return process.wait(), lines
 
 
-def build(script, product=None):
+def build(script):
     """The build the tests run from (with -enable-testing: SwiftPM's own in debug, TEST_RELEASE_FLAGS' in release):
     in `make test` the tests then start without building anything more (building only the library with
-    `--target` would use other compiler flags and rebuild every module). With `product`, only that product of
-    it (`swift build --product`: the same commands, so the whole build after it compiles none of them again).
-    A compiler warning in the library's own sources (Sources/) fails it, as it failed the
+    `--target` would use other compiler flags and rebuild every module). A compiler warning in the library's own sources (Sources/) fails it, as it failed the
     documentation build when that built the library itself; the dependencies' warnings are SwiftPM's to suppress.
     Exits on failure."""
-    arguments = [SWIFT, "build", "--package-path", TOOLS, "-c", CONFIGURATION] + BUILD_FLAGS
-    arguments += ["--product", product] if product else ["--build-tests"]
+    arguments = [SWIFT, "build", "--package-path", TOOLS, "--build-tests", "-c", CONFIGURATION] + BUILD_FLAGS
     if os.environ.get("TESSERA_TOOLS_SCRATCH"):
         arguments += ["--scratch-path", SCRATCH]
     status, lines = run_logged(arguments)
@@ -123,10 +120,3 @@ def extract(module, arguments, output, options):
     its exit status and output lines (not printed)."""
     return run_logged([toolchain_tool("swift-symbolgraph-extract"), "-module-name", module, "-output-dir", output]
                       + options + search_flags(arguments), echo=False)
-
-
-if __name__ == "__main__":
-    # `scripts/toolsbuild.py PRODUCT`: build() of one product (scripts/test-builds builds `tessera` first).
-    if len(sys.argv) != 2:
-        sys.exit("usage: scripts/toolsbuild.py PRODUCT")
-    build("toolsbuild", product=sys.argv[1])
