@@ -6,13 +6,6 @@ import PackageDescription
 // and all tests. It depends on the library in the parent directory by path; `make test` and `make demo`
 // build this package (docs/ARCHITECTURE.md).
 
-/// The test targets' own code is compiled without optimisation, also in `make test`'s release build: what the
-/// tests exercise (the library, the `tessera` command, the test support) stays optimised, while whole-module
-/// optimisation of about 22,000 lines of test code and `#expect` expansions would add minutes to every build
-/// and make no test stronger (docs/DEVELOPMENT.md, "Where `make test`'s time goes"). The flag follows SwiftPM's `-O`,
-/// and the last optimisation level given wins.
-let testSettings: [SwiftSetting] = [.unsafeFlags(["-Onone"])]
-
 let package = Package(
     name: "TesseraTools",
     platforms: [.macOS(.v15)],
@@ -124,24 +117,21 @@ let package = Package(
                 .product(name: "Tessera", package: "Tessera"),
                 .product(name: "TesseraTesting", package: "Tessera"),
                 "TesseraTestSupport",
-            ],
-            swiftSettings: testSettings
+            ]
         ),
         .testTarget(
             name: "TesseraImagingTests",
             dependencies: [
                 .product(name: "Tessera", package: "Tessera"),
                 "TesseraTestSupport", "ToolsCairo", "ToolsTurboJPEG", "ToolsLCMS2",
-            ],
-            swiftSettings: testSettings
+            ]
         ),
         .testTarget(
             name: "TesseraTablesTests",
             dependencies: [
                 .product(name: "Tessera", package: "Tessera"),
                 "TesseraTestSupport",
-            ],
-            swiftSettings: testSettings
+            ]
         ),
         .testTarget(
             name: "TesseraRemoteTests",
@@ -152,8 +142,7 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 "TesseraTestSupport",
-            ],
-            swiftSettings: testSettings
+            ]
         ),
         .testTarget(
             name: "TesseraServerTests",
@@ -170,8 +159,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "TesseraTestSupport",
-            ],
-            swiftSettings: testSettings
+            ]
         ),
         // The image routes in a real Vapor application, in process (TesseraVapor).
         .testTarget(
@@ -183,8 +171,7 @@ let package = Package(
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "TesseraTestSupport",
-            ],
-            swiftSettings: testSettings
+            ]
         ),
         // The `tessera` command's own code (log format, gallery test mode, probe), the demo's measurements and
         // the repository's documents.
@@ -195,8 +182,7 @@ let package = Package(
                 .product(name: "TesseraServer", package: "Tessera"),
                 .product(name: "Logging", package: "swift-log"),
                 "TesseraCLI", "TesseraMeasurement", "TesseraTestSupport", "CHeapControl",
-            ],
-            swiftSettings: testSettings
+            ]
         ),
         // The documentation's ```swift blocks (README.md, docs/*.md, the DocC articles), compiled: the
         // DocumentationSnippets plugin runs TesseraSnippetExtractor on every build, so the generated sources are
@@ -222,7 +208,7 @@ let package = Package(
                 "TesseraTestSupport",
             ],
             // A snippet shows a value it makes without using it (`let png = …`): not worth a warning here.
-            swiftSettings: testSettings + [.unsafeFlags(["-suppress-warnings"])],
+            swiftSettings: [.unsafeFlags(["-suppress-warnings"])],
             plugins: ["DocumentationSnippets"]
         ),
         // End to end: the release `tessera` binary (TESSERA_RELEASE_BINARY, set by `make test`) against real
@@ -234,9 +220,17 @@ let package = Package(
                 .product(name: "TesseraHTTP", package: "Tessera"),
                 .product(name: "TesseraTesting", package: "Tessera"),
                 "TesseraMeasurement", "TesseraTestSupport",
-            ],
-            swiftSettings: testSettings
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Every test target's own code is compiled without optimisation, also in `make test`'s release build: what the
+// tests exercise (the library, the `tessera` command, the test support) stays optimised, while whole-module
+// optimisation of about 22,000 lines of test code and `#expect` expansions would add minutes to every build
+// and make no test stronger (docs/DEVELOPMENT.md, "Where `make test`'s time goes"). The flag follows SwiftPM's
+// `-O`, and the last optimisation level given wins.
+for target in package.targets where target.type == .test {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Onone"])]
+}
