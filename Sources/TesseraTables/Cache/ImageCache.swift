@@ -2,7 +2,6 @@
 import CoreMetrics
 import Foundation
 import Logging
-import Synchronization
 
 /// The public face of the image tables: formats and families, entities, source images on demand,
 /// request coalescing and cancellation (Fast Image Cache's `FICImageCache`, in Swift concurrency).

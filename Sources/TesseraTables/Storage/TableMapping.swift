@@ -1,7 +1,6 @@
-import TesseraImaging
+@_spi(Internal) import TesseraImaging
 import CTesseraGuard
 import CTesseraFileLocks
-import Synchronization
 import Foundation
 
 /// One open and memory-mapped table file, and this participant's place among the processes that
@@ -34,7 +33,7 @@ final class TableMapping: @unchecked Sendable {
     let participant: Int
     /// Serialises this process's threads around the writers' lock, which belongs to the open file
     /// description and so does not exclude threads of one process from each other.
-    private let writers = Mutex(())
+    private let writers = LockedValue(())
     /// This mapping's entry in the SIGBUS guard (`CTesseraGuard`), or -1 when unguarded.
     private let guardHandle: Int32
 
