@@ -6,9 +6,9 @@ import NIOHTTP1
 /// Closes the connections of `tessera serve` that hold a descriptor without asking for anything: the idle
 /// timeout (`--idle-timeout`) and the header timeout (`--header-timeout`, against slowloris clients).
 ///
-/// It sits right after NIO's HTTP/1 decoder and encoder, before the `MemoryHitHandler` (`ImageHTTPChannel`),
-/// so it sees every request head the decoder completes and the `.end` of every response, the memory hits'
-/// included. A connection is in one of four states, each with its deadline:
+/// It sits right after NIO's HTTP/1 decoder and encoder (`ImageHTTPChannel`), so it sees every request head
+/// the decoder completes and the `.end` of every response the router writes; the `MemoryHitHandler`, before
+/// the decoder, tells it of the requests it answered itself (``answeredFromMemory(context:)``). A connection is in one of four states, each with its deadline:
 ///
 /// | State | Deadline |
 /// |---|---|
@@ -45,8 +45,9 @@ final class ConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHandler, 
     private let logger: Logger
     /// Set while the handler is in a pipeline, for the timer's callback.
     private var context: ChannelHandlerContext?
-    /// Request heads read whose response has not ended.
-    private var unanswered = 0
+    /// Request heads read whose response has not ended (the `MemoryHitHandler` answers only while there
+    /// are none).
+    private(set) var unanswered = 0
     /// A head was read and its `.end` has not been.
     private var readingBody = false
     /// A head was completed during the current read.
@@ -108,6 +109,13 @@ final class ConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHandler, 
             if unanswered == 0 { lastActivity = context.eventLoop.now }   // answered before its body ended
         }
         context.fireChannelRead(data)
+    }
+
+    /// The `MemoryHitHandler` (on the same event loop, `context` its own) answered a request itself: a
+    /// request read and answered, so no head is being read, and the connection was active now.
+    func answeredFromMemory(context: ChannelHandlerContext) {
+        headStart = nil
+        if unanswered == 0, !readingBody { lastActivity = context.eventLoop.now }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {

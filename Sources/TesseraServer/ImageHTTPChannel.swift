@@ -10,18 +10,18 @@ import NIOHTTPTypesHTTP1
 /// The HTTP/1.1 connection of `tessera serve`, from socket bytes to Hummingbird's router:
 ///
 /// ```
-/// NIO HTTP/1 decoder + encoder ─ ConnectionDeadlines ─ MemoryHitHandler ─ HTTP1ToHTTPServerCodec ─ HTTPConnectionStateHandler ─ router
+/// MemoryHitHandler ─ NIO HTTP/1 decoder + encoder ─ ConnectionDeadlines ─ HTTP1ToHTTPServerCodec ─ HTTPConnectionStateHandler ─ router
 /// ```
 ///
-/// Hummingbird's `HTTP1Channel` is the same stack, except that it adds extra handlers only after the
-/// conversion to swift-http-types. The `MemoryHitHandler` sits before it, so a hot thumbnail is read and
-/// answered in NIO's own HTTP/1 types: the conversion of its request head and of its response, two
-/// allocations of header storage each, are never made. Everything the handler passes on reaches the router
-/// exactly as through `HTTP1Channel`.
+/// Hummingbird's `HTTP1Channel` is the same stack from the decoder on, except that it adds extra handlers
+/// only after the conversion to swift-http-types. The `MemoryHitHandler` sits before all of it, so a hot
+/// thumbnail is read and answered from the socket's bytes: no request head, header storage or conversion
+/// is made for it. Everything the handler passes on reaches the router exactly as through `HTTP1Channel`.
 ///
 /// The connection limits of ``ServerConfiguration/Connections`` are kept here too: a ``ConnectionLimit``
 /// refuses the connections above `--max-connections` before they are set up, and ``ConnectionDeadlines``,
-/// between the HTTP/1 codec and the `MemoryHitHandler`, closes idle connections and heads that take too long.
+/// after the HTTP/1 codec (told of the `MemoryHitHandler`'s answers by an event), closes idle connections
+/// and heads that take too long.
 struct ImageHTTPChannel: HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
@@ -72,8 +72,9 @@ struct ImageHTTPChannel: HTTPChannelHandler {
         try operations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: false,
                                                    withOutboundHeaderValidation: false, withEncoderConfiguration: .init(),
                                                    withDecoderLimitConfiguration: decoderLimits)
-        try operations.addHandler(ConnectionDeadlines(connections, logger: logger))
-        try operations.addHandler(MemoryHitHandler(routes: routes))
+        let deadlines = ConnectionDeadlines(connections, logger: logger)
+        try operations.addHandler(deadlines)
+        try operations.addHandler(MemoryHitHandler(routes: routes, deadlines: deadlines), position: .first)
         try operations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
         try operations.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
     }

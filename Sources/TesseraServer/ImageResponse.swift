@@ -38,9 +38,9 @@ extension ImageService {
         /// when the request or the output format asked for a still, `first frame: over the limit` when the
         /// source is over the animation limits; `nil` for a still source.
         public var animation: String?
-        /// A memory hit's header fields but `Date`, as its cache entry keeps them
-        /// (``ResponseCache/Entry/hitFields``); empty for every other answer.
-        var hitFields = HTTPHeaders()
+        /// A memory hit's status line and header fields but `Date`, as its cache entry keeps them
+        /// (``ResponseCache/Entry/hitHead``); `nil` for every other answer.
+        var hitHead: ByteBuffer?
     }
 }
 

@@ -325,7 +325,7 @@ public final class ImageService: Sendable {
         return ImageResponse(status: 200, bodyBuffer: entry.body, contentType: entry.contentType, etag: entry.etag,
                              cacheControl: cacheControl(for: entry.integrity), outcome: outcome, integrity: entry.integrity,
                              lastModified: entry.lastModified, animation: entry.animation,
-                             hitFields: outcome == .memory ? entry.hitFields : HTTPHeaders())
+                             hitHead: outcome == .memory ? entry.hitHead : nil)
     }
 
     /// A `304` for a response whose ETag is `etag`: one of an intact source (see ``etag(_:integrity:)``).

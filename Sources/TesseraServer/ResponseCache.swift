@@ -18,9 +18,9 @@ final class ResponseCache: Sendable {
         /// How complete the decode behind the body was (`X-Tessera-Decode`, and a short `Cache-Control`
         /// for a truncated source).
         var integrity: DecodeIntegrity = .intact
-        /// The header fields of this entry's memory hit, all but `Date`, made once with the entry
-        /// (``MemoryHitHandler/fields(of:)``): a hit answered on the event loop copies them.
-        var hitFields = HTTPHeaders()
+        /// The status line and header fields of this entry's memory hit, all but `Date`, made once with the
+        /// entry (``MemoryHitHandler/head(of:)``): a hit answered on the event loop writes them as they are.
+        var hitHead: ByteBuffer
         /// When the source was last modified, in seconds since 1970 (`Last-Modified`); `nil` when unknown.
         var lastModified: Int?
         /// `X-Tessera-Animation` (``ImageService/ImageResponse/animation``).
@@ -38,7 +38,7 @@ final class ResponseCache: Sendable {
             self.contentType = contentType
             self.etag = etag
             self.integrity = integrity
-            hitFields = MemoryHitHandler.fields(of: ImageService.ImageResponse(
+            hitHead = MemoryHitHandler.head(of: ImageService.ImageResponse(
                 status: 200, bodyBuffer: body, contentType: contentType, etag: etag, cacheControl: cacheControl,
                 outcome: .memory, integrity: integrity, lastModified: lastModified, animation: animation))
         }

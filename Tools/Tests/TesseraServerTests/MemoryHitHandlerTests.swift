@@ -176,26 +176,86 @@ struct MemoryHitHandlerTests {
         #expect(answers.map(\.body) == [Array("first".utf8), Array("second".utf8), fixture.photo])
     }
 
-    @Test func aConnectionHeaderOtherThanKeepAliveABodyOrAFullSocketLeaveTheRequestToTheRouter() async throws {
+    @Test func aFullSocketLeavesTheRequestToTheRouterAndKeepAliveIsPlain() async throws {
         let fixture = try await Fixture()
-        try fixture.send("GET /v1/thumb/photo.jpg HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\n\r\nabc")
-        try fixture.routerAnswers()
         fixture.channel.isWritable = false
         try fixture.send(Fixture.get("/v1/thumb/photo.jpg"))
         try fixture.routerAnswers()
         fixture.channel.isWritable = true
         // `Connection: keep-alive` (what browsers send) asks for nothing HTTP/1.1 does not do: a hit.
         try fixture.send(Fixture.get("/v1/thumb/photo.jpg", "Connection: Keep-Alive\r\n"))
-        #expect(fixture.router.heads.count == 2)
-        // Last: NIO's decoder takes nothing after a `Connection: close` request.
-        try fixture.send(Fixture.get("/v1/thumb/photo.jpg", "Connection: close\r\n"))
-        try fixture.routerAnswers()
-        #expect(fixture.router.heads == Array(repeating: "/v1/thumb/photo.jpg", count: 3))
-        // The body reached the router after its head, in order.
-        let bodies = fixture.router.parts.compactMap { if case .body(let buffer) = $0 { String(buffer: buffer) } else { nil } }
-        #expect(bodies == ["abc"])
-        #expect(try Self.responses(try fixture.written()).map(\.body)
-                == [Array("routed".utf8), Array("routed".utf8), fixture.photo, Array("routed".utf8)])
+        #expect(fixture.router.heads == ["/v1/thumb/photo.jpg"])
+        #expect(try Self.responses(try fixture.written()).map(\.body) == [Array("routed".utf8), fixture.photo])
+    }
+
+    /// A request that is not plain (here a body, `Connection: close`, HTTP/1.0, an upgrade) goes to the
+    /// decoder with every byte after it, its body in order; the connection stays the router's. Bytes the
+    /// decoder refuses are its to refuse: a bare LF fails the connection as it did before the handler.
+    @Test func afterARequestThatIsNotPlainEveryByteGoesToTheDecoder() async throws {
+        let notPlain = ["GET /v1/thumb/photo.jpg HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\n\r\nabc",
+                        Fixture.get("/v1/thumb/photo.jpg", "Connection: close\r\n"),
+                        "GET /v1/thumb/photo.jpg HTTP/1.0\r\nHost: test\r\n\r\n",
+                        Fixture.get("/v1/thumb/photo.jpg", "Connection: Upgrade\r\nUpgrade: websocket\r\n")]
+        for (index, request) in notPlain.enumerated() {
+            let fixture = try await Fixture()
+            try fixture.send(request)
+            #expect(fixture.router.heads == ["/v1/thumb/photo.jpg"], "request \(index)")
+            guard index == 0 else { continue }
+            try fixture.routerAnswers()
+            try fixture.send(Fixture.get("/v1/thumb/photo.jpg"))   // plain, but the decoder's now
+            try fixture.routerAnswers()
+            #expect(fixture.router.heads == ["/v1/thumb/photo.jpg", "/v1/thumb/photo.jpg"])
+            let bodies = fixture.router.parts.compactMap { if case .body(let buffer) = $0 { String(buffer: buffer) } else { nil } }
+            #expect(bodies == ["abc"])
+            #expect(try Self.responses(try fixture.written()).map(\.body) == [Array("routed".utf8), Array("routed".utf8)])
+        }
+        let bareLineFeeds = try await Fixture()
+        #expect(throws: (any Error).self) { try bareLineFeeds.send("GET /v1/thumb/photo.jpg HTTP/1.1\nHost: test\n\n") }
+        #expect(try bareLineFeeds.written().isEmpty && bareLineFeeds.router.parts.isEmpty)
+    }
+
+    /// A head is read however the bytes arrive: split anywhere, or several in one read (answered together).
+    @Test func headsSplitAcrossReadsOrSharingOneAreAnswered() async throws {
+        let fixture = try await Fixture()
+        let request = Fixture.get("/v1/thumb/photo.jpg", "Accept: image/jpeg\r\n")
+        let bytes = Array(request.utf8)
+        var written: [UInt8] = []
+        for split in [1, 5, 30, bytes.count - 3, bytes.count - 1] {
+            try fixture.channel.writeInbound(ByteBuffer(bytes: bytes[..<split]))
+            #expect(try fixture.written().isEmpty, "nothing answered before the head is whole (split at \(split))")
+            try fixture.channel.writeInbound(ByteBuffer(bytes: bytes[split...]))
+            written += try fixture.written()
+        }
+        try fixture.send(String(repeating: request, count: 3))
+        written += try fixture.written()
+        let answers = try Self.responses(written)
+        #expect(answers.count == 8 && answers.allSatisfy { $0.status == 200 && $0.body == fixture.photo })
+        #expect(fixture.router.parts.isEmpty)
+    }
+
+    /// Hits are requests read and answered to the connection's deadlines: a connection asking for hits is
+    /// never idle, closes one idle timeout (60 s) after its last hit, and a head begun after hits is cut at
+    /// the header timeout (10 s).
+    @Test func hitsCountForTheConnectionsIdleAndHeaderTimeouts() async throws {
+        let busy = try await Fixture()
+        for _ in 0..<7 {
+            busy.channel.embeddedEventLoop.advanceTime(by: .seconds(15))
+            try busy.send(Fixture.get("/v1/thumb/photo.jpg"))
+        }
+        #expect(busy.channel.isActive, "105 s of hits, never 60 s without one")
+        #expect(try Self.responses(try busy.written()).count == 7 && busy.router.parts.isEmpty)
+        busy.channel.embeddedEventLoop.advanceTime(by: .seconds(59))
+        #expect(busy.channel.isActive)
+        busy.channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!busy.channel.isActive)
+
+        let slow = try await Fixture()
+        try slow.send(Fixture.get("/v1/thumb/photo.jpg") + "GET /v1/thumb/pho")
+        slow.channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        #expect(slow.channel.isActive)
+        slow.channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!slow.channel.isActive)
+        #expect(try Self.responses(try slow.written()).count == 1)
     }
 
     /// A graceful shutdown closes an idle connection at once; on a busy one, a hit read after it began waits
