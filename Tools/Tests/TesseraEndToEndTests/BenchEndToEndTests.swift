@@ -148,7 +148,7 @@ struct BenchEndToEndTests {
         }
         struct Server: Decodable { var name: String; var version: String; var verifiedImages: Int }
         struct Target: Decodable { var name: String; var goal: String; var value: Double; var met: Bool }
-        var directory: String; var sources: Int; var hotThumbnails: Int; var thumbnail: Int; var connections: Int
+        var directory: String; var sources: Int; var hotThumbnails: Int; var alsoHotThumbnails: [Int]?; var thumbnail: Int; var connections: Int
         var threads: Int; var durationSeconds: Int; var rounds: Int; var coldConcurrency: Int
         var skipped: [String]; var servers: [Server]; var measurements: [Measurement]
         var ratios: [String: Double]; var targets: [Target]
@@ -227,7 +227,7 @@ struct BenchEndToEndTests {
         }
     }
 
-    @Test("bench serve on sources smaller than the box: each answer checked against what fill rightly makes of it (the box cut to the source), and the format mix and mean size reported")
+    @Test("bench serve on sources smaller than the box: each answer checked against what fill rightly makes of it (the box cut to the source), and the format mix and mean size reported; --also-hot measures a further hot set in the same run")
     func serveSmallSources() async throws {
         let scratch = try ScratchDirectory("bench-serve-small")
         let photo = try RealPhotos.smallest(1, ext: "jpg")[0]
@@ -236,16 +236,28 @@ struct BenchEndToEndTests {
         #expect(small.width == 150 && small.height == 90 && image.width > 200)
         try FileManager.default.copyItem(atPath: photo.path, toPath: scratch.path("large.jpg"))
         try Data(try ImageEncoder(format: .jpeg).encode(small)).write(to: URL(fileURLWithPath: scratch.path("small.jpg")))
-        let run = try await Self.bench(["serve", scratch.url.path, "--hot", "2", "--size", "200", "--duration", "1s", "--rounds", "1",
-                                        "--connections", "2", "--threads", "1", "--cold-concurrency", "2", "--skip-thumbor", "--json"])
+        let common = ["serve", scratch.url.path, "--hot", "2", "--size", "200", "--duration", "1s", "--rounds", "1",
+                      "--connections", "2", "--threads", "1", "--cold-concurrency", "2", "--skip-thumbor", "--json"]
+        let run = try await Self.bench(common + ["--also-hot", "5"])
         #expect(run.status == 0, "\(run)")
         let report = try run.json(ServeReport.self)
-        for server in report.servers { #expect(server.verifiedImages == 2, "\(server.name)") }
+        #expect(report.hotThumbnails == 2 && report.alsoHotThumbnails == [5])
+        for server in report.servers { #expect(server.verifiedImages == 5, "\(server.name) warmed the largest set") }
+        #expect(Set(report.measurements.map { "\($0.server) \($0.workload)" })
+                == ["tessera hot", "nginx hot", "tessera hot-5", "nginx hot-5", "tessera cold"])
         for m in report.measurements {
             let answers = try #require(m.answers, "\(m.server) \(m.workload) reports its answers")
             // The browser's Accept of the default: Tessera answers AVIF, and nginx serves Tessera's files.
-            #expect(answers.formats == ["image/avif": 2], "\(m.server) \(m.workload): \(answers.formats)")
+            #expect(answers.formats == ["image/avif": m.workload == "hot-5" ? 5 : 2], "\(m.server) \(m.workload): \(answers.formats)")
             #expect(answers.meanBytes > 100, "\(m.server) \(m.workload)")
+            #expect(m.rounds.count == 1 && m.rounds.allSatisfy { $0.requests > 0 && $0.errors == 0 }, "\(m.server) \(m.workload)")
+        }
+        let further = try #require(report.ratios["hot-5 tessera/nginx"])
+        let rates = ["tessera", "nginx"].compactMap { name in report.measurements.first { $0.server == name && $0.workload == "hot-5" }?.requestsPerSecond }
+        #expect(rates.count == 2 && Self.close(further, rates[0] / rates[1]))
+        for list in ["2", "5,0", "5,x"] {
+            let refused = try await ReleaseCLI.run(["bench"] + common + ["--also-hot", list])
+            #expect(refused.status != 0 && refused.signal == nil && refused.errors.contains("--also-hot"), "--also-hot \(list)")
         }
         let hot = try #require(report.measurements.first { $0.server == "tessera" && $0.workload == "hot" }?.answers)
         let served = try #require(report.measurements.first { $0.server == "nginx" }?.answers)
@@ -269,6 +281,12 @@ struct BenchEndToEndTests {
             var tableHitNanoseconds: Double; var tableDictionaryNanoseconds: Double; var tableHitToDictionaryRatio: Double
         }
         var urlRequests: URLRequests
+        struct Scale: Decodable {
+            var entries: [Int]; var openMilliseconds: [Double]; var hitNanoseconds: [Double]
+            var residentAfterOpenBytes: [Int]; var residentAfterHitsBytes: [Int]
+            var openRatio: Double; var hitRatio: Double; var residentAfterOpenRatio: Double
+        }
+        var scale: Scale?
     }
 
     /// `bench retrieval` with 40 entries, a 200-entry open test and a 1 MB table: echoes the counts,
@@ -303,10 +321,22 @@ struct BenchEndToEndTests {
         #expect(Self.close(urls.memoryHitToDictionaryRatio, urls.memoryHitNanoseconds / urls.memoryDictionaryNanoseconds))
         #expect(Self.close(urls.tableHitToDictionaryRatio, urls.tableHitNanoseconds / urls.tableDictionaryNanoseconds))
 
-        let bare = try await Self.bench(common + ["--open-entries", "0", "--large-table-mb", "0", "--url-entries", "25"]).json(RetrievalReport.self)
+        #expect(report.scale == nil, "section 6 only with --scale-entries")
+
+        // With the optional parts off, and section 6 on: a table of 40 entries beside one of 400.
+        let bare = try await Self.bench(common + ["--open-entries", "0", "--large-table-mb", "0", "--url-entries", "25",
+                                                  "--scale-entries", "400"]).json(RetrievalReport.self)
         #expect(bare.urlRequests.entries == 25)
         #expect(bare.openMilliseconds == nil && bare.largeTableBytes == nil && bare.memoryAfterTouch == nil)
         #expect(bare.tableHitNanoseconds > 0)
+        let scale = try #require(bare.scale)
+        #expect(scale.entries == [40, 400])
+        #expect((scale.openMilliseconds + scale.hitNanoseconds).allSatisfy { $0 > 0 })
+        #expect(scale.residentAfterOpenBytes.allSatisfy { $0 >= 0 } && scale.residentAfterHitsBytes.allSatisfy { $0 >= 0 })
+        #expect(Self.close(scale.openRatio, scale.openMilliseconds[1] / scale.openMilliseconds[0]))
+        #expect(Self.close(scale.hitRatio, scale.hitNanoseconds[1] / scale.hitNanoseconds[0]))
+        let refused = try await ReleaseCLI.run(["bench"] + common + ["--scale-entries", "-1"])
+        #expect(refused.status != 0 && refused.signal == nil && refused.errors.contains("--scale-entries"))
     }
 
     // MARK: formats

@@ -25,6 +25,7 @@ struct RetrievalBenchmark: ParsableCommand {
         4. Time to open a table holding --open-entries entries (8x8 gray8, one page each).
         5. Resident and private dirty memory before/after touching every page of a ~--large-table-mb table
            reopened from disk (the pages are clean mapped file pages: the kernel can drop them at will).
+        6. With --scale-entries N: cost as a table grows, in one run. A 100x100 bgra32 table of --entries            entries and one of N are filled and closed; each is opened 5 times (median ms; opening reads every            entry's record), then opened for good (the resident memory that adds: records and maps, no pixels),            then both are hit at random in alternating batches (median ns per hit; each table's batches repeat            one random order, so the pages its warm-up batch reads are the resident memory its hits add).            Ratios large / small.
         """
     )
 
@@ -35,6 +36,7 @@ struct RetrievalBenchmark: ParsableCommand {
     @Option(help: "Size in MB of the table for the memory measurement (0 skips it).") var largeTableMb = 1024
     @Option(help: "A photograph for the thumbnail content (default: a MATE wallpaper when installed, else a synthetic gradient).")
     var image: String?
+    @Option(help: "Entries of the large table of section 6, beside a table of --entries (0 skips it).") var scaleEntries = 0
     @Option(help: "Lookups per timed batch.") var batch = 100_000
     @Option(help: "Timed batches.") var batches = 9
     @Flag(help: "Print JSON.") var json = false
@@ -63,6 +65,12 @@ struct RetrievalBenchmark: ParsableCommand {
         var memoryAfterTouch: MemoryUsage?
         /// Processed URL requests answered from memory and from a table (RetrievalBenchmark+URLRequests.swift).
         var urlRequests: URLRequestRows? = nil
+        /// Section 6 (`--scale-entries`), absent without it.
+        var scale: ScaleRows? = nil
+    }
+
+    func validate() throws {
+        if scaleEntries < 0 { throw ValidationError("--scale-entries must be 0 (skip section 6) or more") }
     }
 
     func run() throws {
@@ -129,13 +137,20 @@ struct RetrievalBenchmark: ParsableCommand {
             large = try Self.touchLargeTable(megabytes: largeTableMb, picture: thumb, directory: scratch.appendingPathComponent("large"))
         }
 
+        // 6. Cost as a table grows.
+        var scale: ScaleRows? = nil
+        if scaleEntries > 0 {
+            scale = try Self.scaleRows(small: entries, large: scaleEntries, picture: thumb, batch: batch, batches: batches,
+                                       directory: scratch.appendingPathComponent("scale"))
+        }
+
         let report = Report(entries: entries, tableHitNanoseconds: tableHit, tableHitsPerSecond: 1e9 / tableHit,
                             dictionaryHitNanoseconds: dictionaryHit, tableHitToDictionaryRatio: tableHit / dictionaryHit,
                             concurrentHitNanoseconds: concurrent.quiet, concurrentHitWhileStoringNanoseconds: concurrent.storing,
                             storesDuringConcurrentHits: concurrent.stores, jpegDecodeNanoseconds: jpegDecode, pngDecodeNanoseconds: pngDecode,
                             speedupOverJPEG: jpegDecode / tableHit, speedupOverPNG: pngDecode / tableHit,
                             openEntries: openEntries, openMilliseconds: openMs, largeTableBytes: large?.0,
-                            memoryBeforeTouch: large?.1, memoryAfterTouch: large?.2, urlRequests: urlRequests)
+                            memoryBeforeTouch: large?.1, memoryAfterTouch: large?.2, urlRequests: urlRequests, scale: scale)
         if json { try Terminal.json(report); return }
         print("Retrieval benchmark: 100x100 bgra32 thumbnails, \(entries) entries, medians")
         Terminal.table(["method", "per image", "images/s", "table hit is"], [
@@ -156,6 +171,10 @@ struct RetrievalBenchmark: ParsableCommand {
             let delta = after.delta(since: before)
             func mb(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
             print("touched every page of a \(mb(bytes)) table: RSS +\(mb(delta.residentBytes)), private dirty +\(mb(delta.privateDirtyBytes)), private clean +\(mb(delta.privateCleanBytes))")
+        }
+        if let scale {
+            print("Cost as a table grows (100x100 bgra32):")
+            Terminal.table(["", "\(scale.entries[0]) entries", "\(scale.entries[1]) entries", "large / small"], scale.rows)
         }
     }
 

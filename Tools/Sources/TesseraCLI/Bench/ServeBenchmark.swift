@@ -47,6 +47,10 @@ struct ServeBenchmark: AsyncParsableCommand {
         link its own URL and its own thumbnail in every server, so --hot 5000 is a hot set of 5,000 URLs), requested \
         over and over by wrk (-t --threads -c --connections -d --duration, a Lua script cycling through the paths) \
         after one warm-up request each; rounds interleaved, order rotated
+          hot-N  with --also-hot N,…: further hot sets in the same run, each the first N paths of the largest set \
+        (so --hot 200 --also-hot 5000,50000 measures the cost as the set grows, every set in every round): tessera, \
+        tessera-baseline, tessera-s3 and nginx warm up and serve every set; thumbor only the --hot set; the tables \
+        hold the largest set
           cold   tessera (and tessera-s3, which then downloads every object from moto) and both thumbors restarted \
         with empty tables / result storage, then every source requested \
         once by --cold-concurrency client threads (one connection per request); nginx cannot make thumbnails
@@ -56,10 +60,10 @@ struct ServeBenchmark: AsyncParsableCommand {
 
         JSON (--json): directory, source (with --source s3 only: "s3"), s3 (with --source s3 only: bucket, prefix, \
         motoVersion, objects, bytes, uploadSeconds), accept (the Accept header sent; absent when none), sources, \
-        hotThumbnails, thumbnail (edge px), connections, threads, durationSeconds, \
+        hotThumbnails, alsoHotThumbnails (with --also-hot only), thumbnail (edge px), connections, threads, durationSeconds, \
         rounds, coldConcurrency, cores, thumborProcesses, sourceCheckIntervalSeconds, skipped, servers (name, version, verifiedImages: \
         thumbnails fetched and decoded at a size a SIZE×SIZE fill of their source may rightly be: the box, or the box cut \
-        to a smaller source, which Tessera does not enlarge; thumbor may enlarge), measurements (server, workload hot|cold, \
+        to a smaller source, which Tessera does not enlarge; thumbor may enlarge), measurements (server, workload hot|hot-N|cold, \
         requestsPerSecond, p50Milliseconds, p99Milliseconds: medians of rounds; peakRSSBytes; errors summed over \
         rounds; hot only: cpuMicrosecondsPerRequest, the median of the rounds' processor time (user and system, all the \
         server's processes, /proc/PID/stat) per request; answers: formats (content type: count) and meanBytes of the \
@@ -67,13 +71,16 @@ struct ServeBenchmark: AsyncParsableCommand {
         p99Milliseconds, errors, cpuMicrosecondsPerRequest, answers), ratios \
         ("hot tessera/thumbor", "hot tessera/thumbor-result-storage", "hot tessera/nginx", "cold tessera/thumbor", \
         "cold tessera/thumbor-result-storage", with --baseline "hot tessera/tessera-baseline" and "cold tessera/tessera-baseline", \
-        with --source s3 "hot tessera-s3/tessera" and "cold tessera-s3/tessera": requestsPerSecond ratios) and targets (name, goal, value, met).
+        with --source s3 "hot tessera-s3/tessera" and "cold tessera-s3/tessera", with --also-hot "hot-N tessera/nginx" (and \
+        "hot-N tessera/tessera-baseline"): requestsPerSecond ratios) and targets (name, goal, value, met).
         """
     )
 
     @Argument(help: "Directory of source images (searched recursively).") var directory = "/usr/share/backgrounds/mate"
     @Option(help: "Sources used (the first N by path; default all).") var sources: Int?
     @Option(help: "Distinct thumbnail URLs in the hot load (5000: a many-URL hot set).") var hot = 200
+    @Option(help: "Further hot sets measured in the same run, as workloads hot-N: a comma-separated list of URL counts (5000,50000), the first N of the largest set; tessera, tessera-baseline, tessera-s3 and nginx only.")
+    var alsoHot: String?
     @Option(help: "The Accept header of every request (default: Chrome's for an image; '' sends none).")
     var accept = ServeBenchLoad.browserAccept
     @Option(help: "Thumbnail edge in pixels (a fill crop to SIZE×SIZE).") var size = 200
@@ -103,7 +110,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         var p99Milliseconds: Double
         var peakRSSBytes: Int
         var errors: Int
-        /// Hot: the median of the rounds' processor time per request (all the server's processes).
+        /// Hot (and hot-N): the median of the rounds' processor time per request (all the server's processes).
         var cpuMicrosecondsPerRequest: Double?
         /// The formats answered and the mean body size: hot, of the warm-up's answers (the hot set, once each);
         /// cold, of every round's answers.
@@ -143,6 +150,8 @@ struct ServeBenchmark: AsyncParsableCommand {
         var accept: String?
         var sources: Int
         var hotThumbnails: Int
+        /// `--also-hot`'s URL counts, each measured as the workload `hot-N`; absent without it.
+        var alsoHotThumbnails: [Int]?
         var thumbnail: Int
         var connections: Int
         var threads: Int
@@ -174,18 +183,35 @@ struct ServeBenchmark: AsyncParsableCommand {
         if sourceCheckInterval < 0 { throw ValidationError("--source-check-interval must be 0 or more seconds") }
         if threads > connections { throw ValidationError("--threads must not exceed --connections (wrk)") }
         if let sources, sources < 1 { throw ValidationError("--sources must be at least 1") }
+        _ = try alsoHotCounts()
         if motoVenv != nil, source != .s3 { throw ValidationError("--moto-venv is for --source s3") }
+    }
+
+    /// `--also-hot`'s URL counts, each at least 1 and none the same as --hot or another.
+    func alsoHotCounts() throws -> [Int] {
+        guard let alsoHot else { return [] }
+        let counts = alsoHot.split(separator: ",", omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !counts.isEmpty, counts.allSatisfy({ ($0 ?? 0) >= 1 }) else {
+            throw ValidationError("--also-hot is a comma-separated list of URL counts of at least 1 (5000,50000)")
+        }
+        let values = counts.compactMap { $0 }
+        guard Set(values + [hot]).count == values.count + 1 else { throw ValidationError("--also-hot repeats a count (--hot's included)") }
+        return values
     }
 
     func run() async throws {
         let wrkSeconds = seconds ?? 10
+        let alsoHot = try alsoHotCounts()
+        let largestHot = ([hot] + alsoHot).max() ?? hot
         var files = try IngestBenchmark.listRecursively(directory).filter { ["jpg", "jpeg", "png"].contains(($0 as NSString).pathExtension.lowercased()) }
         if let sources { files = Array(files.prefix(sources)) }
         guard !files.isEmpty else { throw ValidationError("no JPEG or PNG files in \(directory)") }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("tessera-bench-serve-\(getpid())")
         try? FileManager.default.removeItem(at: scratch)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let (root, cold, hotPaths) = try Self.prepareRoot(files, hot: hot, in: scratch)
+        // The hot paths of every set: each set is the first N of the largest.
+        let (root, cold, allHotPaths) = try Self.prepareRoot(files, hot: largestHot, in: scratch)
+        let hotPaths = Array(allHotPaths.prefix(hot))
         let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         var skipped: [String] = []
 
@@ -198,7 +224,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         }
         // Tables that hold the whole hot set (never fewer entries than serve's default), so that a hot URL past
         // the response cache is a table hit, not a decode.
-        let tableCapacity = max(ServerConfiguration(root: root.path).tableCapacity, hot)
+        let tableCapacity = max(ServerConfiguration(root: root.path).tableCapacity, largestHot)
         let tessera = BenchServer.tessera(binary: binary, root: root, size: size, port: try Origin.unusedPort(),
                                           sourceCheckInterval: sourceCheckInterval,
                                           tables: { fresh("tables") }, tableCapacity: tableCapacity, log: scratch.appendingPathComponent("tessera.log"))
@@ -209,7 +235,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         if source == .s3 {
             let location = motoVenv.map { URL(fileURLWithPath: $0) } ?? PythonVirtualenv.defaultLocation(PythonVirtualenv.Peer.moto.name)
             Terminal.progress("uploading the sources to moto")
-            let uploaded = try await ServeBenchS3.start(venv: location, root: root, paths: cold + hotPaths.filter { !Set(cold).contains($0) })
+            let uploaded = try await ServeBenchS3.start(venv: location, root: root, paths: cold + allHotPaths.filter { !Set(cold).contains($0) })
             bucket = uploaded
             servers.append(uploaded.server(binary: binary, root: root, size: size, port: try Origin.unusedPort(),
                                            sourceCheckInterval: sourceCheckInterval, tables: { fresh("s3-tables") }, tableCapacity: tableCapacity,
@@ -251,17 +277,23 @@ struct ServeBenchmark: AsyncParsableCommand {
         var verified: [String: Int] = [:]
         var hotMixes: [String: ServeBenchLoad.AnswerMix] = [:]
         var nginxPaths: [String] = []
-        let sourceSizes = try hotPaths.map { path in
+        var alsoHotMixes: [String: [Int: ServeBenchLoad.AnswerMix]] = [:]
+        let sourceSizes = try allHotPaths.map { path in
             try ImageDecoder().probe(Data(contentsOf: root.appendingPathComponent(path.removingPercentEncoding ?? path))).displaySize
         }
         for server in servers {
             try server.start()
-            Terminal.progress("warm-up \(server.name): \(hotPaths.count) thumbnails")
-            let answers = try warm(server, targets: hotPaths.map(server.target), sources: sourceSizes)
+            // The further hot sets are not thumbor's (tens of thousands of its thumbnails would take hours).
+            let paths = Self.takesAlsoHot(server) ? allHotPaths : hotPaths
+            Terminal.progress("warm-up \(server.name): \(paths.count) thumbnails")
+            let answers = try warm(server, targets: paths.map(server.target), sources: sourceSizes)
             verified[server.name] = answers.count
-            hotMixes[server.name] = ServeBenchLoad.AnswerMix(answers.map { ($0.contentType, $0.body.count) })
+            hotMixes[server.name] = ServeBenchLoad.AnswerMix(answers.prefix(hot).map { ($0.contentType, $0.body.count) })
+            for count in alsoHot where Self.takesAlsoHot(server) {
+                alsoHotMixes[server.name, default: [:]][count] = ServeBenchLoad.AnswerMix(answers.prefix(count).map { ($0.contentType, $0.body.count) })
+            }
             if server === tessera {
-                for (path, (body, type)) in zip(hotPaths, answers) {
+                for (path, (body, type)) in zip(paths, answers) {
                     let name = path + "." + (type.split(separator: "/").last.map(String.init) ?? "jpg").replacingOccurrences(of: "jpeg", with: "jpg")
                     let file = nginxPrefix.appendingPathComponent("www").appendingPathComponent(name.removingPercentEncoding ?? name)
                     try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -274,26 +306,36 @@ struct ServeBenchmark: AsyncParsableCommand {
         Terminal.progress("warm-up nginx: \(nginxPaths.count) files")
         let nginxAnswers = try warm(nginx, targets: nginxPaths.map(nginx.target), sources: sourceSizes)
         verified["nginx"] = nginxAnswers.count
-        hotMixes["nginx"] = ServeBenchLoad.AnswerMix(nginxAnswers.map { ($0.contentType, $0.body.count) })
-        let hotTargets: [(BenchServer, [String])] = servers.map { ($0, hotPaths.map($0.target)) } + [(nginx, nginxPaths.map(nginx.target))]
+        hotMixes["nginx"] = ServeBenchLoad.AnswerMix(nginxAnswers.prefix(hot).map { ($0.contentType, $0.body.count) })
+        for count in alsoHot { alsoHotMixes["nginx", default: [:]][count] = ServeBenchLoad.AnswerMix(nginxAnswers.prefix(count).map { ($0.contentType, $0.body.count) }) }
+        // Each hot set (workload, URL count) with the servers that take it and their targets.
+        func targets(_ count: Int, of taking: [BenchServer]) -> [(BenchServer, [String])] {
+            taking.map { server in (server, allHotPaths.prefix(count).map(server.target)) } + [(nginx, nginxPaths.prefix(count).map(nginx.target))]
+        }
+        let hotSets = [(workload: "hot", servers: targets(hot, of: servers))]
+            + alsoHot.map { (workload: "hot-\($0)", servers: targets($0, of: servers.filter(Self.takesAlsoHot))) }
 
-        // Hot: interleaved rounds, order rotated.
-        var hotRounds: [String: [ServeBenchLoad.Round]] = [:]
+        // Hot: interleaved rounds, order rotated; in each round every set in turn.
+        var hotRounds: [String: [String: [ServeBenchLoad.Round]]] = [:]
         for round in 0..<rounds {
-            for k in 0..<hotTargets.count {
-                let (server, targets) = hotTargets[(k + round) % hotTargets.count]
-                Terminal.progress("hot round \(round + 1)/\(rounds): \(server.name)")
-                let cpuBefore = server.cpuSeconds()
-                var result = try ServeBenchLoad.wrk(port: server.port, paths: targets, accept: accept, threads: threads, connections: connections,
-                                                    seconds: wrkSeconds, scratch: scratch)
-                if result.requests > 0 { result.cpuMicrosecondsPerRequest = (server.cpuSeconds() - cpuBefore) / Double(result.requests) * 1e6 }
-                hotRounds[server.name, default: []].append(result)
+            for set in hotSets {
+                for k in 0..<set.servers.count {
+                    let (server, targets) = set.servers[(k + round) % set.servers.count]
+                    Terminal.progress("\(set.workload) round \(round + 1)/\(rounds): \(server.name)")
+                    let cpuBefore = server.cpuSeconds()
+                    var result = try ServeBenchLoad.wrk(port: server.port, paths: targets, accept: accept, threads: threads, connections: connections,
+                                                        seconds: wrkSeconds, scratch: scratch)
+                    if result.requests > 0 { result.cpuMicrosecondsPerRequest = (server.cpuSeconds() - cpuBefore) / Double(result.requests) * 1e6 }
+                    hotRounds[set.workload, default: [:]][server.name, default: []].append(result)
+                }
             }
         }
-        var measurements = hotTargets.map { server, _ in
-            var measurement = Self.measurement(server.name, "hot", hotRounds[server.name] ?? [], peak: server.peakResidentBytes())
-            measurement.answers = hotMixes[server.name]
-            return measurement
+        var measurements = hotSets.flatMap { set in
+            set.servers.map { server, _ in
+                var measurement = Self.measurement(server.name, set.workload, hotRounds[set.workload]?[server.name] ?? [], peak: server.peakResidentBytes())
+                measurement.answers = set.workload == "hot" ? hotMixes[server.name] : alsoHotMixes[server.name]?[Int(set.workload.dropFirst(4)) ?? 0]
+                return measurement
+            }
         }
         nginx.stop()
 
@@ -324,6 +366,9 @@ struct ServeBenchmark: AsyncParsableCommand {
         }
         if json { try Terminal.json(report) } else { Self.print(report) }
     }
+
+    /// Whether `server` is measured on `--also-hot`'s sets: every tessera and nginx, not thumbor.
+    static func takesAlsoHot(_ server: BenchServer) -> Bool { !server.name.hasPrefix("thumbor") }
 
     /// Fetches every target from `server` with `--accept` on `--cold-concurrency` client threads, each answer
     /// verified as what a SIZE×SIZE fill of its source (of display size `sources[i]`) may rightly be
@@ -395,6 +440,12 @@ struct ServeBenchmark: AsyncParsableCommand {
                                   ("cold", "thumbor-result-storage"), ("hot", "tessera-baseline"), ("cold", "tessera-baseline")] {
             if let a = rate("tessera", workload), let b = rate(other, workload), b > 0 { ratios["\(workload) tessera/\(other)"] = a / b }
         }
+        // The further hot sets against nginx (and an earlier build) on the same set.
+        for count in (try? alsoHotCounts()) ?? [] {
+            for other in ["nginx", "tessera-baseline"] {
+                if let a = rate("tessera", "hot-\(count)"), let b = rate(other, "hot-\(count)"), b > 0 { ratios["hot-\(count) tessera/\(other)"] = a / b }
+            }
+        }
         // Over S3 against over files: what reading the sources from a bucket costs.
         for workload in ["hot", "cold"] {
             if let a = rate("tessera-s3", workload), let b = rate("tessera", workload), b > 0 { ratios["\(workload) tessera-s3/tessera"] = a / b }
@@ -420,7 +471,8 @@ struct ServeBenchmark: AsyncParsableCommand {
             targets.append(Target(name: "cold tessera p50 ms", goal: String(format: "< thumbor's %.1f", peer.p50Milliseconds),
                                   value: cold.p50Milliseconds, met: cold.p50Milliseconds < peer.p50Milliseconds))
         }
-        return Report(directory: directory, source: nil, s3: nil, accept: accept.isEmpty ? nil : accept, sources: files, hotThumbnails: hot, thumbnail: size, connections: connections, threads: threads,
+        return Report(directory: directory, source: nil, s3: nil, accept: accept.isEmpty ? nil : accept, sources: files, hotThumbnails: hot,
+                      alsoHotThumbnails: alsoHot == nil ? nil : (try? alsoHotCounts()), thumbnail: size, connections: connections, threads: threads,
                       durationSeconds: seconds, rounds: rounds, coldConcurrency: coldConcurrency, cores: ParallelismLimit.coreCount,
                       thumborProcesses: thumborProcesses, sourceCheckIntervalSeconds: sourceCheckInterval, skipped: skipped, servers: servers, measurements: measurements,
                       ratios: ratios, targets: targets)
