@@ -50,7 +50,9 @@ struct ServeBenchmark: AsyncParsableCommand {
           hot-N  with --also-hot N,…: further hot sets in the same run, each the first N paths of the largest set \
         (so --hot 200 --also-hot 5000,50000 measures the cost as the set grows, every set in every round): tessera, \
         tessera-baseline, tessera-s3 and nginx warm up and serve every set; thumbor only the --hot set; the tables \
-        hold the largest set
+        hold the largest set; with --also-hot every server's round of every set begins with one request per URL of \
+        the set (unmeasured, by --cold-concurrency clients), as a run of that set alone begins, since a larger set \
+        measured before it may have pushed its answers out of tessera's response cache
           cold   tessera (and tessera-s3, which then downloads every object from moto) and both thumbors restarted \
         with empty tables / result storage, then every source requested \
         once by --cold-concurrency client threads (one connection per request); nginx cannot make thumbnails
@@ -321,6 +323,12 @@ struct ServeBenchmark: AsyncParsableCommand {
             for set in hotSets {
                 for k in 0..<set.servers.count {
                     let (server, targets) = set.servers[(k + round) % set.servers.count]
+                    if !alsoHot.isEmpty {
+                        // As a run of this set alone begins: one request per URL, since a larger set measured
+                        // before it may have pushed its answers out of the response cache.
+                        Terminal.progress("\(set.workload) round \(round + 1)/\(rounds): \(server.name), one request per URL first")
+                        _ = ServeBenchLoad.pass(port: server.port, targets: targets, accept: accept, concurrency: coldConcurrency)
+                    }
                     Terminal.progress("\(set.workload) round \(round + 1)/\(rounds): \(server.name)")
                     let cpuBefore = server.cpuSeconds()
                     var result = try ServeBenchLoad.wrk(port: server.port, paths: targets, accept: accept, threads: threads, connections: connections,
