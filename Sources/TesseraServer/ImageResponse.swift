@@ -1,6 +1,5 @@
 #if Serving
 import NIOCore
-import NIOHTTP1
 import Tessera
 
 extension ImageService {

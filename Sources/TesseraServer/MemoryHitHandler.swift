@@ -3,7 +3,6 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import NIOCore
-import NIOHTTP1
 @_spi(Internal) import TesseraImaging
 import Tessera
 

@@ -1,7 +1,6 @@
 #if Serving
 import Foundation
 import NIOCore
-import NIOHTTP1
 @_spi(Internal) import TesseraImaging
 import Tessera
 
