@@ -209,9 +209,14 @@ extension ImageService {
                 sourceFormat: ImageFileFormat? = nil, source: String = "") async throws -> ResponseCache.Entry {
         try await cached(key: key, source: source, integrity: integrity, lastModified: lastModified, animation: animation) { [self] in
             let hasAlpha = image.hasTransparentPixels
-            let format = output.format(hasAlpha: hasAlpha, source: sourceFormat)
-            let encoder = ImageEncoder(format: format, quality: quality ?? configuration.quality.value(for: format),
-                                       speed: configuration.avifSpeed, background: background, metadata: metadata)
+            let format = output.format(hasAlpha: hasAlpha, source: sourceFormat, pixels: image.width &* image.height,
+                                       avifMinPixels: configuration.avifMinPixels)
+            // WebP in AVIF's place (a small image `Accept` chose AVIF for) is written to look like the AVIF would.
+            let inPlaceOfAVIF = format == .webp && output.chosenFormat == .avif
+            let encoder = ImageEncoder(format: format,
+                                       quality: quality ?? (inPlaceOfAVIF ? configuration.quality.webpInPlaceOfAVIF : configuration.quality.value(for: format)),
+                                       speed: configuration.avifSpeed, webpMethod: inPlaceOfAVIF ? ServerConfiguration.Quality.webpMethodInPlaceOfAVIF : 4,
+                                       background: background, metadata: metadata)
             return (format, try encoder.encode(image, transparent: hasAlpha))
         }
     }

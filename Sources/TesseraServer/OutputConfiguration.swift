@@ -23,6 +23,13 @@ extension ServerConfiguration {
             self = try ServeSettingsReader.section("quality", of: decoder, \.quality)
         }
 
+        /// The quality of WebP written in AVIF's place (``ServerConfiguration/avifMinPixels``): ``avif`` + 15, at
+        /// most 100. WebP q75 at ``webpMethodInPlaceOfAVIF`` has the SSIMULACRA2 score of AVIF q60 at speed 9 on
+        /// 200×200 thumbnails of two photo sets (67.8 against 67.9, 66.2 against 66.1), in 3–5 % fewer bytes.
+        var webpInPlaceOfAVIF: Int { min(100, avif + 15) }
+        /// libwebp's effort for WebP in AVIF's place: 2, about half the time of its default 4 for 3 % more bytes.
+        static let webpMethodInPlaceOfAVIF = 2
+
         /// The quality of `format` (PNG and GIF take none, and HEIC is not written: their value is unused).
         func value(for format: ImageFileFormat) -> Int {
             switch format {
@@ -58,12 +65,13 @@ extension ServerConfiguration {
         }
     }
 
-    /// Checks the quality values, the AVIF speed and the fallback's status.
+    /// Checks the quality values, the AVIF speed and minimum pixels, and the fallback's status.
     func validateOutput() throws(ServerConfigurationError) {
         for (name, value) in [("jpeg", quality.jpeg), ("webp", quality.webp), ("avif", quality.avif)] where !(1...100).contains(value) {
             throw ServerConfigurationError("quality.\(name) must be 1…100")
         }
         guard (0...9).contains(avifSpeed) else { throw ServerConfigurationError("the AVIF speed must be 0…9") }
+        guard avifMinPixels >= 0 else { throw ServerConfigurationError("the AVIF minimum pixels must be 0 or more") }
         if let fallback {
             guard (200...599).contains(fallback.status) else { throw ServerConfigurationError("the fallback status must be 200…599") }
             guard fallback.maxAgeSeconds >= 0 else { throw ServerConfigurationError("the fallback max-age must be 0 or more") }

@@ -22,6 +22,8 @@ public struct ImageEncoder: ImageEncoding {
     public var lossless: Bool
     /// libaom's speed for AVIF, 0…9 (``AVIFEncoder/speed``); other formats ignore it.
     public var speed: Int
+    /// libwebp's effort for lossy WebP, 0…6 (``WebPEncoder/method``, default 4); other formats ignore it.
+    public var webpMethod: Int
     /// The colour transparent pixels are flattened onto for a format without transparency (JPEG); `nil`
     /// leaves them to the codec (JPEG: premultiplied colour, which is the image over black).
     public var background: ImageProcessing.Background?
@@ -31,11 +33,12 @@ public struct ImageEncoder: ImageEncoding {
 
     /// Creates an encoder of `format`; the other parameters are the documented properties' defaults.
     public init(format: ImageFileFormat, quality: Int? = nil, lossless: Bool = false, speed: Int = AVIFEncoder.defaultSpeed,
-                background: ImageProcessing.Background? = nil, metadata: ImageMetadata = ImageMetadata()) {
+                webpMethod: Int = 4, background: ImageProcessing.Background? = nil, metadata: ImageMetadata = ImageMetadata()) {
         self.format = format
         self.quality = quality
         self.lossless = lossless
         self.speed = speed
+        self.webpMethod = webpMethod
         self.background = background
         self.metadata = metadata
     }
@@ -64,7 +67,9 @@ public struct ImageEncoder: ImageEncoding {
         case .png:
             return try PNGEncoder().encode(image)
         case .webp:
-            return try (quality.map { WebPEncoder(quality: $0, lossless: lossless) } ?? WebPEncoder(lossless: lossless)).encode(image)
+            var encoder = quality.map { WebPEncoder(quality: $0, lossless: lossless) } ?? WebPEncoder(lossless: lossless)
+            encoder.method = webpMethod
+            return try encoder.encode(image)
         case .avif:
             var encoder = quality.map { AVIFEncoder(quality: $0, speed: speed) } ?? AVIFEncoder(speed: speed)
             encoder.metadata = metadata

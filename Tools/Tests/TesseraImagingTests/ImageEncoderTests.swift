@@ -44,6 +44,21 @@ struct ImageEncoderTests {
         #expect(try ImageEncoder(format: .jpeg).encode(image) == JPEGEncoder().encode(image), "no quality: the codec's default")
     }
 
+    @Test("the WebP effort reaches libwebp: 4 is the default, 0 and 6 differ, every method decodes, alpha kept")
+    func webpMethodReachesTheCodec() throws {
+        let image = try S.bitmap(width: 60, height: 40, style: .bgra32, color: S.gradient)
+        let files = try (0...6).map { try ImageEncoder(format: .webp, quality: 95, webpMethod: $0).encode(image) }
+        #expect(files[4] == (try ImageEncoder(format: .webp, quality: 95).encode(image)), "4 is the default")
+        #expect(files[0] != files[6])
+        for file in files {
+            let decoded = try ImageDecoder().decode(Data(file))
+            #expect(decoded.width == 60 && decoded.height == 40 && S.close(decoded, image, maxDelta: 64, meanDelta: 6))
+        }
+        let clear = try S.bitmap(width: 16, height: 16, style: .bgra32) { x, _ in x < 8 ? [0, 0, 0, 0] : [40, 80, 120, 255] }
+        let kept = try ImageDecoder().decode(Data(WebPEncoder(quality: 80, method: 2).encode(clear)))
+        #expect(kept.pixel(x: 2, y: 2)[3] == 0 && kept.pixel(x: 12, y: 2)[3] == 255)
+    }
+
     @Test("a transparent image as JPEG is flattened onto the background when one is given, else over black")
     func jpegBackground() throws {
         let clear = try S.bitmap(width: 16, height: 16, style: .bgra32) { _, _ in [0, 0, 0, 0] }

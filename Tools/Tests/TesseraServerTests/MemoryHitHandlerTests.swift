@@ -312,7 +312,10 @@ struct MemoryHitHandlerTests {
             (nil, "image/jpeg"), ("image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8", "image/avif"),
             ("image/webp,*/*", "image/webp"), ("image/avif;q=0, image/webp", "image/webp"), ("IMAGE/AVIF", "image/avif"),
         ]
-        let f = try await Fixture(accepts: accepts.compactMap(\.header)) { $0.sourceCheckIntervalSeconds = 60 }
+        let f = try await Fixture(accepts: accepts.compactMap(\.header)) {
+            $0.sourceCheckIntervalSeconds = 60
+            $0.avifMinPixels = 0   // AVIF at the thumbnail's size too, so that each format is one answer
+        }
         let before = f.server.service.statistics.memoryHits
         for _ in 0..<3 {
             for accept in accepts { try f.send(Fixture.get("/v1/thumb/photo.jpg", accept.header.map { "Accept: \($0)\r\n" } ?? "")) }

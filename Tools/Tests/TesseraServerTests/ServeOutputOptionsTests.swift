@@ -91,8 +91,13 @@ struct ServeOutputOptionsTests {
         let defaults = try decode(#"{"root": "/r"}"#)
         #expect(defaults.quality == ServerConfiguration.Quality() && defaults.quality.avif == 60 && defaults.quality.webp == 80)
         #expect(defaults.quality.jpeg == 82 && defaults.avifSpeed == AVIFEncoder.defaultSpeed && defaults.avifSpeed == 9 && !defaults.onlyPresets && defaults.fallback == nil)
-        let set = try decode(#"{"root": "/r", "quality": {"avif": 50}, "avifSpeed": 6, "onlyPresets": true, "fallback": {"image": "/f.png", "status": 200}}"#)
-        #expect(set.quality.avif == 50 && set.quality.jpeg == 82 && set.avifSpeed == 6 && set.onlyPresets)
+        #expect(defaults.avifMinPixels == 90_000 && defaults.quality.webpInPlaceOfAVIF == 75)
+        let set = try decode(#"{"root": "/r", "quality": {"avif": 50}, "avifSpeed": 6, "avifMinPixels": 0, "onlyPresets": true, "fallback": {"image": "/f.png", "status": 200}}"#)
+        #expect(set.quality.avif == 50 && set.quality.jpeg == 82 && set.avifSpeed == 6 && set.avifMinPixels == 0 && set.onlyPresets)
+        #expect(set.quality.webpInPlaceOfAVIF == 65)
+        var high = ServerConfiguration.Quality()
+        high.avif = 95
+        #expect(high.webpInPlaceOfAVIF == 100, "at most 100")
         #expect(set.fallback?.image == "/f.png" && set.fallback?.status == 200 && set.fallback?.maxAgeSeconds == 60)
         let older = try decode(#"{"root": "/r", "defaultQuality": 70}"#)
         #expect(older.quality.jpeg == 70 && older.quality.webp == 70 && older.quality.avif == 60)
@@ -101,6 +106,9 @@ struct ServeOutputOptionsTests {
         #expect(throws: ServerConfigurationError.self) { try bad.validate() }
         bad = ServerConfiguration(root: "/r")
         bad.avifSpeed = 10
+        #expect(throws: ServerConfigurationError.self) { try bad.validate() }
+        bad = ServerConfiguration(root: "/r")
+        bad.avifMinPixels = -1
         #expect(throws: ServerConfigurationError.self) { try bad.validate() }
         bad = ServerConfiguration(root: "/r")
         bad.fallback = .init(image: "/f.png")

@@ -9,9 +9,12 @@ import TesseraTestSupport
 /// and a second directory. Presets over all of them, versions and revalidation, errors with their codes.
 @Suite("tessera serve: named sources (S3, private HTTP origins, directories)")
 struct ServeSourcesTests {
-    /// A server over `moto`'s bucket `images` as `@s3` (and `@pics` for its `photos/` prefix), with `change` applied.
+    /// A server over `moto`'s bucket `images` as `@s3` (and `@pics` for its `photos/` prefix), checking its
+    /// sources on every request (so that an object replaced between two requests is seen however fast they
+    /// come), with `change` applied.
     static func configuration(_ fixture: ServeFixture, _ moto: MotoServer, _ change: (inout ServerConfiguration) -> Void = { _ in }) -> ServerConfiguration {
         fixture.configuration { configuration in
+            configuration.sourceCheckIntervalSeconds = 0
             var source = ServerConfiguration.Source(url: "s3://images")
             source.accessKeyID = moto.accessKeyID
             source.secretAccessKey = moto.secretAccessKey

@@ -73,7 +73,8 @@ struct ServeTests {
 
     @Test func acceptChoosesTheFormat() async throws {
         let fixture = try ServeFixture()
-        try await fixture.withServer(fixture.configuration()) { port, _ in
+        // AVIF at every size: the 64×64 thumbnails below are smaller than the default `avifMinPixels`.
+        try await fixture.withServer(fixture.configuration { $0.avifMinPixels = 0 }) { port, _ in
             // A browser that lists AVIF gets AVIF first; one that lists WebP only gets WebP.
             let browser = "image/avif,image/webp,image/apng,image/*,*/*;q=0.8"
             let avif = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["Accept": browser])
@@ -108,6 +109,37 @@ struct ServeTests {
             #expect(webp.headers["etag"] != refused.headers["etag"])
             #expect(avif.headers["etag"] != webp.headers["etag"])
             #expect(webp.headers["vary"] == "Accept")
+        }
+    }
+
+    /// An answer `Accept` chose AVIF for with fewer than `avifMinPixels` pixels is WebP, written at AVIF's
+    /// quality + 15 and effort 2 (not the WebP answer's q80 at effort 4); `fmt=avif` stays AVIF; at exactly
+    /// `avifMinPixels` pixels the answer is AVIF.
+    @Test func smallAnswersAreWebPInAVIFsPlace() async throws {
+        let fixture = try ServeFixture()
+        let browser = "image/avif,image/webp,image/apng,image/*,*/*;q=0.8"
+        let (inPlace, webp, forced, png) = try await fixture.withServer(fixture.configuration()) { port, _ in
+            let inPlace = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["Accept": browser])
+            let webp = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["Accept": "image/webp"])
+            let forced = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg?fmt=avif", headers: ["Accept": browser])
+            let png = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg?fmt=png")
+            return (inPlace, webp, forced, png)
+        }
+        #expect(inPlace.headers["content-type"] == "image/webp" && inPlace.headers["vary"] == "Accept")
+        #expect(try DecodedBody(inPlace.body) == DecodedBody(format: "webp", width: 64, height: 64))
+        #expect(inPlace.body != webp.body && inPlace.headers["etag"] != webp.headers["etag"], "AVIF's quality, not WebP's")
+        // The table's pixels (the lossless PNG of the same slot) written at quality 75, effort 2, are the answer.
+        let pixels = try ImageDecoder().decode(Data(png.body))
+        #expect(try WebPEncoder(quality: 75, method: 2).encode(pixels) == inPlace.body)
+        #expect(try WebPEncoder(quality: 80).encode(pixels) == webp.body)
+        #expect(try DecodedBody(forced.body) == DecodedBody(format: "avif", width: 64, height: 64))
+
+        for (minimum, type) in [(64 * 64, "image/avif"), (64 * 64 + 1, "image/webp")] {
+            let other = try ServeFixture()
+            let answer = try await other.withServer(other.configuration { $0.avifMinPixels = minimum }) { port, _ in
+                try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["Accept": browser])
+            }
+            #expect(answer.headers["content-type"] == type, "avifMinPixels \(minimum), 4,096 pixels")
         }
     }
 
