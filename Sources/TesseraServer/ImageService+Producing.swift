@@ -116,11 +116,13 @@ extension ImageService {
         }
         counters.withLock { $0.tableMisses += 1 }
         metrics.tableMisses.increment()
-        if request.processing.frames == .all, request.output.animates, try await frameCount(of: bytes) > 1 {
+        let filled = try await fill(table, with: source, bytes: bytes).value
+        // A still source's fill is stored; an animated one's first frame is not, and an answer that may
+        // animate draws every frame instead (so a still source is never probed for frames).
+        if case .unstored = filled, request.processing.frames == .all, request.output.animates, try await frameCount(of: bytes) > 1 {
             let drawing = try await draw(bytes, processing: request.processing, animates: true)
             return (try await encode(drawing, request: request, key: request.key), .produced)
         }
-        let filled = try await fill(table, with: source, bytes: bytes).value
         let metadata = try await kept(request.processing.metadata, of: bytes)
         switch filled {
         case .slot(let image):

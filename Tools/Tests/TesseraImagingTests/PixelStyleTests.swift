@@ -7,6 +7,24 @@ import TesseraTestSupport
 
 @Suite("Pixel styles and row alignment")
 struct PixelStyleTests {
+    @Test("hasTransparentPixels finds one pixel that is not opaque wherever it is, odd widths and row ends included")
+    func transparentPixelAnywhere() throws {
+        for width in 1...5 {
+            for height in 1...3 {
+                let opaque = try CodecTestSupport.bitmap(width: width, height: height, style: .bgra32) { _, _ in [10, 20, 30, 255] }
+                #expect(!opaque.hasTransparentPixels, "\(width)×\(height)")
+                for index in 0..<(width * height) {
+                    let one = try CodecTestSupport.bitmap(width: width, height: height, style: .bgra32) { x, y in
+                        y * width + x == index ? [10, 20, 30, 254] : [10, 20, 30, 255]
+                    }
+                    #expect(one.hasTransparentPixels, "\(width)×\(height), pixel \(index)")
+                }
+            }
+        }
+        let padded = try CodecTestSupport.bitmap(width: 3, height: 2, style: .bgr32) { _, _ in [1, 2, 3, 255] }
+        #expect(!padded.hasTransparentPixels, "an opaque style is never scanned")
+    }
+
     @Test("rows are multiples of 64 bytes and of 8 pixels", arguments: PixelStyle.allCases)
     func rowAlignment(style: PixelStyle) {
         for width in [1, 7, 8, 63, 64, 100, 101, 1000, 2561] {
