@@ -112,7 +112,7 @@ extension ServeSettings {
         .value("avifSpeed", flag: "avif-speed", environment: "TESSERA_AVIF_SPEED", default: "9",
                "libaom's speed for AVIF answers, 0 (slowest, smallest) … 9", as: Int.self) { $1.server.avifSpeed = $0 },
         .value("avifMinPixels", flag: "avif-min-pixels", environment: "TESSERA_AVIF_MIN_PIXELS", default: "90000",
-               "Answers `Accept` chose AVIF for with fewer pixels are WebP (0: AVIF at every size)", as: Int.self) {
+               "Opaque answers `Accept` chose AVIF for with fewer pixels are WebP (0: AVIF at every size)", as: Int.self) {
             $1.server.avifMinPixels = $0
         },
         .toggle("onlyPresets", flag: "only-presets", onFlag: true, environment: "TESSERA_ONLY_PRESETS", default: "off",

@@ -112,19 +112,22 @@ struct ServeTests {
         }
     }
 
-    /// An answer `Accept` chose AVIF for with fewer than `avifMinPixels` pixels is WebP, written at AVIF's
-    /// quality + 15 and effort 2 (not the WebP answer's q80 at effort 4); `fmt=avif` stays AVIF; at exactly
-    /// `avifMinPixels` pixels the answer is AVIF.
+    /// An opaque answer `Accept` chose AVIF for with fewer than `avifMinPixels` pixels is WebP, written at
+    /// AVIF's quality + 15 and effort 2 (not the WebP answer's q80 at effort 4); a transparent one and
+    /// `fmt=avif` stay AVIF; at exactly `avifMinPixels` pixels the answer is AVIF.
     @Test func smallAnswersAreWebPInAVIFsPlace() async throws {
         let fixture = try ServeFixture()
         let browser = "image/avif,image/webp,image/apng,image/*,*/*;q=0.8"
-        let (inPlace, webp, forced, png) = try await fixture.withServer(fixture.configuration()) { port, _ in
+        let (inPlace, webp, forced, png, transparent) = try await fixture.withServer(fixture.configuration()) { port, _ in
             let inPlace = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["Accept": browser])
             let webp = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg", headers: ["Accept": "image/webp"])
             let forced = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg?fmt=avif", headers: ["Accept": browser])
             let png = try await RawHTTP.get(port: port, "/v1/thumb/photo.jpg?fmt=png")
-            return (inPlace, webp, forced, png)
+            let transparent = try await RawHTTP.get(port: port, "/v1/thumb/logo.png", headers: ["Accept": browser])
+            return (inPlace, webp, forced, png, transparent)
         }
+        #expect(transparent.headers["content-type"] == "image/avif", "transparent pixels stay AVIF")
+        #expect(try ImageDecoder().probe(Data(transparent.body)).hasAlpha)
         #expect(inPlace.headers["content-type"] == "image/webp" && inPlace.headers["vary"] == "Accept")
         #expect(try DecodedBody(inPlace.body) == DecodedBody(format: "webp", width: 64, height: 64))
         #expect(inPlace.body != webp.body && inPlace.headers["etag"] != webp.headers["etag"], "AVIF's quality, not WebP's")
