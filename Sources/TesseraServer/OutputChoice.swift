@@ -62,8 +62,8 @@ struct OutputChoice: Sendable {
 
     /// The format for an image of `pixels` pixels with or without transparent pixels, drawn from a
     /// `source`-format file (`nil`: not known, as for a table hit or a fallback image). When `Accept` chose
-    /// AVIF for an opaque image of fewer than `avifMinPixels` pixels, WebP: at that size libaom's fastest
-    /// AVIF is no smaller than WebP at the same visual quality and takes about twice as long to write
+    /// AVIF for an opaque image of fewer than `avifMinPixels` pixels, WebP: at that size WebP of the same
+    /// visual quality is a few per cent larger than libaom's fastest AVIF and takes half as long to write
     /// (``ServerConfiguration/avifMinPixels``). An image with transparent pixels stays AVIF (WebP keeps its
     /// alpha lossless, several times AVIF's bytes), and `fmt=avif` is always AVIF.
     func format(hasAlpha: Bool, source: ImageFileFormat? = nil, pixels: Int = .max, avifMinPixels: Int = 0) -> ImageFileFormat {

@@ -23,10 +23,11 @@ extension ServerConfiguration {
             self = try ServeSettingsReader.section("quality", of: decoder, \.quality)
         }
 
-        /// The quality of WebP written in AVIF's place (``ServerConfiguration/avifMinPixels``): ``avif`` + 15, at
-        /// most 100. WebP q75 at ``webpMethodInPlaceOfAVIF`` has the SSIMULACRA2 score of AVIF q60 at speed 9 on
-        /// 200×200 thumbnails of two photo sets (67.8 against 67.9, 66.2 against 66.1), in 3–5 % fewer bytes.
-        var webpInPlaceOfAVIF: Int { min(100, avif + 15) }
+        /// The quality of WebP written in AVIF's place (``ServerConfiguration/avifMinPixels``): ``avif`` + 17, at
+        /// most 100. `tessera serve`'s WebP at q77 and ``webpMethodInPlaceOfAVIF`` scores what its AVIF at q60 and
+        /// speed 9 scores on 200×200 thumbnails (SSIMULACRA2 68.1 against 68.5 on the corpus photos, 69.9 against
+        /// 70.0 on the opaque MATE wallpapers; `scripts/webp-avif-quality`), in 3 % and 7 % more bytes.
+        var webpInPlaceOfAVIF: Int { min(100, avif + 17) }
         /// libwebp's effort for WebP in AVIF's place: 2, about half the time of its default 4 for 3 % more bytes.
         static let webpMethodInPlaceOfAVIF = 2
 
