@@ -92,7 +92,7 @@ extension ImageService {
             if let hit = responses.get(request.key) { return (hit, .memory) }
             let bytes = SourceBytes.object(store, key: key, tag: version?.tag ?? "", known: version?.data)
             if let table = request.preset, let version {
-                return try await fromTable(table, source: PresetTable.Source(identity: Self.objectIdentity(store: store.name, key: key),
+                return try await fromTable(table, source: PresetTable.Source(identity: Self.namedIdentity(source: store.name, key: key),
                                                                              version: version.tag),
                                            request: request, bytes: bytes)
             }

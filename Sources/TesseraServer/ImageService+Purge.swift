@@ -20,8 +20,9 @@ extension ImageService {
         public var description: String { "tables=\(tableEntries) responses=\(responses) copies=\(storedCopies)" }
     }
 
-    /// How an object is named in the tables and the purge (``ServeRequest/sourceIdentity``): `@STORE/KEY`.
-    static func objectIdentity(store: String, key: String) -> String { "@" + store + "/" + key }
+    /// How a source's object or file is named in the tables and the purge (``ServeRequest/sourceIdentity``):
+    /// `@SOURCE/KEY`, for an object store's object and for a file of a directory source alike.
+    static func namedIdentity(source: String, key: String) -> String { "@" + source + "/" + key }
 
     /// Drops everything this service keeps of the source `src`, named as `/v1/resize`'s `src` names one:
     /// a path under the root (`photos/cat.jpg`), `@NAME/KEY` in a named source, `s3://BUCKET/KEY` in an
@@ -48,16 +49,16 @@ extension ImageService {
             let (bucket, key) = try Self.split("@" + src.dropFirst("s3://".count))
             guard let store = buckets[bucket] else { throw ServiceError(.unknownSource, "bucket '\(bucket)' is not allowed") }
             try RootDirectory.checkSyntax(key)
-            identity = Self.objectIdentity(store: store.name, key: key)
+            identity = Self.namedIdentity(source: store.name, key: key)
             if await store.forget(key) { report.storedCopies += 1 }
         } else if src.hasPrefix("@") {
             let (name, key) = try Self.split(src)
             try RootDirectory.checkSyntax(key)
             switch sources[name] {
             case .directory:
-                identity = "@" + name + "/" + key   // a file of a directory source (RootDirectory.File.named)
+                identity = Self.namedIdentity(source: name, key: key)   // as RootDirectory.File.named names it
             case .objects(let store):
-                identity = Self.objectIdentity(store: store.name, key: key)
+                identity = Self.namedIdentity(source: store.name, key: key)
                 if await store.forget(key) { report.storedCopies += 1 }
             case nil:
                 throw ServiceError(.unknownSource, "no source named '\(name)'")

@@ -83,10 +83,7 @@ struct PresetTable: Sendable {
     /// whether the table held one. The slot's header is invalidated in the file, so a restart does not
     /// bring it back.
     func forget(identity: String) -> Bool {
-        let entityID = UUID(hashing: identity)
-        guard table.contains(entityID: entityID) else { return false }
-        table.delete(entityID: entityID)
-        return true
+        table.delete(entityID: UUID(hashing: identity))
     }
 
     /// The source id of `file` in this preset: everything that shapes the pixels.

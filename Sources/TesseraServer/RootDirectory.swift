@@ -76,7 +76,7 @@ struct RootDirectory: Sendable {
         /// This file as one of the named source `name`: its ``identity`` is `@name/` and its relative path.
         func named(_ name: String) -> File {
             var file = self
-            file.identity = "@" + name + "/" + relativePath
+            file.identity = ImageService.namedIdentity(source: name, key: relativePath)
             return file
         }
     }

@@ -152,7 +152,7 @@ struct ServeRequest: Sendable {
     var sourceIdentity: String {
         switch source {
         case .file(let file, _): file.identity
-        case .object(let store, let key, _): ImageService.objectIdentity(store: store.name, key: key)
+        case .object(let store, let key, _): ImageService.namedIdentity(source: store.name, key: key)
         case .remote(let url): url.absoluteString
         }
     }

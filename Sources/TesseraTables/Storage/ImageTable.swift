@@ -391,12 +391,16 @@ public final class ImageTable: Sendable {
 
     // MARK: Delete
 
-    /// Removes the entry for `entityID`, if any. Live images of it keep their pixels; its slot is
-    /// reused once they are gone.
-    public func delete(entityID: UUID) {
-        _ = try? withWritersHeld { s in   // the body throws nothing
-            if let slot = s.index[entityID] { s.discard(Int(slot)) }
+    /// Removes the entry for `entityID`, if any, and returns whether there was one. Live images of it keep
+    /// their pixels; its slot is reused once they are gone.
+    @discardableResult
+    public func delete(entityID: UUID) -> Bool {
+        let deleted = try? withWritersHeld { s -> Bool in   // the body throws nothing
+            guard let slot = s.index[entityID] else { return false }
+            s.discard(Int(slot))
+            return true
         }
+        return deleted ?? false
     }
 
 }

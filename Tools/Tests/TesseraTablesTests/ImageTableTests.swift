@@ -91,8 +91,9 @@ struct ImageTableTests {
             #expect(image.withUnsafeBytes { Array($0) } == bytes)
             #expect(P.isExact(image))
         }
-        // Deleting or replacing a held entry leaves its pixels alone too.
-        table.delete(entityID: P.id(1))
+        // Deleting or replacing a held entry leaves its pixels alone too; a delete says whether there was an entry.
+        #expect(table.delete(entityID: P.id(1)))
+        #expect(!table.delete(entityID: P.id(1)), "deleted already")
         try P.store(table, P.id(2), P.id(77, kind: 0x50))
         #expect(held[0].withUnsafeBytes { Array($0) } == snapshots[1])
         #expect(held[1].withUnsafeBytes { Array($0) } == snapshots[2])
