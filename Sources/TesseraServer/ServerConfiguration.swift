@@ -179,7 +179,7 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     /// libaom's speed for AVIF answers, 0…9 (slowest, smallest … fastest). Default `AVIFEncoder.defaultSpeed` (9).
     public var avifSpeed: Int = AVIFEncoder.defaultSpeed
     /// An opaque answer `Accept` chose AVIF for but of fewer pixels than this is WebP (at AVIF's quality + 17,
-    /// libwebp effort 2; ``Quality/webpInPlaceOfAVIF``); one with transparent pixels, and `fmt=avif`, are AVIF.
+    /// libwebp effort 2); one with transparent pixels, and `fmt=avif`, are AVIF.
     /// Default 90,000 (300×300): against speed 9, WebP of the same SSIMULACRA2 score has 3–7 % more bytes at
     /// 200×200 and is written in about half the time; the bytes grow with the size (about 6 % at 400×400 and
     /// 14 % at 800×800 by another measure) (docs/PERFORMANCE.md, "WebP in AVIF's place"). 0: AVIF at every
