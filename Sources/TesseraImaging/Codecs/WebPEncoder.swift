@@ -2,9 +2,10 @@ import CWebP
 
 /// Encodes WebP with libwebp, lossy (VP8, with a quality and an effort) or lossless (VP8L).
 ///
-/// WebP stores straight alpha, so ``PixelStyle/bgra32`` pixels are un-premultiplied into a packed
-/// BGRA copy first (`copyPixels(as:)`); opaque styles are expanded to BGRA with alpha 255. The copy
-/// costs `width × height × 4` bytes, small next to the encoder's own buffers.
+/// WebP stores straight alpha, so ``PixelStyle/bgra32`` pixels with transparency are un-premultiplied
+/// into a packed BGRA copy first (`copyPixels(as:)`), and so are the two- and one-byte styles (expanded
+/// to alpha 255). Opaque four-byte pixels are read in place by the lossy encoder. The copy costs
+/// `width × height × 4` bytes, small next to the encoder's own buffers.
 public struct WebPEncoder: ImageEncoding {
     /// Quality 0…100 for lossy encoding (values outside are clamped); ignored when ``lossless``.
     public var quality: Int
@@ -31,9 +32,21 @@ public struct WebPEncoder: ImageEncoding {
         guard image.width > 0, image.height > 0, image.width <= 16_383, image.height <= 16_383 else {
             throw TesseraError(.encoding(format: .webp, message: "WebP holds 1…16383 pixels per side, not \(image.width)×\(image.height)"))
         }
+        let width = Int32(image.width), height = Int32(image.height)
+        // Opaque four-byte pixels are straight BGRA already (premultiplying by 255 changes nothing):
+        // the lossy encoder reads them in place, skipping the alpha byte.
+        if !lossless, image.style == .bgr32 || (image.style == .bgra32 && !image.hasTransparentPixels) {
+            return try image.withUnsafeBytes { bytes throws(TesseraError) in
+                try encodeLossy(width: width, height: height) { WebPPictureImportBGRX($0, bytes.baseAddress, Int32(image.bytesPerRow)) }
+            }
+        }
         let pixels = image.copyPixels(as: ExportedPixelFormat(order: .bgra, premultiplied: false))
-        let width = Int32(image.width), height = Int32(image.height), stride = Int32(image.width * 4)
-        if !lossless { return try encodeLossy(pixels, width: width, height: height, stride: stride) }
+        let stride = Int32(image.width * 4)
+        if !lossless {
+            return try pixels.withUnsafeBufferPointer { buffer throws(TesseraError) in
+                try encodeLossy(width: width, height: height) { WebPPictureImportBGRA($0, buffer.baseAddress, stride) }
+            }
+        }
         var output: UnsafeMutablePointer<UInt8>? = nil
         let size = pixels.withUnsafeBufferPointer { WebPEncodeLosslessBGRA($0.baseAddress, width, height, stride, &output) }
         defer { if let output { WebPFree(output) } }
@@ -43,9 +56,11 @@ public struct WebPEncoder: ImageEncoding {
         return Array(UnsafeBufferPointer(start: output, count: size))
     }
 
-    /// `pixels` (straight BGRA, `stride` bytes a row) as lossy WebP at ``quality`` and ``method``, through
-    /// libwebp's advanced API (the simple one fixes the method at 4).
-    private func encodeLossy(_ pixels: [UInt8], width: Int32, height: Int32, stride: Int32) throws(TesseraError) -> [UInt8] {
+    /// A picture of `width` × `height` filled by `importPixels` (one of libwebp's `WebPPictureImport…`
+    /// calls), as lossy WebP at ``quality`` and ``method``, through libwebp's advanced API (the simple
+    /// one fixes the method at 4).
+    private func encodeLossy(width: Int32, height: Int32,
+                             importPixels: (UnsafeMutablePointer<WebPPicture>) -> Int32) throws(TesseraError) -> [UInt8] {
         var config = WebPConfig()
         guard WebPConfigInit(&config) != 0 else { throw TesseraError(.encoding(format: .webp, message: "libwebp version mismatch")) }
         config.quality = Float(min(max(quality, 0), 100))
@@ -61,8 +76,7 @@ public struct WebPEncoder: ImageEncoding {
         let encoded = withUnsafeMutablePointer(to: &writer) { sink -> Bool in
             picture.writer = WebPMemoryWrite
             picture.custom_ptr = UnsafeMutableRawPointer(sink)
-            return pixels.withUnsafeBufferPointer { WebPPictureImportBGRA(&picture, $0.baseAddress, stride) } != 0
-                && WebPEncode(&config, &picture) != 0
+            return importPixels(&picture) != 0 && WebPEncode(&config, &picture) != 0
         }
         guard encoded, writer.size > 0, let memory = writer.mem else {
             throw TesseraError(.encoding(format: .webp, message: "WebPEncode failed (error \(picture.error_code.rawValue))"))

@@ -232,11 +232,17 @@ public final class ImageTable: Sendable {
 
     /// Stores a new entry for `entityID`, replacing any previous one, and returns it.
     ///
-    /// `draw` receives the slot's pixels, zeroed; it runs outside the table's mutex, so other
-    /// lookups and stores proceed meanwhile. The entry becomes visible only after `draw` returns;
-    /// if it throws, the slot stays invalid and free and the error is rethrown.
+    /// `draw` receives a zeroed bitmap of the table's layout, valid during the call, whose pixels
+    /// become the slot's when it returns; it runs outside the table's mutex, so other lookups and
+    /// stores proceed meanwhile. The entry becomes visible only after its pixels are in the file; if
+    /// `draw` throws, the slot stays invalid and free and the error is rethrown.
+    ///
+    /// The drawing goes to process memory and reaches the file in one `pwrite`: written through the
+    /// mapping, each of a fresh slot's pages would take its own write fault (a 200×200 slot is 40
+    /// pages, each read into the page cache, zeroed and made writable one at a time), which cost a
+    /// cold thumbnail request about 0.3 ms of its 1.3 ms outside the codecs.
     /// - Throws: ``/TesseraCore/StorageFailure/allEntriesInUse(format:)`` when every slot has a live image,
-    ///   `.io` if the file cannot grow, or whatever `draw` throws.
+    ///   `.io` if the file cannot grow or take the pixels, or whatever `draw` throws.
     @discardableResult
     public func store(entityID: UUID, sourceID: UUID, draw: (MutableBitmapView) throws -> Void) throws -> TableImage {
         let start = ContinuousClock.now
@@ -247,14 +253,17 @@ public final class ImageTable: Sendable {
         // Outside the lock: disk blocks for the slot and its commit word cleared (on a throw the
         // reference ends and the slot returns to the free slots).
         try mapping.prepareSlot(slot, format: format)
-        let view = MutableBitmapView(layout: layout, baseAddress: UnsafeMutableRawPointer(mutating: lease.pointer))
+        let pixels = UnsafeMutableRawPointer.allocate(byteCount: layout.byteCount, alignment: 64)
+        defer { pixels.deallocate() }
+        let view = MutableBitmapView(layout: layout, baseAddress: pixels)
         view.clear()
         try draw(view)   // on throw the reference ends: the reserved slot returns to the free slots later
+        try mapping.write(pixels, count: layout.byteCount, at: lease.pointer - UnsafeRawPointer(mapping.base))
         if format.storesThumbHash {
             writeThumbHash(of: TableImage(layout: layout, entityID: entityID, sourceID: sourceID, lease: lease),
                            entityID: entityID, sourceID: sourceID)
         }
-        let sum = PixelChecksum.hash(lease.pointer, count: layout.byteCount)
+        let sum = PixelChecksum.hash(pixels, count: layout.byteCount)
         mapping.withWriters { state.withLock { s in
             guard s.mapping === mapping else { return }   // the file was replaced meanwhile: not indexed
             s.writersHeld = true

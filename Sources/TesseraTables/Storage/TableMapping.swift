@@ -147,6 +147,20 @@ final class TableMapping: @unchecked Sendable {
         SlotHeader(pointer: base + ImageFormat.pageSize + slot * ImageFormat.slotHeaderSize, slot: slot).invalidate()
     }
 
+    /// Writes `count` bytes from `bytes` at file offset `offset` with `pwrite`, retrying short writes
+    /// and `EINTR`. The page cache is the mapping's too, so the bytes are at `base + offset` when it
+    /// returns, and no page of the mapping took a write fault for them.
+    func write(_ bytes: UnsafeRawPointer, count: Int, at offset: Int) throws(TesseraError) {
+        var done = 0
+        while done < count {
+            let written = pwrite(fd, bytes + done, count - done, off_t(offset + done))
+            if written > 0 { done += written; continue }
+            let code = written < 0 ? errno : EIO
+            if code == EINTR { continue }
+            throw TesseraError(.io(operation: "pwrite", path: path, errno: code))
+        }
+    }
+
     /// Writes the file header page with `pwrite` (used when creating or repairing the file).
     func writeHeader(_ format: ImageFormat) throws(TesseraError) {
         let page = TableFileHeader.encode(format)
