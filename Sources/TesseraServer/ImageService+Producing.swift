@@ -215,10 +215,10 @@ extension ImageService {
                                        avifMinPixels: configuration.avifMinPixels)
             // WebP in AVIF's place (a small image `Accept` chose AVIF for) is written to look like the AVIF would.
             let inPlaceOfAVIF = format == .webp && output.chosenFormat == .avif
-            let encoder = ImageEncoder(format: format,
-                                       quality: quality ?? (inPlaceOfAVIF ? configuration.quality.webpInPlaceOfAVIF : configuration.quality.value(for: format)),
-                                       speed: configuration.avifSpeed, webpMethod: inPlaceOfAVIF ? ServerConfiguration.Quality.webpMethodInPlaceOfAVIF : 4,
-                                       background: background, metadata: metadata)
+            let defaultQuality = inPlaceOfAVIF ? configuration.quality.webpInPlaceOfAVIF : configuration.quality.value(for: format)
+            let webpMethod = inPlaceOfAVIF ? ServerConfiguration.Quality.webpMethodInPlaceOfAVIF : WebPEncoder.defaultMethod
+            let encoder = ImageEncoder(format: format, quality: quality ?? defaultQuality, speed: configuration.avifSpeed,
+                                       webpMethod: webpMethod, background: background, metadata: metadata)
             return (format, try encoder.encode(image, transparent: hasAlpha))
         }
     }

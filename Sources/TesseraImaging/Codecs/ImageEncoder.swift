@@ -22,7 +22,8 @@ public struct ImageEncoder: ImageEncoding {
     public var lossless: Bool
     /// libaom's speed for AVIF, 0…9 (``AVIFEncoder/speed``); other formats ignore it.
     public var speed: Int
-    /// libwebp's effort for lossy WebP, 0…6 (``WebPEncoder/method``, default 4); other formats ignore it.
+    /// libwebp's effort for lossy WebP, 0…6 (``WebPEncoder/method``, default ``WebPEncoder/defaultMethod``);
+    /// other formats ignore it.
     public var webpMethod: Int
     /// The colour transparent pixels are flattened onto for a format without transparency (JPEG); `nil`
     /// leaves them to the codec (JPEG: premultiplied colour, which is the image over black).
@@ -33,7 +34,7 @@ public struct ImageEncoder: ImageEncoding {
 
     /// Creates an encoder of `format`; the other parameters are the documented properties' defaults.
     public init(format: ImageFileFormat, quality: Int? = nil, lossless: Bool = false, speed: Int = AVIFEncoder.defaultSpeed,
-                webpMethod: Int = 4, background: ImageProcessing.Background? = nil, metadata: ImageMetadata = ImageMetadata()) {
+                webpMethod: Int = WebPEncoder.defaultMethod, background: ImageProcessing.Background? = nil, metadata: ImageMetadata = ImageMetadata()) {
         self.format = format
         self.quality = quality
         self.lossless = lossless

@@ -16,8 +16,11 @@ public struct WebPEncoder: ImageEncoding {
     /// half the time of 4 for 3 % more bytes (docs/PERFORMANCE.md, "WebP in AVIF's place").
     public var method: Int
 
-    /// Creates an encoder: lossy at `quality` (default 80) and `method` (default 4), or lossless.
-    public init(quality: Int = 80, lossless: Bool = false, method: Int = 4) {
+    /// libwebp's own effort for its simple API, 4: the default ``method``.
+    public static let defaultMethod = 4
+
+    /// Creates an encoder: lossy at `quality` (default 80) and `method` (default ``defaultMethod``), or lossless.
+    public init(quality: Int = 80, lossless: Bool = false, method: Int = WebPEncoder.defaultMethod) {
         self.quality = quality
         self.lossless = lossless
         self.method = method

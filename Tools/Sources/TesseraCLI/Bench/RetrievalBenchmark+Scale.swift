@@ -57,8 +57,10 @@ extension RetrievalBenchmark {
         }
         var tables: [ImageTable] = []
         var afterOpen: [Int] = []
-        // Free heap pages go back to the system before each reading, so that a trim glibc makes during
-        // the measured step (of the blocks the fills freed) does not count against what the step added.
+        // Each reading counts what its step added, not what the heap gave back meanwhile: free heap
+        // pages go back to the system before it (`malloc_trim`), and glibc's own trimming is off from
+        // here on (-1), so a free inside the step cannot return the pages of the blocks the fills freed.
+        _ = tessera_heap_set_trim_threshold(-1)
         for format in formats {
             _ = tessera_heap_trim()
             guard let before = MemoryUsage.current() else { throw ValidationError("/proc/self/smaps_rollup is unavailable") }

@@ -24,7 +24,9 @@ extension ServeBenchmark {
                            cpuMicrosecondsPerRequest: cpu.isEmpty ? nil : Summary(cpu).median, answers: answers, rounds: rounds)
     }
 
-    func makeReport(files: Int, seconds: Int, skipped: [String], measurements: [Measurement], servers: [Server]) -> Report {
+    /// `alsoHot` is `--also-hot`'s counts, as `run()` parsed them.
+    func makeReport(files: Int, seconds: Int, alsoHot alsoHotCounts: [Int], skipped: [String], measurements: [Measurement],
+                    servers: [Server]) -> Report {
         func rate(_ server: String, _ workload: String) -> Double? {
             measurements.first { $0.server == server && $0.workload == workload }.map(\.requestsPerSecond)
         }
@@ -34,7 +36,7 @@ extension ServeBenchmark {
             if let a = rate("tessera", workload), let b = rate(other, workload), b > 0 { ratios["\(workload) tessera/\(other)"] = a / b }
         }
         // The further hot sets against nginx (and an earlier build) on the same set.
-        for count in (try? alsoHotCounts()) ?? [] {
+        for count in alsoHotCounts {
             for other in ["nginx", "tessera-baseline"] {
                 if let a = rate("tessera", "hot-\(count)"), let b = rate(other, "hot-\(count)"), b > 0 { ratios["hot-\(count) tessera/\(other)"] = a / b }
             }
@@ -65,7 +67,7 @@ extension ServeBenchmark {
                                   value: cold.p50Milliseconds, met: cold.p50Milliseconds < peer.p50Milliseconds))
         }
         return Report(directory: directory, source: nil, s3: nil, accept: accept.isEmpty ? nil : accept, sources: files, hotThumbnails: hot,
-                      alsoHotThumbnails: alsoHot == nil ? nil : (try? alsoHotCounts()), thumbnail: size, connections: connections, threads: threads,
+                      alsoHotThumbnails: alsoHot == nil ? nil : alsoHotCounts, thumbnail: size, connections: connections, threads: threads,
                       durationSeconds: seconds, rounds: rounds, coldConcurrency: coldConcurrency, cores: ParallelismLimit.coreCount,
                       thumborProcesses: thumborProcesses, sourceCheckIntervalSeconds: sourceCheckInterval, skipped: skipped, servers: servers, measurements: measurements,
                       ratios: ratios, targets: targets)
