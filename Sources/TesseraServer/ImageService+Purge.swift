@@ -36,23 +36,22 @@ extension ImageService {
     public func purge(source src: String) async throws(ServiceError) -> PurgeReport {
         var report = PurgeReport()
         let identity: String
-        let lowered = src.lowercased()
-        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
-            guard let url = URL(string: src), let host = url.host, !host.isEmpty else { throw ServiceError(.badSource, "src is not a valid URL") }
+        switch try SourceName(src) {
+        case .url(let text):
+            guard let url = URL(string: text), let host = url.host, !host.isEmpty else { throw ServiceError(.badSource, "src is not a valid URL") }
             identity = url.absoluteString
             if let remote {
                 let request = ImageRequest(url: url)
                 if remote.manager.cache.contains(request, in: .disk) { report.storedCopies += 1 }
                 await remote.manager.cache.remove(request)
             }
-        } else if lowered.hasPrefix("s3://") {
-            let (bucket, key) = try Self.split("@" + src.dropFirst("s3://".count))
+        case .bucketObject(let bucket, let key):
             guard let store = buckets[bucket] else { throw ServiceError(.unknownSource, "bucket '\(bucket)' is not allowed") }
             try RootDirectory.checkSyntax(key)
             identity = Self.namedIdentity(source: store.name, key: key)
             if await store.forget(key) { report.storedCopies += 1 }
-        } else if src.hasPrefix("@") {
-            let (name, key) = try Self.split(src)
+        case .path(let path) where path.hasPrefix("@"):
+            let (name, key) = try Self.split(path)
             try RootDirectory.checkSyntax(key)
             switch sources[name] {
             case .directory:
@@ -63,10 +62,9 @@ extension ImageService {
             case nil:
                 throw ServiceError(.unknownSource, "no source named '\(name)'")
             }
-        } else {
-            if lowered.contains("://") { throw ServiceError(.badSource, "src is a path under the root, @SOURCE/KEY, s3://BUCKET/KEY or an http(s) URL") }
-            try RootDirectory.checkSyntax(src)
-            identity = src
+        case .path(let path):
+            try RootDirectory.checkSyntax(path)
+            identity = path
         }
         for table in presets.values where table.forget(identity: identity) { report.tableEntries += 1 }
         report.responses = responses.removeAll(source: identity)

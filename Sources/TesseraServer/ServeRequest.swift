@@ -370,21 +370,19 @@ extension ImageService {
             return try pathRequest(try RootDirectory.decode(rawPath), prefix: "p|\(name)")
         case .resize, .imgproxy, .thumbor:
             guard let src = shape.source, !src.isEmpty else { throw ServiceError(.missingSource, "src is required") }
-            let lowered = src.lowercased()
-            if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+            switch try SourceName(src) {
+            case .url(let text):
                 guard remote != nil else { throw ServiceError(.remoteDisabled, "remote sources are off (no allowed hosts configured)") }
-                guard let url = URL(string: src), let host = url.host, !host.isEmpty else { throw ServiceError(.badSource, "src is not a valid URL") }
+                guard let url = URL(string: text), let host = url.host, !host.isEmpty else { throw ServiceError(.badSource, "src is not a valid URL") }
                 guard remoteGuard.allows(host: host) else { throw ServiceError(.remoteRefused, "host '\(host)' is not allowed") }
-                return request(.remote(url), prefix: "u", key: "u|\(src)|\(shape.key)")
-            }
-            if lowered.hasPrefix("s3://") {
-                let (bucket, key) = try Self.split("@" + src.dropFirst("s3://".count))
+                return request(.remote(url), prefix: "u", key: "u|\(text)|\(shape.key)")
+            case .bucketObject(let bucket, let key):
                 guard let store = buckets[bucket] else { throw ServiceError(.unknownSource, "bucket '\(bucket)' is not allowed") }
                 try RootDirectory.checkSyntax(key)
                 return request(.object(store, key: key, version: nil), prefix: "r", key: "r|s3://\(bucket)/\(key)|\(shape.key)")
+            case .path(let path):
+                return try pathRequest(path, prefix: "r")
             }
-            if lowered.contains("://") { throw ServiceError(.badSource, "src is a path under the root, @SOURCE/KEY, s3://BUCKET/KEY or an http(s) URL") }
-            return try pathRequest(src, prefix: "r")
         }
     }
 
