@@ -168,6 +168,36 @@ struct ImageTableTests {
         #expect(table.contains(entityID: P.id(2)))
     }
 
+    @Test("draw gets zeroed pixels in a reused slot too, and the file holds exactly what it left")
+    func drawStartsZeroed() throws {
+        let dir = TemporaryDirectory()
+        let format = P.format(width: 20, height: 3, count: 1)   // 80 bytes of pixels a row, padded to 128
+        do {
+            let table = try ImageTable(format: format, directory: dir.url)
+            try table.store(entityID: P.id(1), sourceID: P.id(1)) { view in
+                memset(view.baseAddress, 0xAB, view.layout.byteCount)   // every byte, the padding too
+            }
+            var sawOnlyZeros = false
+            try table.store(entityID: P.id(2), sourceID: P.id(2)) { view in   // the only slot, evicted and reused
+                let bytes = UnsafeRawBufferPointer(start: view.baseAddress, count: view.layout.byteCount)
+                sawOnlyZeros = bytes.allSatisfy { $0 == 0 }
+                view.row(1).storeBytes(of: 0x1122_3344, as: UInt32.self)   // one pixel of the middle row
+            }
+            #expect(sawOnlyZeros)
+        }
+        // Reopened, so the bytes come from the file.
+        let table = try ImageTable(format: format, directory: dir.url)
+        let image = try #require(table.image(for: P.id(2), sourceID: P.id(2)))
+        image.withUnsafeBytes { bytes in
+            let rowBytes = image.layout.bytesPerRow
+            for (i, byte) in bytes.enumerated() {
+                let expected: UInt8 = i >= rowBytes && i < rowBytes + 4 ? [0x44, 0x33, 0x22, 0x11][i - rowBytes] : 0
+                if byte != expected { Issue.record("byte \(i) is \(byte), not \(expected)"); return }
+            }
+        }
+        #expect(table.image(for: P.id(1)) == nil)
+    }
+
     @Test("default directory follows XDG_CACHE_HOME or ~/.cache")
     func defaultDirectory() {
         let url = ImageTable.defaultDirectory(appName: "demo")
