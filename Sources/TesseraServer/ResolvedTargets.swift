@@ -15,7 +15,7 @@
 /// At most ``capacity`` targets, the least recently used forgotten first (the library's `LRUMap`): a
 /// crawl over many URLs costs a forgotten target one trip through the router, never unbounded memory.
 /// A target takes about 2.3 KB of heap (preset URLs with 10,000 distinct `cb` values: 22.2 MiB), so a
-/// full map holds about 37 MiB.
+/// full map (16,384 × 2.3 KB) holds about 36 MiB.
 final class ResolvedTargets: Sendable {
     /// What selects a resolved request: the request target and the format `Accept` chose
     /// (``OutputChoice/bestAccepted(_:)``; `nil`: neither AVIF nor WebP, or no `Accept`).
