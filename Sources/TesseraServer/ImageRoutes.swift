@@ -281,12 +281,25 @@ public struct ImageRoutes: Sendable {
     /// writes its log line.
     func record(method: String, path: String, route: ServiceMetrics.Route, label: String, status: Int, outcome: String,
                 start: ContinuousClock.Instant) {
+        record(method: method, path: path, route: route, label: label, status: status, outcome: outcome, start: start,
+               into: recorders(route: route, label: label, status: status))
+    }
+
+    /// The metrics ``record(method:path:route:label:status:outcome:start:)`` adds a request of `route`,
+    /// `label` and `status` to (a connection answering hits keeps them, so that a hit looks nothing up).
+    func recorders(route: ServiceMetrics.Route, label: String, status: Int) -> ServiceMetrics.Recorders {
+        service.metrics.recorders(route: route, status: status,
+                                  preset: route.isImage ? (route != .preset || service.presets[label] != nil ? label : "unknown") : nil)
+    }
+
+    /// ``record(method:path:route:label:status:outcome:start:)`` into `recorders`, the request's own
+    /// (``recorders(route:label:status:)``).
+    func record(method: String, path: String, route: ServiceMetrics.Route, label: String, status: Int, outcome: String,
+                start: ContinuousClock.Instant, into recorders: ServiceMetrics.Recorders) {
         let elapsed = ContinuousClock.now - start
         let (seconds, attoseconds) = elapsed.components
-        service.metrics.duration(route: route, status: status, nanoseconds: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        if route.isImage {
-            service.metrics.request(status: status, preset: route != .preset || service.presets[label] != nil ? label : "unknown")
-        }
+        recorders.duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        recorders.requests?.increment()
         logger.info("request", metadata: [
             "method": "\(method)", "path": "\(path)", "status": "\(status)", "preset": "\(route.isImage ? label : "-")",
             "cache": "\(outcome)", "latency_ms": "\(String(format: "%.2f", Double(seconds) * 1000 + Double(attoseconds) / 1e15))",

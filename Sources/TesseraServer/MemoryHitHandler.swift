@@ -70,6 +70,9 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var lastAccept: (text: String, choice: ImageFileFormat?)?
     /// The `Date` field (and the empty line after it) of the last second a hit was answered in.
     private var date = (second: 0, line: ByteBuffer())
+    /// The metrics of the last hit's route, label and status (a connection asks for the same thumbnails'
+    /// preset again and again), so that a hit takes no lock to find them.
+    private var recorders: (route: ServiceMetrics.Route, label: String, status: Int, value: ServiceMetrics.Recorders)?
 
     /// A handler answering from `routes`' service, in the order `deadlines` keep.
     init(routes: ImageRoutes, deadlines: ConnectionDeadlines) {
@@ -111,8 +114,11 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
                     bytes.moveReaderIndex(forwardBy: length)
                     write(hit, context: context)
                     deadlines.answeredFromMemory(context: context)
-                    routes?.record(method: "GET", path: hit.path, route: hit.route.metricsRoute,
-                                   label: hit.route.label, status: hit.status, outcome: hit.outcome.rawValue, start: start)
+                    if let routes {
+                        routes.record(method: "GET", path: hit.path, route: hit.route.metricsRoute, label: hit.route.label,
+                                      status: hit.status, outcome: hit.outcome.rawValue, start: start,
+                                      into: recorders(of: hit, in: routes))
+                    }
                 } else {
                     // Exactly this request's bytes: the decoder ends it where it ends.
                     passedOnInRead = true
@@ -165,6 +171,15 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         context.write(wrapOutboundOut(date.line), promise: nil)
         if hit.status != 304 { context.write(wrapOutboundOut(hit.body), promise: nil) }
+    }
+
+    /// The metrics `hit` adds to: the last hit's, when it had the same route, label and status.
+    private func recorders(of hit: Hit, in routes: ImageRoutes) -> ServiceMetrics.Recorders {
+        let route = hit.route.metricsRoute, label = hit.route.label
+        if let last = recorders, last.route == route, last.status == hit.status, last.label == label { return last.value }
+        let made = routes.recorders(route: route, label: label, status: hit.status)
+        recorders = (route, label, hit.status, made)
+        return made
     }
 
     /// The memory answer to `request`, when it is a `GET` of a target the service has resolved before.

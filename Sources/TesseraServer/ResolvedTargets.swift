@@ -61,13 +61,19 @@ final class ResolvedTargets: Sendable {
     /// Targets kept at most.
     static let capacity = 16_384
 
-    private let entries = LockedValue(LRUMap<Key, Resolved>())
+    /// Keys hashed before the lock is taken: a hit's two event loops then hold it for a word's hash and
+    /// the recency move, not for SipHash over the whole target.
+    private let entries = LockedValue(LRUMap<Prehashed<Key>, Resolved>())
 
     /// The request `key` resolved to last, made the most recently used.
-    func get(_ key: Key) -> Resolved? { entries.withLock { $0.touch(key)?.value } }
+    func get(_ key: Key) -> Resolved? {
+        let key = Prehashed(key)
+        return entries.withLock { $0.touchValue(key) }
+    }
 
     /// Records that `key` resolved to `resolved`; the least recently used target goes when the map is full.
     func record(_ key: Key, _ resolved: Resolved) {
+        let key = Prehashed(key)
         entries.withLock { map in
             map.insert(key, value: resolved, cost: 1)
             while map.count > Self.capacity, map.removeOldest() != nil {}

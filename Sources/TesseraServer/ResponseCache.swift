@@ -43,20 +43,30 @@ final class ResponseCache: Sendable {
         }
     }
 
+    /// An entry as the map holds it: one reference to copy out under the lock, where an ``Entry`` is six
+    /// (its body's storage and five strings), each an atomic increment on a line the other event loops'
+    /// hits share.
+    private final class Held: Sendable {
+        let entry: Entry
+        init(_ entry: Entry) { self.entry = entry }
+    }
+
     private let capacity: Int
-    /// Entries by key in use order, each costing its ``Entry/bytes``.
-    private let entries = LockedValue(LRUMap<String, Entry>())
+    /// Entries by key in use order, each costing its ``Entry/bytes``; the key hashed before the lock is taken.
+    private let entries = LockedValue(LRUMap<Prehashed<String>, Held>())
 
     init(capacityBytes: Int) { capacity = capacityBytes }
 
     func get(_ key: String) -> Entry? {
-        entries.withLock { $0.touch(key)?.value }
+        let key = Prehashed(key)
+        return entries.withLock { $0.touchValue(key) }?.entry
     }
 
     func set(_ key: String, _ entry: Entry) {
         guard entry.bytes <= capacity / 4 else { return }   // one response never takes most of the cache
+        let key = Prehashed(key), held = Held(entry)
         entries.withLock { entries in
-            entries.insert(key, value: entry, cost: entry.bytes)
+            entries.insert(key, value: held, cost: entry.bytes)
             while entries.totalCost > capacity, entries.removeOldest() != nil {}
         }
     }
@@ -67,8 +77,8 @@ final class ResponseCache: Sendable {
     /// for a purge (an operator's request), never on a request's path.
     func removeAll(source: String) -> Int {
         entries.withLock { entries in
-            var keys: [String] = []
-            entries.forEach { node in if node.value.source == source { keys.append(node.key) } }
+            var keys: [Prehashed<String>] = []
+            entries.forEach { node in if node.value.entry.source == source { keys.append(node.key) } }
             for key in keys { _ = entries.remove(key) }
             return keys.count
         }

@@ -76,6 +76,20 @@ final class ServiceMetrics: Sendable {
         self.outcomes = outcomes
     }
 
+    /// What one finished request adds to: its duration's histogram and, for an image route, its requests
+    /// counter.
+    struct Recorders: Sendable {
+        let duration: CoreMetrics.Timer
+        let requests: Counter?
+    }
+
+    /// The ``Recorders`` of a request of `route` answered with `status`; `preset`: the requests counter's
+    /// preset label, `nil` for a route that does not answer images.
+    func recorders(route: Route, status: Int, preset: String?) -> Recorders {
+        Recorders(duration: durationTimer(route: route, status: status),
+                  requests: preset.map { requestCounter(status: status, preset: $0) })
+    }
+
     /// The key of a `tessera_requests_total` counter (hashing it makes no string).
     private struct RequestKey: Hashable {
         let status: Int
@@ -90,12 +104,7 @@ final class ServiceMetrics: Sendable {
     /// The counter of ``outcome(_:)`` for `outcome`.
     func outcomeCounter(_ outcome: CacheOutcome) -> Counter? { outcomes[outcome] }
 
-    /// Records one finished request's duration by route and status.
-    func duration(route: Route, status: Int, nanoseconds: Int64) {
-        durationTimer(route: route, status: status).recordNanoseconds(nanoseconds)
-    }
-
-    /// The histogram ``duration(route:status:nanoseconds:)`` records into for `route` and `status`.
+    /// The histogram a request of `route` answered with `status` records its duration into.
     func durationTimer(route: Route, status: Int) -> CoreMetrics.Timer {
         let key = (Route.allCases.firstIndex(of: route) ?? 0) * 1000 + status
         return durations.withLock { timers in
@@ -107,12 +116,7 @@ final class ServiceMetrics: Sendable {
         }
     }
 
-    /// Counts one finished request by status and preset.
-    func request(status: Int, preset: String) {
-        requestCounter(status: status, preset: preset).increment()
-    }
-
-    /// The counter ``request(status:preset:)`` increments for `status` and `preset`.
+    /// The counter of finished requests answered with `status` for `preset`.
     func requestCounter(status: Int, preset: String) -> Counter {
         let key = RequestKey(status: status, preset: preset)
         return requestCounters.withLock { counters in

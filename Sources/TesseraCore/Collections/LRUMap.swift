@@ -53,6 +53,15 @@
     }
 
     /// The node of `key` without changing the order.
+    /// ``touch(_:)`` that copies only the value out (not the key): under a lock, every reference copied is
+    /// an atomic increment inside the critical section.
+    @inlinable
+    public mutating func touchValue(_ key: Key) -> Value? {
+        guard let slot = index[key] else { return nil }
+        recency.pushFront(slot)
+        return nodes[slot]?.value
+    }
+
     @inlinable
     public func peek(_ key: Key) -> Node? { index[key].flatMap { nodes[$0] } }
 

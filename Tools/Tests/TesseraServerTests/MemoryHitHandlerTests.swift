@@ -338,6 +338,27 @@ struct MemoryHitHandlerTests {
         #expect(String(decoding: try f.written(), as: UTF8.self).hasPrefix("HTTP/1.1 304 Not Modified\r\n"))
     }
 
+    /// A connection keeps the metrics of its last hit's route, preset and status: hits that change status
+    /// on one connection (a `200`, then `304`s, then a `200` again) are each counted under their own.
+    @Test func hitsAreCountedUnderTheirOwnStatusOnOneConnection() async throws {
+        let f = try await Fixture { $0.sourceCheckIntervalSeconds = 60 }
+        func count(status: Int) -> Int {
+            let text = f.server.registry.emitToString()
+            let line = text.split(separator: "\n").first { $0.hasPrefix("tessera_requests_total{") && $0.contains("status=\"\(status)\"") && $0.contains("preset=\"thumb\"") }
+            return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        }
+        try f.send(Fixture.get("/v1/thumb/photo.jpg"))
+        let etag = try #require(try Self.responses(try f.written()).first?.headers["etag"])
+        let before = (ok: count(status: 200), notModified: count(status: 304))
+        for headers in ["", "If-None-Match: \(etag)\r\n", "If-None-Match: \(etag)\r\n", "", "If-None-Match: \(etag)\r\n", ""] {
+            try f.send(Fixture.get("/v1/thumb/photo.jpg", headers))
+        }
+        #expect(try Self.responses(try f.written()).map(\.status) == [200, 304, 304, 200, 304, 200])
+        #expect(f.router.parts.isEmpty)
+        #expect(count(status: 200) - before.ok == 3)
+        #expect(count(status: 304) - before.notModified == 3)
+    }
+
     /// Checking every request (no interval, the default) keeps nothing: a source changed after its answer
     /// is read again at the next request, which goes to the router (its new version is not in memory).
     @Test func withoutACheckIntervalEveryHitChecksItsFile() async throws {
