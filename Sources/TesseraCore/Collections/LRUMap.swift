@@ -52,7 +52,6 @@
         return nodes[slot]
     }
 
-    /// The node of `key` without changing the order.
     /// ``touch(_:)`` that copies only the value out (not the key): under a lock, every reference copied is
     /// an atomic increment inside the critical section.
     @inlinable
@@ -62,6 +61,7 @@
         return nodes[slot]?.value
     }
 
+    /// The node of `key` without changing the order.
     @inlinable
     public func peek(_ key: Key) -> Node? { index[key].flatMap { nodes[$0] } }
 

@@ -1,7 +1,7 @@
 /// A key that carries its hash, worked out once when it is made: a map guarded by a lock then hashes
-/// a word inside the critical section, not the whole key (a request target of 50–100 bytes through
-/// SipHash takes longer than the rest of an ``LRUMap`` lookup). Equal keys have equal hashes; two keys
-/// are equal when their hashes and their bases are.
+/// a word inside the critical section, not the whole key (SipHash over a request target of 50–100
+/// bytes, for the server's maps). Equal keys have equal hashes; two keys are equal when their hashes
+/// and their bases are.
 @_spi(Internal) public struct Prehashed<Base: Hashable & Sendable>: Hashable, Sendable {
     public let base: Base
     @usableFromInline let hash: Int
