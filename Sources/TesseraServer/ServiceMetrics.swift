@@ -101,11 +101,8 @@ final class ServiceMetrics: Sendable {
         outcomes[outcome]?.increment()
     }
 
-    /// The counter of ``outcome(_:)`` for `outcome`.
-    func outcomeCounter(_ outcome: CacheOutcome) -> Counter? { outcomes[outcome] }
-
     /// The histogram a request of `route` answered with `status` records its duration into.
-    func durationTimer(route: Route, status: Int) -> CoreMetrics.Timer {
+    private func durationTimer(route: Route, status: Int) -> CoreMetrics.Timer {
         let key = (Route.allCases.firstIndex(of: route) ?? 0) * 1000 + status
         return durations.withLock { timers in
             if let known = timers[key] { return known }
@@ -117,7 +114,7 @@ final class ServiceMetrics: Sendable {
     }
 
     /// The counter of finished requests answered with `status` for `preset`.
-    func requestCounter(status: Int, preset: String) -> Counter {
+    private func requestCounter(status: Int, preset: String) -> Counter {
         let key = RequestKey(status: status, preset: preset)
         return requestCounters.withLock { counters in
             if let known = counters[key] { return known }
