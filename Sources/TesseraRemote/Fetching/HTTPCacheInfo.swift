@@ -114,11 +114,15 @@ public struct HTTPCacheInfo: Sendable, Hashable, Codable {
         return fresh
     }
 
-    /// The validators as a conditional request for `url`.
+    /// The validators as a conditional request for `url`: `If-None-Match` with the entity tag when there is
+    /// one, else `If-Modified-Since` with the `Last-Modified` date. Never both: a server must ignore
+    /// `If-Modified-Since` beside `If-None-Match` (RFC 9110 §13.1.3), and one that does not (moto's S3)
+    /// answers `304` for an object replaced within the second of its date, whose new tag the date cannot
+    /// tell apart.
     public func conditionalRequest(_ base: LoadRequest) -> LoadRequest {
         var request = base
         request.ifNoneMatch = etag
-        request.ifModifiedSince = lastModified
+        request.ifModifiedSince = etag == nil ? lastModified : nil
         return request
     }
 

@@ -65,6 +65,25 @@ struct FetchFreshnessTests {
         }
     }
 
+    @Test("with an ETag and a Last-Modified date, revalidation asks If-None-Match alone; a new tag within the same second replaces the copy")
+    func entityTagDecidesRevalidation() async throws {
+        try await Origin.with { origin in
+            let stamp = "Tue, 14 Nov 2023 22:13:20 GMT"
+            origin.set("/both.png", .init(body: try pngBytes(Color(red: 1, green: 0, blue: 0)), cacheControl: "no-cache",
+                                          etag: "\"one\"", lastModified: stamp))
+            let directory = try temporaryDirectory("both")
+            let url = origin.url("/both.png")
+            _ = try await makeManager(directory: directory).image(for: url)
+            // Replaced within the same second: the date is the same, the tag is not.
+            origin.set("/both.png", .init(body: try pngBytes(Color(red: 0, green: 1, blue: 0)), cacheControl: "no-cache",
+                                          etag: "\"two\"", lastModified: stamp))
+            let green = try await makeManager(directory: directory).image(for: url)
+            #expect(green.pixel(x: 1, y: 1) == [0, 255, 0, 255])
+            #expect(origin.arrivals.map(\.ifNoneMatch) == [nil, "\"one\""])
+            #expect(origin.arrivals.map(\.ifModifiedSince) == [nil, nil], "If-Modified-Since is not sent beside If-None-Match")
+        }
+    }
+
     @Test("no-store responses are served but never written to disk")
     func noStore() async throws {
         try await Origin.with { origin in
