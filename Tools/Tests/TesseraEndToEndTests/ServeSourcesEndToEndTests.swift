@@ -49,8 +49,10 @@ struct ServeSourcesEndToEndTests {
         try JSONSerialization.data(withJSONObject: wrong).write(to: URL(fileURLWithPath: config))
         let root = scratch.path("root")
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        // Every request checks the object's version (no check interval: the default, 1 s, would let an object
+        // replaced within the second answer as it was, and this test replaces one and asks at once).
         let arguments = ["--root", root, "--tables", scratch.path("tables"), "--config", config, "--preset", "card:160x120:fill",
-                         "--source", "photos=s3://bucket/prefix", "--s3-endpoint", moto.endpoint]
+                         "--source", "photos=s3://bucket/prefix", "--s3-endpoint", moto.endpoint, "--source-check-interval", "0"]
         let server = try await Server(arguments, scratch: scratch, environment: Moto.credentials(moto))
         var downloaded = 0.0   // object reads with bytes the server should have counted so far
 
