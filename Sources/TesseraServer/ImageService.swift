@@ -306,9 +306,8 @@ public final class ImageService: Sendable {
     /// rebuilt request, key and resolved target would cost a hit more than the `stat` (about half of its
     /// CPU); with an interval they are rebuilt once per interval, when the check is renewed.
     private static func isUnchangedWithoutInterval(_ request: ServeRequest) -> Bool {
-        guard case .file(let file, let directory) = request.source, directory.recheck == .zero,
-              let now = try? file.rechecked(in: directory) else { return false }
-        return now.version == file.version
+        guard case .file(let file, let directory) = request.source, directory.recheck == .zero else { return false }
+        return file.isUnchangedNow()
     }
 
     /// The one memory answer, whoever asks (the request path, the memory-hit handler): a hit for a request

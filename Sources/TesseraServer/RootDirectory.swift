@@ -53,16 +53,34 @@ struct RootDirectory: Sendable {
         let verified: Bool
         /// When the check this answer rests on was made.
         let checkedAt: ContinuousClock.Instant
+        /// The path a check `stat`s: the root's real path, `/` and ``relativePath``.
+        private let joinedPath: String
+        private let device: UInt64
+        private let inode: UInt64
 
-        init(_ relative: String, _ entry: CheckedPaths.Entry, verified: Bool) {
+        init(_ relative: String, joined: String, _ entry: CheckedPaths.Entry, verified: Bool) {
             relativePath = relative
             identity = relative
+            joinedPath = joined
             realPath = entry.realPath
             version = entry.version
             size = entry.size
             modified = entry.modified
+            device = entry.device
+            inode = entry.inode
             self.verified = verified
             checkedAt = entry.checkedAt
+        }
+
+        /// Whether the path still leads to this file as it was: one `stat` of the joined path, with the
+        /// same device and inode (so the same file, already found inside the root), a regular file, of the
+        /// same size and modification time. ``rechecked(in:)`` without its text checks, lookups and new
+        /// strings, for a caller that only needs to know whether an answer stands; it records nothing.
+        func isUnchangedNow() -> Bool {
+            var info = stat()
+            guard stat(joinedPath, &info) == 0 else { return false }
+            return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode && (info.st_mode & S_IFMT) == S_IFREG
+                && Int(info.st_size) == size && CheckedPaths.Entry.modified(info) == modified
         }
 
         /// This file checked again now, through `directory` (the one it was found in): a `stat` of the same
@@ -94,38 +112,38 @@ struct RootDirectory: Sendable {
         try Self.checkSyntax(relative)
         let known = checked.get(relative)
         let now = ContinuousClock.now
+        let joined = realPath + "/" + relative
         if let known, trustingRecentCheck, recheck > .zero, now - known.checkedAt < recheck {
-            return File(relative, known, verified: false)
+            return File(relative, joined: joined, known, verified: false)
         }
         var info = stat()
-        if let known, stat(realPath + "/" + relative, &info) == 0,
+        if let known, stat(joined, &info) == 0,
            UInt64(info.st_dev) == known.device, UInt64(info.st_ino) == known.inode, (info.st_mode & S_IFMT) == S_IFREG {
             if known.matches(info) {
                 let entry = known.checked(at: now)
                 if recheck > .zero { checked.set(relative, entry) }
-                return File(relative, entry, verified: true)
+                return File(relative, joined: joined, entry, verified: true)
             }
             let entry = CheckedPaths.Entry(realPath: known.realPath, info, checkedAt: now)
             checked.set(relative, entry)
-            return File(relative, entry, verified: true)
+            return File(relative, joined: joined, entry, verified: true)
         }
-        let real = try resolveChecked(relative)
+        let real = try resolveChecked(joined)
         guard stat(real, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { throw ServiceError(.notFound, "no such image") }
         let entry = CheckedPaths.Entry(realPath: real, info, checkedAt: now)
         checked.set(relative, entry)
-        return File(relative, entry, verified: true)
+        return File(relative, joined: joined, entry, verified: true)
     }
 
     /// The real path of `relative` (already percent-decoded once) after the checks of the type: every
     /// route that names something under the root (`/v1/…`, the gallery's `dir`) goes through here.
     func resolve(_ relative: String) throws(ServiceError) -> String {
         try Self.checkSyntax(relative)
-        return try resolveChecked(relative)
+        return try resolveChecked(realPath + "/" + relative)
     }
 
-    /// `resolve` for a path whose text is already checked.
-    private func resolveChecked(_ relative: String) throws(ServiceError) -> String {
-        let joined = realPath + "/" + relative
+    /// `resolve` of the root's real path joined with a relative path whose text is already checked.
+    private func resolveChecked(_ joined: String) throws(ServiceError) -> String {
         guard let real = Self.realPath(joined) else { throw ServiceError(.notFound, "no such image") }
         guard isInside(real) else { throw ServiceError(.pathOutsideRoot, "the path leads outside the root") }
         return real
@@ -205,7 +223,7 @@ final class CheckedPaths: Sendable {
         }
 
         /// `info`'s modification time in nanoseconds since 1970.
-        private static func modified(_ info: stat) -> Int64 {
+        static func modified(_ info: stat) -> Int64 {
             #if os(Linux)
             let time = info.st_mtim
             #else

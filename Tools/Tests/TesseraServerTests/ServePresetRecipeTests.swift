@@ -25,7 +25,7 @@ struct ServePresetRecipeTests {
     /// a fine checkerboard at x 220…279, y 20…79 (the salient object, far right of centre).
     static func fixture() throws -> ServeFixture {
         let fixture = try ServeResizeProcessingTests.fixture()
-        let patch = try Bitmap(width: 300, height: 100, style: .bgra32) { view in
+        let patch = Bitmap(width: 300, height: 100, style: .bgra32) { view in
             for y in 0..<100 {
                 let row = view.row(y).assumingMemoryBound(to: UInt8.self)
                 for x in 0..<300 {

@@ -27,7 +27,7 @@ struct ServePresetTableTests {
 
     /// Stripes and a gradient whose colours depend on `seed`.
     static func pattern(width: Int, height: Int, seed: Int) throws -> Bitmap {
-        try Bitmap(width: width, height: height, style: .bgra32) { view in
+        Bitmap(width: width, height: height, style: .bgra32) { view in
             for y in 0..<height {
                 let row = view.row(y).assumingMemoryBound(to: UInt8.self)
                 for x in 0..<width {
