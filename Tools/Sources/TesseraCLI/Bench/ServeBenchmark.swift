@@ -42,11 +42,14 @@ struct ServeBenchmark: AsyncParsableCommand {
         answers in the format a browser gets from it (AVIF); --accept '' sends no Accept (tessera answers JPEG). \
         thumbor's URL asks for JPEG whatever the header says.
         Every thumbnail used is first fetched from each server (by --cold-concurrency client threads) and must \
-        decode as a SIZExSIZE image; tessera's answers, in the format it chose for that Accept, become nginx's files.
+        decode at the size that server should answer: SIZExSIZE, or cut to the source at scale 1 on a side where \
+        the source is smaller (fill does not enlarge; thumbor's SIZExSIZE is accepted too); tessera's answers, in the format it chose for that Accept, become nginx's files.
           hot    --hot thumbnail paths (default 200; sources repeated through hard links when there are fewer, each \
         link its own URL and its own thumbnail in every server, so --hot 5000 is a hot set of 5,000 URLs), requested \
         over and over by wrk (-t --threads -c --connections -d --duration, a Lua script cycling through the paths) \
-        after one warm-up request each; rounds interleaved, order rotated
+        after one warm-up request each; rounds interleaved, order rotated; after each server's round the bench \
+        waits until that server's processes are idle (thumbor, slower than the load, answers what was queued when \
+        wrk stopped), so the next round does not share the cores with it
           hot-N  with --also-hot N,…: further hot sets in the same run, each the first N paths of the largest set \
         (so --hot 200 --also-hot 5000,50000 measures the cost as the set grows, every set in every round): tessera, \
         tessera-baseline, tessera-s3 and nginx warm up and serve every set; thumbor only the --hot set; the tables \
@@ -334,6 +337,8 @@ struct ServeBenchmark: AsyncParsableCommand {
                     var result = try ServeBenchLoad.wrk(port: server.port, paths: targets, accept: accept, threads: threads, connections: connections,
                                                         seconds: wrkSeconds, scratch: scratch)
                     if result.requests > 0 { result.cpuMicrosecondsPerRequest = (server.cpuSeconds() - cpuBefore) / Double(result.requests) * 1e6 }
+                    Terminal.progress("\(set.workload) round \(round + 1)/\(rounds): \(server.name) finishing what it was sent")
+                    server.waitUntilIdle()
                     hotRounds[set.workload, default: [:]][server.name, default: []].append(result)
                 }
             }
