@@ -100,7 +100,7 @@ struct ServeTrustEndToEndTests {
     /// real photograph tiled 3×3.
     static func writeLargePNG(to path: String) throws {
         let photo = try ImageDecoder().decode(try Data(contentsOf: try RealPhotos.smallest(1, ext: "jpg")[0]))
-        let large = try Bitmap(width: photo.width * 3, height: photo.height * 3, style: .bgra32) { view in
+        let large = Bitmap(width: photo.width * 3, height: photo.height * 3, style: .bgra32) { view in
             photo.withUnsafeBytes { source in
                 for y in 0..<view.layout.height {
                     for tile in 0..<3 {

@@ -307,7 +307,7 @@ struct ImageProcessingRenderTests {
         // Straight red at alpha 128, premultiplied: red 128.
         let alpha = 128
         let premultipliedRed = (255 * alpha + 127) / 255
-        let half = try Bitmap(width: 4, height: 3, style: .bgra32) { view in
+        let half = Bitmap(width: 4, height: 3, style: .bgra32) { view in
             for y in 0..<3 {
                 let row = view.row(y).assumingMemoryBound(to: UInt8.self)
                 for x in 0..<4 {
