@@ -85,9 +85,10 @@ struct ImageDecoderTests {
         #expect(codec.decodedSize(for: info, atLeast: PixelSize(width: 100, height: 100)) == PixelSize(width: 100, height: 100))
         let layout = try BitmapLayout(width: 100, height: 100, style: .bgra32, bytesPerRow: 512)
         var memory = [UInt8](repeating: 0xEE, count: layout.byteCount)
-        try memory.withUnsafeMutableBytes { raw in
+        let integrity = try memory.withUnsafeMutableBytes { raw in
             try decoder.decode(jpeg, into: MutableBitmapView(layout: layout, baseAddress: raw.baseAddress!))
         }
+        #expect(integrity == .intact)
         #expect(Self.near(Array(memory[0..<4]), [255, 0, 0, 255], 8))
         #expect(Self.near(Array(memory[99 * 512 + 99 * 4..<99 * 512 + 100 * 4]), [255, 0, 0, 255], 8))
         #expect(memory[400] == 0xEE, "row padding beyond 100 pixels is not touched")

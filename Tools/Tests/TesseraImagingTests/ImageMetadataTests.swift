@@ -52,7 +52,7 @@ struct ImageMetadataTests {
     @Test("keep resets the orientation to 1 in EXIF of either byte order and in XMP, and keeps the rest", arguments: [true, false])
     func keepResetsOrientation(littleEndian: Bool) throws {
         let exif = cameraEXIF(littleEndian: littleEndian)
-        #expect(ExifOrientationReader.orientation(inTIFF: UnsafeRawBufferPointer(start: exif, count: exif.count)) == .right)
+        #expect(exif.withUnsafeBytes { ExifOrientationReader.orientation(inTIFF: $0) } == .right)
         let kept = ImageMetadata(exif: exif, xmp: packet, iptc: iptc).kept(.keep)
         let reset = try #require(kept.exif)
         #expect(reset.count == exif.count)

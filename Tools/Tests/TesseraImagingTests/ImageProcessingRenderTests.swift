@@ -251,7 +251,7 @@ struct ImageProcessingRenderTests {
     func truncated() throws {
         // Noise, so that the compressed data grows with the rows.
         var seed: UInt32 = 12345
-        let noise = try Bitmap(width: 120, height: 80, style: .bgra32) { view in
+        let noise = Bitmap(width: 120, height: 80, style: .bgra32) { view in
             for y in 0..<80 {
                 let row = view.row(y).assumingMemoryBound(to: UInt8.self)
                 for x in 0..<120 {

@@ -68,7 +68,8 @@ extension ServeBenchmark {
         }
         return Report(directory: directory, source: nil, s3: nil, accept: accept.isEmpty ? nil : accept, sources: files, hotThumbnails: hot,
                       alsoHotThumbnails: alsoHot == nil ? nil : alsoHotCounts, thumbnail: size, connections: connections, threads: threads,
-                      durationSeconds: seconds, rounds: rounds, coldConcurrency: coldConcurrency, cores: ParallelismLimit.coreCount,
+                      durationSeconds: seconds, rounds: rounds, coldConcurrency: coldConcurrency,
+                      coldRequests: max(coldRequests, files), cores: ParallelismLimit.coreCount,
                       thumborProcesses: thumborProcesses, sourceCheckIntervalSeconds: sourceCheckInterval, skipped: skipped, servers: servers, measurements: measurements,
                       ratios: ratios, targets: targets)
     }
@@ -76,7 +77,7 @@ extension ServeBenchmark {
     static func print(_ report: Report) {
         Swift.print("Serve benchmark: \(report.directory), \(report.sources) sources, \(report.thumbnail)x\(report.thumbnail) fill; "
             + "hot: \(report.hotThumbnails) thumbnails, wrk -t\(report.threads) -c\(report.connections) -d\(report.durationSeconds)s; "
-            + "cold: \(report.coldConcurrency) clients; median of \(report.rounds) interleaved rounds; \(report.cores) cores; "
+            + "cold: \(report.coldRequests) URLs a round, \(report.coldConcurrency) clients; median of \(report.rounds) interleaved rounds; \(report.cores) cores; "
             + "file checks reused for \(report.sourceCheckIntervalSeconds) s; Accept: \(report.accept ?? "none")")
         Terminal.table(["server", "workload", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "peak RSS MiB", "errors", "answers (formats; mean size)"],
                        report.measurements.map { m in

@@ -57,8 +57,11 @@ struct ServeBenchmark: AsyncParsableCommand {
         the set (unmeasured, by --cold-concurrency clients), as a run of that set alone begins, since a larger set \
         measured before it may have pushed its answers out of tessera's response cache
           cold   tessera (and tessera-s3, which then downloads every object from moto) and both thumbors restarted \
-        with empty tables / result storage, then every source requested \
-        once by --cold-concurrency client threads (one connection per request); nginx cannot make thumbnails
+        with empty tables / result storage, then --cold-requests distinct URLs requested once each by \
+        --cold-concurrency client threads (one connection per request): every source, then hard links to the \
+        sources (cold/KKK-name) until there are --cold-requests, each its own URL and so its own miss, so that a \
+        round lasts long enough that the last requests' turn alone on the cores does not weigh on its rate; \
+        nginx cannot make thumbnails
         Every server measured (tessera-s3 included) takes part in the same interleaved rounds. \
         Each figure is the median of --rounds rounds. Peak RSS: the sum of VmHWM (/proc/PID/status) of the \
         server's processes, after the hot rounds / after a cold pass (largest round).
@@ -66,7 +69,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         JSON (--json): directory, source (with --source s3 only: "s3"), s3 (with --source s3 only: bucket, prefix, \
         motoVersion, objects, bytes, uploadSeconds), accept (the Accept header sent; absent when none), sources, \
         hotThumbnails, alsoHotThumbnails (with --also-hot only), thumbnail (edge px), connections, threads, durationSeconds, \
-        rounds, coldConcurrency, cores, thumborProcesses, sourceCheckIntervalSeconds, skipped, servers (name, version, verifiedImages: \
+        rounds, coldConcurrency, coldRequests, cores, thumborProcesses, sourceCheckIntervalSeconds, skipped, servers (name, version, verifiedImages: \
         thumbnails fetched and decoded at a size a SIZE×SIZE fill of their source may rightly be: the box, or the box cut \
         to a smaller source, which Tessera does not enlarge; thumbor may enlarge), measurements (server, workload hot|hot-N|cold, \
         requestsPerSecond, p50Milliseconds, p99Milliseconds: medians of rounds; peakRSSBytes; errors summed over \
@@ -94,6 +97,8 @@ struct ServeBenchmark: AsyncParsableCommand {
     @Option(help: "wrk duration of one hot round: N, Ns or Nm.") var duration = "10s"
     @Option(help: "Measured rounds of each workload.") var rounds = 3
     @Option(help: "Client threads of the cold pass.") var coldConcurrency = 8
+    @Option(help: "Distinct URLs of a cold round, at least one per source: the sources, then hard links to them.")
+    var coldRequests = 200
     @Option(help: "thumbor processes (default: the number of cores).") var thumborProcesses = ParallelismLimit.coreCount
     @Option(help: "Seconds a file check answers for the file: tessera's --source-check-interval and nginx's open_file_cache_valid (0: both check every request, nginx without its open-file cache).")
     var sourceCheckInterval = 60
@@ -163,6 +168,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         var durationSeconds: Int
         var rounds: Int
         var coldConcurrency: Int
+        var coldRequests: Int
         var cores: Int
         var thumborProcesses: Int
         var sourceCheckIntervalSeconds: Int
@@ -182,8 +188,8 @@ struct ServeBenchmark: AsyncParsableCommand {
 
     func validate() throws {
         guard let seconds, seconds >= 1 else { throw ValidationError("--duration is N, Ns or Nm, at least 1 second") }
-        if rounds < 1 || hot < 1 || size < 1 || connections < 1 || threads < 1 || coldConcurrency < 1 || thumborProcesses < 1 {
-            throw ValidationError("--rounds, --hot, --size, --connections, --threads, --cold-concurrency and --thumbor-processes must be at least 1")
+        if rounds < 1 || hot < 1 || size < 1 || connections < 1 || threads < 1 || coldConcurrency < 1 || coldRequests < 1 || thumborProcesses < 1 {
+            throw ValidationError("--rounds, --hot, --size, --connections, --threads, --cold-concurrency, --cold-requests and --thumbor-processes must be at least 1")
         }
         if sourceCheckInterval < 0 { throw ValidationError("--source-check-interval must be 0 or more seconds") }
         if threads > connections { throw ValidationError("--threads must not exceed --connections (wrk)") }
@@ -215,7 +221,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         try? FileManager.default.removeItem(at: scratch)
         defer { try? FileManager.default.removeItem(at: scratch) }
         // The hot paths of every set: each set is the first N of the largest.
-        let (root, cold, allHotPaths) = try Self.prepareRoot(files, hot: largestHot, in: scratch)
+        let (root, cold, allHotPaths) = try Self.prepareRoot(files, hot: largestHot, cold: coldRequests, in: scratch)
         let hotPaths = Array(allHotPaths.prefix(hot))
         let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         var skipped: [String] = []
@@ -229,7 +235,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         }
         // Tables that hold the whole hot set (never fewer entries than serve's default), so that a hot URL past
         // the response cache is a table hit, not a decode.
-        let tableCapacity = max(ServerConfiguration(root: root.path).tableCapacity, largestHot)
+        let tableCapacity = max(ServerConfiguration(root: root.path).tableCapacity, largestHot, cold.count)
         let tessera = BenchServer.tessera(binary: binary, root: root, size: size, port: try Origin.unusedPort(),
                                           sourceCheckInterval: sourceCheckInterval,
                                           tables: { fresh("tables") }, tableCapacity: tableCapacity, log: scratch.appendingPathComponent("tessera.log"))
@@ -399,11 +405,12 @@ struct ServeBenchmark: AsyncParsableCommand {
         }.map { try $0.get() }
     }
 
-    /// Copies the sources into `scratch/root/src/NNN-name` and returns the root, the cold paths (one per source)
-    /// and the `hot` hot paths: the sources themselves, or hard links `hot/KKK-name` to them, cycling through
-    /// them when there are fewer sources than hot thumbnails (plain files, so no server resolves a symlink).
-    /// Paths are relative and need no percent-encoding (names are reduced to letters, digits, `._-`).
-    static func prepareRoot(_ files: [String], hot: Int, in scratch: URL) throws -> (URL, [String], [String]) {
+    /// Copies the sources into `scratch/root/src/NNN-name` and returns the root, the cold paths and the `hot`
+    /// hot paths. Each set is the sources themselves, then hard links to them (`cold/KKK-name`,
+    /// `hot/KKK-name`), cycling through them, until it has `cold` (at least one per source) or `hot` paths
+    /// (plain files, so no server resolves a symlink). Paths are relative and need no percent-encoding
+    /// (names are reduced to letters, digits, `._-`).
+    static func prepareRoot(_ files: [String], hot: Int, cold coldCount: Int, in scratch: URL) throws -> (URL, [String], [String]) {
         let root = scratch.appendingPathComponent("root")
         let source = root.appendingPathComponent("src")
         try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
@@ -414,16 +421,19 @@ struct ServeBenchmark: AsyncParsableCommand {
         for (file, name) in zip(files, names) {
             try FileManager.default.copyItem(at: URL(fileURLWithPath: file), to: source.appendingPathComponent(name))
         }
-        let cold = names.map { "src/\($0)" }
-        if names.count >= hot { return (root, cold, Array(cold.prefix(hot))) }
-        let links = root.appendingPathComponent("hot")
-        try FileManager.default.createDirectory(at: links, withIntermediateDirectories: true)
-        let hotPaths = try (0..<hot).map { k -> String in
-            let name = names[k % names.count]
-            let link = String(format: "%03d-", k) + name
-            try FileManager.default.linkItem(at: source.appendingPathComponent(name), to: links.appendingPathComponent(link))
-            return "hot/\(link)"
+        let sources = names.map { "src/\($0)" }
+        /// The sources, then `count - sources.count` hard links to them in `directory`.
+        func paths(_ count: Int, linkedIn directory: String) throws -> [String] {
+            guard count > names.count else { return Array(sources.prefix(count)) }
+            let links = root.appendingPathComponent(directory)
+            try FileManager.default.createDirectory(at: links, withIntermediateDirectories: true)
+            return try sources + (names.count..<count).map { k -> String in
+                let name = names[k % names.count]
+                let link = String(format: "%03d-", k) + name
+                try FileManager.default.linkItem(at: source.appendingPathComponent(name), to: links.appendingPathComponent(link))
+                return "\(directory)/\(link)"
+            }
         }
-        return (root, cold, hotPaths)
+        return (root, try paths(max(coldCount, names.count), linkedIn: "cold"), try paths(hot, linkedIn: "hot"))
     }
 }
