@@ -334,7 +334,11 @@ struct BenchEndToEndTests {
         let scale = try #require(bare.scale)
         #expect(scale.entries == [40, 400])
         #expect((scale.openMilliseconds + scale.hitNanoseconds).allSatisfy { $0 > 0 })
-        #expect(scale.residentAfterOpenBytes.allSatisfy { $0 >= 0 } && scale.residentAfterHitsBytes.allSatisfy { $0 >= 0 })
+        // Resident memory is read for the whole process: a small step's reading may come out below zero when
+        // something else in the process gave pages back meanwhile. The large table's hits read hundreds of
+        // pixel pages into the process, which no such noise hides.
+        #expect(scale.residentAfterOpenBytes.count == 2 && scale.residentAfterHitsBytes.count == 2)
+        #expect(scale.residentAfterHitsBytes[1] > 0, "\(scale.residentAfterHitsBytes)")
         #expect(Self.close(scale.openRatio, scale.openMilliseconds[1] / scale.openMilliseconds[0]))
         #expect(Self.close(scale.hitRatio, scale.hitNanoseconds[1] / scale.hitNanoseconds[0]))
         let refused = try await ReleaseCLI.run(["bench"] + common + ["--scale-entries", "-1"])

@@ -15,7 +15,8 @@ extension RetrievalBenchmark {
         /// A random hit in each (median of batches; the two tables' batches alternate).
         var hitNanoseconds: [Double]
         /// What opening each table added to the process's resident memory: its records and maps, none of
-        /// its pixels (no page of them is read by opening).
+        /// its pixels (no page of them is read by opening). A reading of the whole process: for a small
+        /// table it may come out below zero when something else in the process gave pages back meanwhile.
         var residentAfterOpenBytes: [Int]
         /// What the hits then added: the pixel pages the random hits read (clean mapped file pages).
         var residentAfterHitsBytes: [Int]
