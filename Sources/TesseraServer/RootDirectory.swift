@@ -42,45 +42,39 @@ struct RootDirectory: Sendable {
         /// What names the file in response keys and table entries: ``relativePath`` under `--root`,
         /// `@NAME/` and the relative path in a named directory source (``named(_:)``).
         private(set) var identity: String
-        let realPath: String
-        /// Changes when the file does: size, modification time (ns) and inode.
-        let version: String
-        let size: Int
-        /// The modification time in nanoseconds since 1970.
-        let modified: Int64
         /// Whether this request checked the file (`stat`); `false` when a check younger than the recheck
         /// interval was reused.
         let verified: Bool
-        /// When the check this answer rests on was made.
-        let checkedAt: ContinuousClock.Instant
         /// The path a check `stat`s: the root's real path, `/` and ``relativePath``.
         private let joinedPath: String
-        private let device: UInt64
-        private let inode: UInt64
+        /// The check this answer rests on.
+        private let entry: CheckedPaths.Entry
+
+        var realPath: String { entry.realPath }
+        /// Changes when the file does: size, modification time (ns) and inode.
+        var version: String { entry.version }
+        var size: Int { entry.size }
+        /// The modification time in nanoseconds since 1970.
+        var modified: Int64 { entry.modified }
+        /// When the check this answer rests on was made.
+        var checkedAt: ContinuousClock.Instant { entry.checkedAt }
 
         init(_ relative: String, joined: String, _ entry: CheckedPaths.Entry, verified: Bool) {
             relativePath = relative
             identity = relative
             joinedPath = joined
-            realPath = entry.realPath
-            version = entry.version
-            size = entry.size
-            modified = entry.modified
-            device = entry.device
-            inode = entry.inode
+            self.entry = entry
             self.verified = verified
-            checkedAt = entry.checkedAt
         }
 
-        /// Whether the path still leads to this file as it was: one `stat` of the joined path, with the
-        /// same device and inode (so the same file, already found inside the root), a regular file, of the
-        /// same size and modification time. ``rechecked(in:)`` without its text checks, lookups and new
-        /// strings, for a caller that only needs to know whether an answer stands; it records nothing.
+        /// Whether the path still leads to this file as it was: one `stat` of the joined path, the same
+        /// file (so already found inside the root) at the same size and modification time, as
+        /// ``RootDirectory/file(_:trustingRecentCheck:)`` judges them. ``rechecked(in:)`` without its text
+        /// checks, lookups and new strings, for a caller that only needs to know whether an answer stands;
+        /// it records nothing.
         func isUnchangedNow() -> Bool {
             var info = stat()
-            guard stat(joinedPath, &info) == 0 else { return false }
-            return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode && (info.st_mode & S_IFMT) == S_IFREG
-                && Int(info.st_size) == size && CheckedPaths.Entry.modified(info) == modified
+            return stat(joinedPath, &info) == 0 && entry.isSameFile(info) && entry.matches(info)
         }
 
         /// This file checked again now, through `directory` (the one it was found in): a `stat` of the same
@@ -117,8 +111,7 @@ struct RootDirectory: Sendable {
             return File(relative, joined: joined, known, verified: false)
         }
         var info = stat()
-        if let known, stat(joined, &info) == 0,
-           UInt64(info.st_dev) == known.device, UInt64(info.st_ino) == known.inode, (info.st_mode & S_IFMT) == S_IFREG {
+        if let known, stat(joined, &info) == 0, known.isSameFile(info) {
             if known.matches(info) {
                 let entry = known.checked(at: now)
                 if recheck > .zero { checked.set(relative, entry) }
@@ -217,13 +210,18 @@ final class CheckedPaths: Sendable {
             self.checkedAt = checkedAt
         }
 
+        /// Whether `info` is of this entry's file: the same device and inode, still a regular file.
+        func isSameFile(_ info: stat) -> Bool {
+            UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode && (info.st_mode & S_IFMT) == S_IFREG
+        }
+
         /// Whether `info` (of the same device and inode) has this entry's size and modification time.
         func matches(_ info: stat) -> Bool {
             Int(info.st_size) == size && Self.modified(info) == modified
         }
 
         /// `info`'s modification time in nanoseconds since 1970.
-        static func modified(_ info: stat) -> Int64 {
+        private static func modified(_ info: stat) -> Int64 {
             #if os(Linux)
             let time = info.st_mtim
             #else

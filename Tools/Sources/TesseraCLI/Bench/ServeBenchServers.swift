@@ -76,10 +76,9 @@ final class BenchServer {
     /// Waits until the server has done the work a round sent it: a server slower than the load (thumbor)
     /// goes on answering the requests queued when wrk stopped, and the next server's round would share the
     /// cores with that backlog. Idle is at most one clock tick (10 ms at 100 Hz) of processor time in
-    /// 200 ms, 5 % of a core; 60 s at most. Returns the seconds waited.
-    @discardableResult
-    func waitUntilIdle() -> Double {
-        let start = Date(), deadline = start.addingTimeInterval(60)
+    /// 200 ms, 5 % of a core; 60 s at most.
+    func waitUntilIdle() {
+        let deadline = Date().addingTimeInterval(60)
         let tick = 1 / Double(sysconf(Int32(_SC_CLK_TCK)))
         var last = cpuSeconds()
         while Date() < deadline {
@@ -88,7 +87,6 @@ final class BenchServer {
             if now - last <= tick * 1.5 { break }
             last = now
         }
-        return Date().timeIntervalSince(start)
     }
 
     /// Spawns `path` in a process group of its own, standard output and error into `log`, with this process's

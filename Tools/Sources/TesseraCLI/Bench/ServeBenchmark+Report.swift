@@ -24,8 +24,8 @@ extension ServeBenchmark {
                            cpuMicrosecondsPerRequest: cpu.isEmpty ? nil : Summary(cpu).median, answers: answers, rounds: rounds)
     }
 
-    /// `alsoHot` is `--also-hot`'s counts, as `run()` parsed them.
-    func makeReport(files: Int, seconds: Int, alsoHot alsoHotCounts: [Int], skipped: [String], measurements: [Measurement],
+    /// `alsoHot` is `--also-hot`'s counts, as `run()` parsed them; `coldRequests` the URLs of a cold round.
+    func makeReport(files: Int, coldRequests: Int, seconds: Int, alsoHot alsoHotCounts: [Int], skipped: [String], measurements: [Measurement],
                     servers: [Server]) -> Report {
         func rate(_ server: String, _ workload: String) -> Double? {
             measurements.first { $0.server == server && $0.workload == workload }.map(\.requestsPerSecond)
@@ -69,7 +69,7 @@ extension ServeBenchmark {
         return Report(directory: directory, source: nil, s3: nil, accept: accept.isEmpty ? nil : accept, sources: files, hotThumbnails: hot,
                       alsoHotThumbnails: alsoHot == nil ? nil : alsoHotCounts, thumbnail: size, connections: connections, threads: threads,
                       durationSeconds: seconds, rounds: rounds, coldConcurrency: coldConcurrency,
-                      coldRequests: max(coldRequests, files), cores: ParallelismLimit.coreCount,
+                      coldRequests: coldRequests, cores: ParallelismLimit.coreCount,
                       thumborProcesses: thumborProcesses, sourceCheckIntervalSeconds: sourceCheckInterval, skipped: skipped, servers: servers, measurements: measurements,
                       ratios: ratios, targets: targets)
     }

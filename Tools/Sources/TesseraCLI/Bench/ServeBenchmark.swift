@@ -376,7 +376,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         measurements += servers.map { Self.measurement($0.name, "cold", coldRounds[$0.name] ?? [], peak: coldPeaks[$0.name] ?? 0) }
         Terminal.progress(nil)
 
-        var report = makeReport(files: files.count, seconds: wrkSeconds, alsoHot: alsoHot, skipped: skipped, measurements: measurements,
+        var report = makeReport(files: files.count, coldRequests: cold.count, seconds: wrkSeconds, alsoHot: alsoHot, skipped: skipped, measurements: measurements,
                                 servers: (servers + [nginx]).map { Server(name: $0.name, version: versions[$0.name] ?? "", verifiedImages: verified[$0.name] ?? 0) })
         if let bucket {
             report.source = ServeBenchSource.s3.rawValue
