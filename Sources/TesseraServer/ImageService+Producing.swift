@@ -216,9 +216,9 @@ extension ImageService {
             // WebP in AVIF's place (a small image `Accept` chose AVIF for) is written to look like the AVIF would.
             let inPlaceOfAVIF = format == .webp && output.chosenFormat == .avif
             let defaultQuality = inPlaceOfAVIF ? configuration.quality.webpInPlaceOfAVIF : configuration.quality.value(for: format)
-            let webpMethod = inPlaceOfAVIF ? ServerConfiguration.Quality.webpMethodInPlaceOfAVIF : WebPEncoder.defaultMethod
+            let webpEffort = inPlaceOfAVIF ? ServerConfiguration.Quality.webpEffortInPlaceOfAVIF : .standard
             let encoder = ImageEncoder(format: format, quality: quality ?? defaultQuality, speed: configuration.avifSpeed,
-                                       webpMethod: webpMethod, background: background, metadata: metadata)
+                                       webpEffort: webpEffort, background: background, metadata: metadata)
             return (format, try encoder.encode(image, transparent: hasAlpha))
         }
     }

@@ -23,13 +23,14 @@ extension ServerConfiguration {
             self = try ServeSettingsReader.section("quality", of: decoder, \.quality)
         }
 
-        /// The quality of WebP written in AVIF's place (``ServerConfiguration/avifMinPixels``): ``avif`` + 17, at
-        /// most 100. `tessera serve`'s WebP at q77 and ``webpMethodInPlaceOfAVIF`` scores what its AVIF at q60 and
-        /// speed 9 scores on 200×200 thumbnails (SSIMULACRA2 68.1 against 68.5 on the corpus photos, 69.9 against
-        /// 70.0 on the opaque MATE wallpapers; `scripts/webp-avif-quality`), in 3 % and 7 % more bytes.
-        var webpInPlaceOfAVIF: Int { min(100, avif + 17) }
-        /// libwebp's effort for WebP in AVIF's place: 2, about half the time of its default 4 for 3 % more bytes.
-        static let webpMethodInPlaceOfAVIF = 2
+        /// The quality of WebP written in AVIF's place (``ServerConfiguration/avifMinPixels``): ``avif`` + 15, at
+        /// most 100. `tessera serve`'s WebP at q75 with ``webpEffortInPlaceOfAVIF`` scores what its AVIF at q60
+        /// and speed 9 scores on 200×200 thumbnails (SSIMULACRA2, `scripts/webp-avif-quality`; docs/PERFORMANCE.md,
+        /// "WebP in AVIF's place").
+        var webpInPlaceOfAVIF: Int { min(100, avif + 15) }
+        /// How libwebp writes WebP in AVIF's place: ``TesseraImaging/WebPEncoder/Effort/thumbnail`` (method 2,
+        /// one segment, no noise shaping), about a quarter of the time of libwebp's default effort.
+        static let webpEffortInPlaceOfAVIF = WebPEncoder.Effort.thumbnail
 
         /// The quality of `format` (PNG and GIF take none, and HEIC is not written: their value is unused).
         func value(for format: ImageFileFormat) -> Int {

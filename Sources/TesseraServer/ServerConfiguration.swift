@@ -178,11 +178,11 @@ public struct ServerConfiguration: Sendable, Codable, Hashable {
     public var quality = Quality()
     /// libaom's speed for AVIF answers, 0…9 (slowest, smallest … fastest). Default `AVIFEncoder.defaultSpeed` (9).
     public var avifSpeed: Int = AVIFEncoder.defaultSpeed
-    /// An opaque answer `Accept` chose AVIF for but of fewer pixels than this is WebP (at AVIF's quality + 17,
-    /// libwebp effort 2); one with transparent pixels, and `fmt=avif`, are AVIF.
-    /// Default 90,000 (300×300): against speed 9, WebP of the same SSIMULACRA2 score has 3–7 % more bytes at
-    /// 200×200 and is written in about half the time; the bytes grow with the size (about 6 % at 400×400 and
-    /// 14 % at 800×800 by another measure) (docs/PERFORMANCE.md, "WebP in AVIF's place"). 0: AVIF at every
+    /// An opaque answer `Accept` chose AVIF for but of fewer pixels than this is WebP (at AVIF's quality + 15,
+    /// `WebPEncoder.Effort.thumbnail`); one with transparent pixels, and `fmt=avif`, are AVIF.
+    /// Default 90,000 (300×300): against speed 9, WebP of the same SSIMULACRA2 score has 5–8 % more bytes at
+    /// 200×200 and is written in about a quarter of the time; the bytes grow with the size (about 6 % at 400×400
+    /// and 14 % at 800×800 by another measure) (docs/PERFORMANCE.md, "WebP in AVIF's place"). 0: AVIF at every
     /// size (for a slower ``avifSpeed``, whose files are smaller at every size).
     public var avifMinPixels: Int = 90_000
     /// Presets only: `/v1/resize` answers `404` and preset routes take no query option (`fmt`, `q`: `400

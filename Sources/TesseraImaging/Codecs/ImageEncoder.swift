@@ -22,9 +22,14 @@ public struct ImageEncoder: ImageEncoding {
     public var lossless: Bool
     /// libaom's speed for AVIF, 0…9 (``AVIFEncoder/speed``); other formats ignore it.
     public var speed: Int
-    /// libwebp's effort for lossy WebP, 0…6 (``WebPEncoder/method``, default ``WebPEncoder/defaultMethod``);
+    /// How libwebp encodes lossy WebP (``WebPEncoder/effort``, default ``WebPEncoder/Effort/standard``);
     /// other formats ignore it.
-    public var webpMethod: Int
+    public var webpEffort: WebPEncoder.Effort
+    /// libwebp's method for lossy WebP, 0…6: ``WebPEncoder/Effort/method`` of ``webpEffort``.
+    public var webpMethod: Int {
+        get { webpEffort.method }
+        set { webpEffort.method = newValue }
+    }
     /// The colour transparent pixels are flattened onto for a format without transparency (JPEG); `nil`
     /// leaves them to the codec (JPEG: premultiplied colour, which is the image over black).
     public var background: ImageProcessing.Background?
@@ -34,12 +39,13 @@ public struct ImageEncoder: ImageEncoding {
 
     /// Creates an encoder of `format`; the other parameters are the documented properties' defaults.
     public init(format: ImageFileFormat, quality: Int? = nil, lossless: Bool = false, speed: Int = AVIFEncoder.defaultSpeed,
-                webpMethod: Int = WebPEncoder.defaultMethod, background: ImageProcessing.Background? = nil, metadata: ImageMetadata = ImageMetadata()) {
+                webpEffort: WebPEncoder.Effort = .standard, background: ImageProcessing.Background? = nil,
+                metadata: ImageMetadata = ImageMetadata()) {
         self.format = format
         self.quality = quality
         self.lossless = lossless
         self.speed = speed
-        self.webpMethod = webpMethod
+        self.webpEffort = webpEffort
         self.background = background
         self.metadata = metadata
     }
@@ -68,8 +74,7 @@ public struct ImageEncoder: ImageEncoding {
         case .png:
             return try PNGEncoder().encode(image)
         case .webp:
-            var encoder = quality.map { WebPEncoder(quality: $0, lossless: lossless) } ?? WebPEncoder(lossless: lossless)
-            encoder.method = webpMethod
+            let encoder = WebPEncoder(quality: quality ?? WebPEncoder().quality, lossless: lossless, effort: webpEffort)
             return try encoder.encode(image)
         case .avif:
             var encoder = quality.map { AVIFEncoder(quality: $0, speed: speed) } ?? AVIFEncoder(speed: speed)

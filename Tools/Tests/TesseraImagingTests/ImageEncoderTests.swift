@@ -44,16 +44,26 @@ struct ImageEncoderTests {
         #expect(try ImageEncoder(format: .jpeg).encode(image) == JPEGEncoder().encode(image), "no quality: the codec's default")
     }
 
-    @Test("the WebP effort reaches libwebp: 4 is the default, 0 and 6 differ, every method decodes, alpha kept")
+    @Test("the WebP effort reaches libwebp: method 4 is the default, 0 and 6 differ, every method decodes, segments and noise shaping count, alpha kept")
     func webpMethodReachesTheCodec() throws {
         let image = try S.bitmap(width: 60, height: 40, style: .bgra32, color: S.gradient)
-        let files = try (0...6).map { try ImageEncoder(format: .webp, quality: 95, webpMethod: $0).encode(image) }
+        let files = try (0...6).map { try ImageEncoder(format: .webp, quality: 95, webpEffort: .init(method: $0)).encode(image) }
         #expect(files[4] == (try ImageEncoder(format: .webp, quality: 95).encode(image)), "4 is the default")
         #expect(files[0] != files[6])
         for file in files {
             let decoded = try ImageDecoder().decode(Data(file))
             #expect(decoded.width == 60 && decoded.height == 40 && S.close(decoded, image, maxDelta: 64, meanDelta: 6))
         }
+        // Segments and noise shaping reach libwebp too: the thumbnail effort (method 2, one segment, no noise
+        // shaping) is neither method 2 with libwebp's four segments nor with its noise shaping alone.
+        let photo = try S.bitmap(width: 96, height: 96, style: .bgra32) { x, y in
+            [UInt8((x * 7 + y * 13) % 256), UInt8((x * x + y) % 256), UInt8((x ^ y) & 0xFF), 255]
+        }
+        let thumbnail = try ImageEncoder(format: .webp, quality: 75, webpEffort: .thumbnail).encode(photo)
+        #expect(thumbnail == (try WebPEncoder(quality: 75, effort: .init(method: 2, segments: 1, noiseShaping: 0)).encode(photo)))
+        #expect(thumbnail != (try WebPEncoder(quality: 75, effort: .init(method: 2, segments: 4, noiseShaping: 0)).encode(photo)))
+        #expect(thumbnail != (try WebPEncoder(quality: 75, effort: .init(method: 2, segments: 1, noiseShaping: 50)).encode(photo)))
+        #expect(try ImageDecoder().decode(Data(thumbnail)).width == 96)
         let clear = try S.bitmap(width: 16, height: 16, style: .bgra32) { x, _ in x < 8 ? [0, 0, 0, 0] : [40, 80, 120, 255] }
         let kept = try ImageDecoder().decode(Data(WebPEncoder(quality: 80, method: 2).encode(clear)))
         #expect(kept.pixel(x: 2, y: 2)[3] == 0 && kept.pixel(x: 12, y: 2)[3] == 255)

@@ -91,10 +91,10 @@ struct ServeOutputOptionsTests {
         let defaults = try decode(#"{"root": "/r"}"#)
         #expect(defaults.quality == ServerConfiguration.Quality() && defaults.quality.avif == 60 && defaults.quality.webp == 80)
         #expect(defaults.quality.jpeg == 82 && defaults.avifSpeed == AVIFEncoder.defaultSpeed && defaults.avifSpeed == 9 && !defaults.onlyPresets && defaults.fallback == nil)
-        #expect(defaults.avifMinPixels == 90_000 && defaults.quality.webpInPlaceOfAVIF == 77)
+        #expect(defaults.avifMinPixels == 90_000 && defaults.quality.webpInPlaceOfAVIF == 75)
         let set = try decode(#"{"root": "/r", "quality": {"avif": 50}, "avifSpeed": 6, "avifMinPixels": 0, "onlyPresets": true, "fallback": {"image": "/f.png", "status": 200}}"#)
         #expect(set.quality.avif == 50 && set.quality.jpeg == 82 && set.avifSpeed == 6 && set.avifMinPixels == 0 && set.onlyPresets)
-        #expect(set.quality.webpInPlaceOfAVIF == 67)
+        #expect(set.quality.webpInPlaceOfAVIF == 65)
         var high = ServerConfiguration.Quality()
         high.avif = 95
         #expect(high.webpInPlaceOfAVIF == 100, "at most 100")

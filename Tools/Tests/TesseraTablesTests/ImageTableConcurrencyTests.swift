@@ -53,7 +53,7 @@ struct ImageTableConcurrencyTests {
             let present = (0..<writers * perWriter).compactMap { table.image(for: P.id($0), sourceID: source) }
             #expect(present.count == format.maximumCount)
             #expect(present.allSatisfy(P.isExact))
-            #expect(try table.verify().isClean)
+            #expect(table.verify().isClean)
         }
         let reopened = try ImageTable(format: format, directory: dir.url)
         #expect(reopened.usage.entryCount == format.maximumCount)
@@ -79,7 +79,7 @@ struct ImageTableConcurrencyTests {
             let hit = try #require(table.image(for: P.id(k)))
             #expect(sources.contains(hit.sourceID) && P.isExact(hit))
         }
-        #expect(try table.verify().isClean)
+        #expect(table.verify().isClean)
     }
 
     /// A store's drawing closure waits until two other threads have each made 2,000 hits: hits never

@@ -73,8 +73,8 @@ struct ServeBenchmark: AsyncParsableCommand {
         thumbnails fetched and decoded at a size a SIZE×SIZE fill of their source may rightly be: the box, or the box cut \
         to a smaller source, which Tessera does not enlarge; thumbor may enlarge), measurements (server, workload hot|hot-N|cold, \
         requestsPerSecond, p50Milliseconds, p99Milliseconds: medians of rounds; peakRSSBytes; errors summed over \
-        rounds; hot only: cpuMicrosecondsPerRequest, the median of the rounds' processor time (user and system, all the \
-        server's processes, /proc/PID/stat) per request; answers: formats (content type: count) and meanBytes of the \
+        rounds; cpuMicrosecondsPerRequest, the median of the rounds' processor time (user and system, all the \
+        server's processes, /proc/PID/stat; a cold round's from after the restart) per request; answers: formats (content type: count) and meanBytes of the \
         bodies, hot of the warm-up's answers, cold of every round's; rounds: requests, seconds, requestsPerSecond, p50Milliseconds, \
         p99Milliseconds, errors, cpuMicrosecondsPerRequest, answers), ratios \
         ("hot tessera/thumbor", "hot tessera/thumbor-result-storage", "hot tessera/nginx", "cold tessera/thumbor", \
@@ -366,8 +366,10 @@ struct ServeBenchmark: AsyncParsableCommand {
                 let server = servers[(k + round) % servers.count]
                 Terminal.progress("cold round \(round + 1)/\(rounds): \(server.name)")
                 try server.start()
-                let result = ServeBenchLoad.pass(port: server.port, targets: cold.map(server.target), accept: accept,
+                let cpuBefore = server.cpuSeconds()
+                var result = ServeBenchLoad.pass(port: server.port, targets: cold.map(server.target), accept: accept,
                                                  concurrency: coldConcurrency)
+                if result.requests > 0 { result.cpuMicrosecondsPerRequest = (server.cpuSeconds() - cpuBefore) / Double(result.requests) * 1e6 }
                 coldPeaks[server.name] = max(coldPeaks[server.name] ?? 0, server.peakResidentBytes())
                 server.stop()
                 coldRounds[server.name, default: []].append(result)

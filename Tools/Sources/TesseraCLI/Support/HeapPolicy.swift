@@ -21,12 +21,18 @@ enum HeapPolicy {
     /// row buffers faulted fresh zeroed pages in again (235 minor faults a cold thumbnail of the corpus
     /// photos). Each arena keeps up to 16 MB free at its top instead (149 faults a thumbnail); the trim
     /// every 10 s (`returnFreedHeapPages`) still gives it back, so at most 16 MB per arena stays between trims.
+    ///
+    /// glibc's own settings, when given, decide instead: `GLIBC_TUNABLES` or `MALLOC_MMAP_THRESHOLD_` the
+    /// threshold, `MALLOC_TRIM_THRESHOLD_` the trim threshold, `MALLOC_ARENA_MAX` the arenas.
     static func configureForServing() {
-        _ = tessera_heap_set_mmap_threshold(1 << 20)
-        if ProcessInfo.processInfo.environment["MALLOC_TRIM_THRESHOLD_"] == nil {
+        let environment = ProcessInfo.processInfo.environment
+        if environment["GLIBC_TUNABLES"] == nil, environment["MALLOC_MMAP_THRESHOLD_"] == nil {
+            _ = tessera_heap_set_mmap_threshold(1 << 20)
+        }
+        if environment["MALLOC_TRIM_THRESHOLD_"] == nil {
             _ = tessera_heap_set_trim_threshold(16 << 20)
         }
-        if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil {
+        if environment["MALLOC_ARENA_MAX"] == nil {
             _ = tessera_heap_set_arena_limit(Int32(clamping: ParallelismLimit.coreCount))
         }
     }
