@@ -17,6 +17,7 @@ tessera_heap_statistics tessera_heap_statistics_now(void) {
 
 int tessera_heap_set_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }
 int tessera_heap_set_trim_threshold(int bytes) { return mallopt(M_TRIM_THRESHOLD, bytes); }
+int tessera_heap_set_top_pad(int bytes) { return mallopt(M_TOP_PAD, bytes); }
 int tessera_heap_set_arena_limit(int count) { return mallopt(M_ARENA_MAX, count); }
 int tessera_heap_trim(void) { return malloc_trim(0); }
 
@@ -25,6 +26,7 @@ int tessera_heap_trim(void) { return malloc_trim(0); }
 tessera_heap_statistics tessera_heap_statistics_now(void) { tessera_heap_statistics none = {0, 0, 0}; return none; }
 int tessera_heap_set_mmap_threshold(int bytes) { (void)bytes; return 0; }
 int tessera_heap_set_trim_threshold(int bytes) { (void)bytes; return 0; }
+int tessera_heap_set_top_pad(int bytes) { (void)bytes; return 0; }
 int tessera_heap_set_arena_limit(int count) { (void)count; return 0; }
 int tessera_heap_trim(void) { return 0; }
 

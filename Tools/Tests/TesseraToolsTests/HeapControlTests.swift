@@ -8,9 +8,11 @@ import TesseraTestSupport
 @Suite("Heap control (glibc)")
 struct HeapControlTests {
     #if canImport(Glibc)
-    @Test("mallopt takes the mmap threshold and the arena limit; mallinfo2 reports live bytes")
+    @Test("mallopt takes the mmap threshold, the top pad and the arena limit; mallinfo2 reports live bytes")
     func reachesGlibc() {
         #expect(tessera_heap_set_mmap_threshold(1 << 20) == 1)
+        #expect(tessera_heap_set_top_pad(32 << 20) == 1)
+        #expect(tessera_heap_set_top_pad(128 << 10) == 1, "back to glibc's default, 128 KiB")
         // glibc's own default on this machine, so the rest of the test process is unaffected.
         #expect(tessera_heap_set_arena_limit(Int32(8 * ProcessInfo.processInfo.activeProcessorCount)) == 1)
         let block = UnsafeMutableRawPointer.allocate(byteCount: 1 << 16, alignment: 16)

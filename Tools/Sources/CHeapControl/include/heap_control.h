@@ -19,6 +19,8 @@ tessera_heap_statistics tessera_heap_statistics_now(void);
 int tessera_heap_set_mmap_threshold(int bytes);
 /// Keeps up to `bytes` of free memory at the top of each arena before giving it back to the system. Returns 1 on success.
 int tessera_heap_set_trim_threshold(int bytes);
+/// Grows an arena by `bytes` more than a request needs, and keeps that much at its top when it trims. Returns 1 on success.
+int tessera_heap_set_top_pad(int bytes);
 /// Lets at most `count` heap arenas exist (threads share them beyond that). Returns 1 on success.
 int tessera_heap_set_arena_limit(int count);
 /// Returns every whole free page inside the arenas to the system. Returns 1 when memory was released.

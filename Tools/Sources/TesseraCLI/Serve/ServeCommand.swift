@@ -43,7 +43,6 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "tessera.serve")
         if let level = settings.logLevel { logger.logLevel = level }
-        HeapPolicy.configureForServing()
         var server = try ImageServer(configuration: configuration, logger: logger)
         if let file = settings.galleryReport { server.addGalleryTestMode(reportFile: file) }
         let trimming = Task.detached(priority: .background) { [registry = server.registry] in await Self.returnFreedHeapPages(reportingTo: registry) }

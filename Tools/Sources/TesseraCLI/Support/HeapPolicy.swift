@@ -22,12 +22,28 @@ enum HeapPolicy {
     /// photos). Each arena keeps up to 16 MB free at its top instead (149 faults a thumbnail); the trim
     /// every 10 s (`returnFreedHeapPages`) still gives it back, so at most 16 MB per arena stays between trims.
     ///
+    /// The threshold decides only when an arena must grow: a block is cut from the free space at the
+    /// arena's top whenever that is large enough. With glibc's default top pad (128 kB) an arena grows by
+    /// little more than each request, so the top was rarely large enough for a source's bytes, a PNG's
+    /// pixels or a progressive JPEG's coefficients (1–4 MB on the corpus photos), and each such block
+    /// was a mapping of its own, faulted in a page at a time (about 135 minor faults a cold thumbnail).
+    /// A top pad of 32 MB grows an arena in steps of 32 MB, from which those blocks are then cut and to
+    /// which they return: about 40 faults a cold thumbnail, 3–5 % less CPU (docs/PERFORMANCE.md, "The
+    /// heap"). The price is resident memory: an arena other than the main one keeps up to the pad plus the
+    /// trim threshold at its top (`malloc_trim` returns only the main arena's), and under the soak RssAnon
+    /// was 24–29 MiB higher than with glibc's pad, a constant, rising no faster (docs/RELIABILITY.md, runs M
+    /// and N).
+    ///
     /// glibc's own settings, when given, decide instead: `GLIBC_TUNABLES` or `MALLOC_MMAP_THRESHOLD_` the
-    /// threshold, `MALLOC_TRIM_THRESHOLD_` the trim threshold, `MALLOC_ARENA_MAX` the arenas.
+    /// threshold, `MALLOC_TOP_PAD_` the pad, `MALLOC_TRIM_THRESHOLD_` the trim threshold, `MALLOC_ARENA_MAX` the
+    /// arenas.
     static func configureForServing() {
         let environment = ProcessInfo.processInfo.environment
         if environment["GLIBC_TUNABLES"] == nil, environment["MALLOC_MMAP_THRESHOLD_"] == nil {
             _ = tessera_heap_set_mmap_threshold(1 << 20)
+        }
+        if environment["GLIBC_TUNABLES"] == nil, environment["MALLOC_TOP_PAD_"] == nil {
+            _ = tessera_heap_set_top_pad(32 << 20)
         }
         if environment["MALLOC_TRIM_THRESHOLD_"] == nil {
             _ = tessera_heap_set_trim_threshold(16 << 20)
