@@ -29,7 +29,7 @@ extension ServerConfiguration {
         /// "WebP in AVIF's place").
         var webpInPlaceOfAVIF: Int { min(100, avif + 15) }
         /// How libwebp writes WebP in AVIF's place: ``TesseraImaging/WebPEncoder/Effort/thumbnail`` (method 2,
-        /// one segment, no noise shaping), about a quarter of the time of libwebp's default effort.
+        /// one segment, no noise shaping), about a third of the time of libwebp's default effort.
         static let webpEffortInPlaceOfAVIF = WebPEncoder.Effort.thumbnail
 
         /// The quality of `format` (PNG and GIF take none, and HEIC is not written: their value is unused).

@@ -143,6 +143,7 @@ struct BenchEndToEndTests {
         struct Measurement: Decodable {
             var server: String; var workload: String; var requestsPerSecond: Double; var p50Milliseconds: Double
             var p99Milliseconds: Double; var peakRSSBytes: Int; var errors: Int; var rounds: [Round]
+            var cpuMicrosecondsPerRequest: Double?
             struct Answers: Decodable { var formats: [String: Int]; var meanBytes: Double }
             var answers: Answers?
         }
@@ -253,6 +254,8 @@ struct BenchEndToEndTests {
             #expect(answers.formats == ["image/webp": m.workload == "hot-5" ? 5 : 2], "\(m.server) \(m.workload): \(answers.formats)")
             #expect(answers.meanBytes > 100, "\(m.server) \(m.workload)")
             #expect(m.rounds.count == 1 && m.rounds.allSatisfy { $0.requests > 0 && $0.errors == 0 }, "\(m.server) \(m.workload)")
+            // Processor time per request, hot and cold alike (/proc's clock ticks: a round this short may read 0).
+            #expect((m.cpuMicrosecondsPerRequest ?? -1) >= 0, "\(m.server) \(m.workload) reports its CPU a request")
         }
         let further = try #require(report.ratios["hot-5 tessera/nginx"])
         let rates = ["tessera", "nginx"].compactMap { name in report.measurements.first { $0.server == name && $0.workload == "hot-5" }?.requestsPerSecond }

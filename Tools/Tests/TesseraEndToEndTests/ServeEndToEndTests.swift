@@ -14,28 +14,48 @@ struct ServeEndToEndTests {
         var errorLog: String { output.path }
 
         init(_ arguments: [String], scratch: ScratchDirectory, environment: [String: String] = [:]) async throws {
+            (port, process, output) = try await Self.start(arguments, scratch: scratch, environment: environment)
+        }
+
+        /// Starts the release binary's `tessera serve` with `arguments` on a free loopback port and waits until it
+        /// answers. A port found free can be taken by another test's connection before the server binds it; the
+        /// server then exits at once with EADDRINUSE, and another port is tried (five in all).
+        private static func start(_ arguments: [String], scratch: ScratchDirectory,
+                                  environment: [String: String]) async throws -> (Int, ChildProcess, OutputWatcher) {
             let binary = try #require(ReleaseCLI.binary)
-            port = try Origin.unusedPort()
-            output = try OutputWatcher(path: scratch.path("serve-\(port).log"))
             var env = ProcessInfo.processInfo.environment
             env.merge(environment) { $1 }
-            process = try ChildProcess.spawn(binary.path, ["serve", "--listen", "127.0.0.1:\(port)"] + arguments,
-                                             environment: env, standardOutput: output.writeEnd, standardError: output.writeEnd)
-            output.childStarted()
-            try await Self.waitUntilAnswering(port: port, path: "/healthz", process: process, name: "tessera serve", log: errorLog)
+            var attempts = 0
+            while true {
+                attempts += 1
+                let port = try Origin.unusedPort()
+                let output = try OutputWatcher(path: scratch.path("serve-\(port).log"))
+                let process = try ChildProcess.spawn(binary.path, ["serve", "--listen", "127.0.0.1:\(port)"] + arguments,
+                                                     environment: env, standardOutput: output.writeEnd, standardError: output.writeEnd)
+                output.childStarted()
+                if await answers(port: port, path: "/healthz", process: process) { return (port, process, output) }
+                await output.waitUntilEnded()
+                if attempts < 5, !output.lines(containing: "Address already in use").isEmpty { continue }
+                Issue.record("tessera serve exited: \((try? String(contentsOfFile: output.path, encoding: .utf8)) ?? "")")
+                throw CancellationError()
+            }
+        }
+
+        /// Polls `path` on `port` until it answers 200 (true), or `process` exits first (false).
+        static func answers(port: Int, path: String, process: ChildProcess) async -> Bool {
+            while true {
+                if let health = try? await RawHTTP.get(port: port, path), health.status == 200 { return true }
+                var status: Int32 = 0
+                if waitpid(process.pid, &status, WNOHANG) == process.pid { return false }
+                await Task.yield()
+            }
         }
 
         /// Polls `path` on `port` until it answers 200; fails if `process` (`name`, logging to `log`) exits first.
         static func waitUntilAnswering(port: Int, path: String, process: ChildProcess, name: String, log: String) async throws {
-            while true {
-                if let health = try? await RawHTTP.get(port: port, path), health.status == 200 { return }
-                var status: Int32 = 0
-                if waitpid(process.pid, &status, WNOHANG) == process.pid {
-                    Issue.record("\(name) exited: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-                    throw CancellationError()
-                }
-                await Task.yield()
-            }
+            if await answers(port: port, path: path, process: process) { return }
+            Issue.record("\(name) exited: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+            throw CancellationError()
         }
 
         func get(_ target: String, headers: [String: String] = [:]) async throws -> RawHTTP.Response {

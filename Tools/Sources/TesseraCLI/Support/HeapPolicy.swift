@@ -8,7 +8,8 @@ enum HeapPolicy {
     /// after freeing such a block it raises that threshold to the block's size (up to 32 MB). From then on
     /// a server's decoded sources and resize buffers (1–33 MB each) come from the heap arenas, which
     /// fragment under mixed sizes and rarely shrink: RSS climbs for hours (docs/RELIABILITY.md, soak). A
-    /// fixed threshold of 1 MB keeps every bitmap-sized block in a mapping of its own.
+    /// fixed threshold of 1 MB maps a bitmap-sized block on its own whenever an arena would have to grow for
+    /// it (below: the top pad).
     ///
     /// glibc also gives each thread that allocates under contention an arena of its own, up to 8 per core;
     /// every arena keeps its own free space, and under the soak the free space of all of them grew
@@ -19,8 +20,8 @@ enum HeapPolicy {
     /// Setting the threshold also fixes glibc's trim threshold at its 128 kB default: every free that leaves
     /// more than that at an arena's top gave it back to the system, and the next request's file bytes and
     /// row buffers faulted fresh zeroed pages in again (235 minor faults a cold thumbnail of the corpus
-    /// photos). Each arena keeps up to 16 MB free at its top instead (149 faults a thumbnail); the trim
-    /// every 10 s (`returnFreedHeapPages`) still gives it back, so at most 16 MB per arena stays between trims.
+    /// photos). Each arena keeps up to 16 MB (and the top pad) free at its top instead; the trim every 10 s
+    /// (`returnFreedHeapPages`) gives the main arena's back.
     ///
     /// The threshold decides only when an arena must grow: a block is cut from the free space at the
     /// arena's top whenever that is large enough. With glibc's default top pad (128 kB) an arena grows by
