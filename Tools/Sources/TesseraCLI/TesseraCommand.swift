@@ -10,7 +10,7 @@ struct TesseraCommand: AsyncParsableCommand {
         subcommands: [ProbeCommand.self, ThumbnailCommand.self, TableCommand.self, FetchCommand.self, CacheCommand.self, BenchCommand.self, DemoCommand.self, ServeCommand.self, HealthCommand.self]
     )
 
-    /// Parses and runs the command, as `AsyncParsableCommand` does; `tessera serve` first sets its heap
+    /// Parses and runs the command (`AsyncParsableCommand`'s `main(_:)`); `tessera serve` first sets its heap
     /// policy (``HeapPolicy/configureForServing()``) here, on the main thread before any other thread
     /// has allocated: glibc sizes a thread's arena when the thread first allocates, with the top pad of
     /// that moment, and the server's threads start as soon as `run` does.
@@ -18,15 +18,6 @@ struct TesseraCommand: AsyncParsableCommand {
         if CommandLine.arguments.dropFirst().first == ServeCommand.configuration.commandName {
             HeapPolicy.configureForServing()
         }
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            exit(withError: error)
-        }
+        await main(nil)
     }
 }

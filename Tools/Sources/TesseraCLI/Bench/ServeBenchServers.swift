@@ -73,6 +73,15 @@ final class BenchServer {
         }
     }
 
+    /// The round `load` makes, with the processor time the server's processes used meanwhile, per request
+    /// (``ServeBenchLoad/Round/cpuMicrosecondsPerRequest``; left `nil` for a round of no requests).
+    func measuringCPU(_ load: () throws -> ServeBenchLoad.Round) rethrows -> ServeBenchLoad.Round {
+        let before = cpuSeconds()
+        var round = try load()
+        if round.requests > 0 { round.cpuMicrosecondsPerRequest = (cpuSeconds() - before) / Double(round.requests) * 1e6 }
+        return round
+    }
+
     /// Waits until the server has done the work a round sent it: a server slower than the load (thumbor)
     /// goes on answering the requests queued when wrk stopped, and the next server's round would share the
     /// cores with that backlog. Idle is at most one clock tick (10 ms at 100 Hz) of processor time in

@@ -339,10 +339,10 @@ struct ServeBenchmark: AsyncParsableCommand {
                         _ = ServeBenchLoad.pass(port: server.port, targets: targets, accept: accept, concurrency: coldConcurrency)
                     }
                     Terminal.progress("\(set.workload) round \(round + 1)/\(rounds): \(server.name)")
-                    let cpuBefore = server.cpuSeconds()
-                    var result = try ServeBenchLoad.wrk(port: server.port, paths: targets, accept: accept, threads: threads, connections: connections,
-                                                        seconds: wrkSeconds, scratch: scratch)
-                    if result.requests > 0 { result.cpuMicrosecondsPerRequest = (server.cpuSeconds() - cpuBefore) / Double(result.requests) * 1e6 }
+                    let result = try server.measuringCPU {
+                        try ServeBenchLoad.wrk(port: server.port, paths: targets, accept: accept, threads: threads, connections: connections,
+                                               seconds: wrkSeconds, scratch: scratch)
+                    }
                     Terminal.progress("\(set.workload) round \(round + 1)/\(rounds): \(server.name) finishing what it was sent")
                     server.waitUntilIdle()
                     hotRounds[set.workload, default: [:]][server.name, default: []].append(result)
@@ -366,10 +366,9 @@ struct ServeBenchmark: AsyncParsableCommand {
                 let server = servers[(k + round) % servers.count]
                 Terminal.progress("cold round \(round + 1)/\(rounds): \(server.name)")
                 try server.start()
-                let cpuBefore = server.cpuSeconds()
-                var result = ServeBenchLoad.pass(port: server.port, targets: cold.map(server.target), accept: accept,
-                                                 concurrency: coldConcurrency)
-                if result.requests > 0 { result.cpuMicrosecondsPerRequest = (server.cpuSeconds() - cpuBefore) / Double(result.requests) * 1e6 }
+                let result = server.measuringCPU {
+                    ServeBenchLoad.pass(port: server.port, targets: cold.map(server.target), accept: accept, concurrency: coldConcurrency)
+                }
                 coldPeaks[server.name] = max(coldPeaks[server.name] ?? 0, server.peakResidentBytes())
                 server.stop()
                 coldRounds[server.name, default: []].append(result)
